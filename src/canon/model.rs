@@ -1,0 +1,291 @@
+//! The typed campaign model: what the context builder selects from.
+
+use serde::Serialize;
+use std::fmt;
+
+/// Where an entity was written: vault-relative file and 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Default)]
+pub struct Source {
+    /// Vault-relative path.
+    pub path: String,
+    /// 1-based line.
+    pub line: usize,
+}
+
+impl Source {
+    /// A source at `path:line`.
+    pub fn new(path: &str, line: usize) -> Self {
+        Self {
+            path: path.to_string(),
+            line,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.path, self.line.max(1))
+    }
+}
+
+/// A player character.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pc {
+    /// Identity: the note's vault path.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Other names.
+    pub aliases: Vec<String>,
+    /// Class, e.g. `Rogue`.
+    pub class: Option<String>,
+    /// Level.
+    pub level: Option<i64>,
+    /// The player's name.
+    pub player: Option<String>,
+    /// Status word as written (`active` when missing).
+    pub status: String,
+    /// Whether the PC is in the active party.
+    pub active: bool,
+    /// Current HP.
+    pub hp_current: Option<i64>,
+    /// Max HP.
+    pub hp_max: Option<i64>,
+    /// Resolved location (a location's id).
+    pub location: Option<String>,
+    /// The location as written, when it resolved to no location.
+    pub location_text: Option<String>,
+    /// Gold pieces.
+    pub gold: Option<i64>,
+    /// Conditions (poisoned, prone…).
+    pub conditions: Vec<String>,
+    /// Carried items.
+    pub inventory: Vec<String>,
+    /// First paragraph of the note body.
+    pub summary: Option<String>,
+    /// Where it was written.
+    pub source: Source,
+}
+
+/// A non-player character.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Npc {
+    /// Identity: the note's vault path.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Other names.
+    pub aliases: Vec<String>,
+    /// Role or occupation.
+    pub role: Option<String>,
+    /// Status word as written (`active` when missing).
+    pub status: String,
+    /// Disposition towards the party.
+    pub disposition: Option<String>,
+    /// Resolved location (a location's id).
+    pub location: Option<String>,
+    /// The location as written, when it resolved to no location.
+    pub location_text: Option<String>,
+    /// Voice lines: frontmatter `voice:`, else the first bullets of Personality / Voice.
+    pub voice: Vec<String>,
+    /// First paragraph of the note body.
+    pub summary: Option<String>,
+    /// Where it was written.
+    pub source: Source,
+}
+
+impl Npc {
+    /// True when the status keeps the NPC out of any scene (dead, departed, missing…).
+    pub fn is_absent(&self) -> bool {
+        is_absent_status(&self.status)
+    }
+}
+
+/// Status words that keep an NPC out of a scene.
+pub const ABSENT_STATUSES: &[&str] = &[
+    "dead", "deceased", "departed", "missing", "gone", "destroyed", "absent", "killed", "left",
+    "exiled", "imprisoned",
+];
+
+/// Status words that keep a PC out of the active party.
+pub const INACTIVE_PC_STATUSES: &[&str] = &[
+    "inactive", "retired", "dead", "deceased", "absent", "away", "departed", "left", "benched",
+];
+
+/// True when `status` (any case, first word) is one of [`ABSENT_STATUSES`].
+pub fn is_absent_status(status: &str) -> bool {
+    let s = status.trim().to_lowercase();
+    let first = s.split(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
+    ABSENT_STATUSES.contains(&first)
+}
+
+/// A place.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Location {
+    /// Identity: the note's vault path.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Other names.
+    pub aliases: Vec<String>,
+    /// Kind of place (`tavern`, `district`…).
+    pub kind: Option<String>,
+    /// The containing location's id.
+    pub parent: Option<String>,
+    /// `## Description`, else the first paragraph.
+    pub description: Option<String>,
+    /// Where it was written.
+    pub source: Source,
+}
+
+/// Thread priority, most pressing first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    /// Must be dealt with now.
+    Urgent,
+    /// Important.
+    High,
+    /// Ongoing.
+    Medium,
+    /// Background.
+    Low,
+    /// Done: never injected.
+    Resolved,
+}
+
+impl Priority {
+    /// Reads a priority word (`urgent`, `High`, `resolved`, `closed`…).
+    pub fn parse(s: &str) -> Option<Priority> {
+        let s = s.trim().to_lowercase();
+        let w = s.split(|c: char| !c.is_alphanumeric()).find(|w| !w.is_empty())?;
+        Some(match w {
+            "urgent" | "critical" | "now" => Priority::Urgent,
+            "high" | "important" => Priority::High,
+            "medium" | "normal" | "ongoing" | "active" | "open" => Priority::Medium,
+            "low" | "background" | "minor" => Priority::Low,
+            "resolved" | "closed" | "done" | "complete" | "completed" | "finished" => Priority::Resolved,
+            _ => return None,
+        })
+    }
+
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Priority::Urgent => "urgent",
+            Priority::High => "high",
+            Priority::Medium => "medium",
+            Priority::Low => "low",
+            Priority::Resolved => "resolved",
+        }
+    }
+}
+
+/// An open storyline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Thread {
+    /// Identity: `canon/open-threads.md#Title` or a thread note's path.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Other names (thread notes' aliases).
+    pub aliases: Vec<String>,
+    /// Priority.
+    pub priority: Priority,
+    /// Summary lines.
+    pub summary: Vec<String>,
+    /// The `→ Next:` step.
+    pub next: Option<String>,
+    /// Where it was written.
+    pub source: Source,
+}
+
+/// A timeline event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    /// Day number.
+    pub day: i64,
+    /// What happened.
+    pub text: String,
+    /// Where it was written.
+    pub source: Source,
+}
+
+/// A note that is none of the typed kinds, kept for names and mentions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lore {
+    /// Identity: the note's vault path.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Other names.
+    pub aliases: Vec<String>,
+    /// First paragraph.
+    pub summary: Option<String>,
+    /// Where it was written.
+    pub source: Source,
+}
+
+/// The whole typed campaign.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Campaign {
+    /// Campaign name.
+    pub name: String,
+    /// One setting line.
+    pub setting: Option<String>,
+    /// Current day from the temporal index.
+    pub day: Option<i64>,
+    /// Current time of day.
+    pub time: Option<String>,
+    /// Player characters (all, active or not), by path.
+    pub pcs: Vec<Pc>,
+    /// NPCs by path.
+    pub npcs: Vec<Npc>,
+    /// Locations by path.
+    pub locations: Vec<Location>,
+    /// Threads, in file order.
+    pub threads: Vec<Thread>,
+    /// Timeline events in order.
+    pub events: Vec<Event>,
+    /// Other notes.
+    pub lore: Vec<Lore>,
+}
+
+impl Campaign {
+    /// A location by id.
+    pub fn location(&self, id: &str) -> Option<&Location> {
+        self.locations
+            .binary_search_by(|l| l.id.as_str().cmp(id))
+            .ok()
+            .map(|i| &self.locations[i])
+    }
+
+    /// Active PCs.
+    pub fn party(&self) -> impl Iterator<Item = &Pc> {
+        self.pcs.iter().filter(|p| p.active)
+    }
+
+    /// The display name of a location id, or the raw text.
+    pub fn place_name(&self, id: Option<&str>, text: Option<&str>) -> Option<String> {
+        id.and_then(|i| self.location(i))
+            .map(|l| l.name.clone())
+            .or_else(|| text.map(str::to_string))
+    }
+
+    /// Whether `loc` is `ancestor` or lies inside it.
+    pub fn is_within(&self, loc: &str, ancestor: &str) -> bool {
+        let mut cur = Some(loc.to_string());
+        let mut hops = 0;
+        while let Some(c) = cur {
+            if c == ancestor {
+                return true;
+            }
+            hops += 1;
+            if hops > 32 {
+                return false;
+            }
+            cur = self.location(&c).and_then(|l| l.parent.clone());
+        }
+        false
+    }
+}

@@ -1,0 +1,114 @@
+//! `vaultdm context`: print exactly what would be injected for a message.
+
+use super::Outcome;
+use crate::canon::Loaded;
+use crate::context::{Engine, Injected, ModeChoice, Options, Templates};
+use anyhow::Context as _;
+use std::io::Write;
+use std::path::Path;
+
+/// Output format.
+#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
+pub enum Format {
+    /// The injected text.
+    Text,
+    /// `{mode, text, tokens, items}`.
+    Json,
+}
+
+/// Arguments of `context`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The player's message (none: the full session context).
+    #[arg(long, short)]
+    pub message: Option<String>,
+    /// Always build the full context.
+    #[arg(long, conflicts_with = "light")]
+    pub full: bool,
+    /// Always build the light context.
+    #[arg(long)]
+    pub light: bool,
+    /// Token budget for the block (default: [context] budget in vaultdm.toml; 0 = none).
+    #[arg(long)]
+    pub budget: Option<usize>,
+    /// The PC speaking: their location is the scene.
+    #[arg(long)]
+    pub pc: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// After the text, a table of every candidate and why it is in or out.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+/// Builds the context engine for a loaded vault (templates from `vaultdm.toml`).
+pub fn engine_for(root: &Path, loaded: &Loaded) -> anyhow::Result<Engine> {
+    let dir = loaded.config.templates.as_ref().map(|t| root.join(t));
+    let templates = Templates::load(dir.as_deref())?;
+    Ok(Engine::new(loaded.built.campaign.clone(), templates))
+}
+
+/// Context options from flags and the vault's defaults.
+pub fn options_for(loaded: &Loaded, message: Option<String>, mode: ModeChoice, budget: Option<usize>, pc: Option<String>) -> Options {
+    let cfg = &loaded.config.context;
+    let budget = budget.unwrap_or(cfg.budget);
+    Options {
+        message,
+        mode,
+        budget: (budget > 0).then_some(budget),
+        pc,
+        npc_cap: cfg.npc_cap,
+        recent_events: cfg.recent_events,
+    }
+}
+
+/// Writes the explain table.
+pub fn write_explain(out: &mut impl Write, inj: &Injected) -> std::io::Result<()> {
+    writeln!(out, "\n---- explain: {:?} context, {} tokens ----", inj.mode, inj.tokens)?;
+    writeln!(out, "{:<3} {:<8} {:<34} {:>6}  {:<40} reason", "in", "kind", "name", "tokens", "source")?;
+    for i in &inj.items {
+        let name: String = i.name.chars().take(34).collect();
+        writeln!(
+            out,
+            "{:<3} {:<8} {:<34} {:>6}  {:<40} {}",
+            if i.included { "+" } else { "-" },
+            i.kind,
+            name,
+            i.tokens,
+            i.source,
+            i.reason
+        )?;
+    }
+    Ok(())
+}
+
+/// Runs `context`.
+pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+    let loaded = Loaded::load(root)?;
+    let engine = engine_for(root, &loaded)?;
+    let mode = if args.full {
+        ModeChoice::Full
+    } else if args.light {
+        ModeChoice::Light
+    } else {
+        ModeChoice::Auto
+    };
+    let opts = options_for(&loaded, args.message, mode, args.budget, args.pc);
+    let inj = engine.build(&opts).context("building the context")?;
+    let mut out = super::stdout();
+    match args.format {
+        Format::Text => {
+            out.write_all(inj.text.as_bytes())?;
+            if args.explain {
+                write_explain(&mut out, &inj)?;
+            }
+        }
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &inj)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,381 @@
+//! Mentions: find every canon entity a player message names.
+//!
+//! One [`Matcher`] is built per canon load: an aho-corasick automaton over every name,
+//! alias, article-less name, unambiguous first name, thread title and carried item, all
+//! case-folded. A match counts only on whole words ("Al" never fires inside "Always"),
+//! the longest match wins ("Silent Circle Salon" over "Silent Circle"), and a name that is
+//! also a common English word fires only when capitalised ("Grey" the ferryman, not grey fog).
+
+use crate::canon::Campaign;
+use crate::vault::links::{find_wikilinks, norm_key, slug};
+use aho_corasick::{AhoCorasick, MatchKind};
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+/// What a mention points at (indices into the campaign's vectors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// A player character.
+    Pc(usize),
+    /// An NPC.
+    Npc(usize),
+    /// A location.
+    Location(usize),
+    /// A thread.
+    Thread(usize),
+    /// An item carried by a PC: (pc, item index).
+    Item(usize, usize),
+    /// A lore note.
+    Lore(usize),
+}
+
+/// One thing the message names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    /// What it names.
+    pub target: Target,
+    /// The words as the player wrote them.
+    pub text: String,
+    /// True when the same words name more than one entity.
+    pub ambiguous: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Pattern {
+    targets: Vec<Target>,
+    needs_capital: bool,
+}
+
+/// The mention matcher for one canon.
+#[derive(Debug, Clone)]
+pub struct Matcher {
+    ac: Option<AhoCorasick>,
+    patterns: Vec<Pattern>,
+    links: HashMap<String, Target>,
+}
+
+fn common_words() -> &'static HashSet<&'static str> {
+    static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        include_str!("common-words.txt")
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .collect()
+    })
+}
+
+/// Words that stand before a person's given name and are not part of it.
+const HONORIFICS: &[&str] = &[
+    "the", "a", "an", "lord", "lady", "sir", "dame", "captain", "capt", "sister", "brother",
+    "mother", "father", "abbess", "abbot", "old", "young", "bosun", "king", "queen", "prince",
+    "princess", "duke", "duchess", "count", "countess", "baron", "baroness", "master", "mistress",
+    "doctor", "dr", "professor", "prof", "general", "sergeant", "sgt", "lieutenant", "lt",
+    "commander", "mr", "mrs", "ms", "miss", "saint", "st", "elder", "uncle", "aunt", "granny",
+    "grandma", "grandpa", "madam", "madame", "deputy", "sheriff", "marshal", "foreman", "reverend",
+    "rev", "father", "friar", "high", "little", "big", "mayor", "magistrate", "judge", "chief",
+    "admiral", "commodore", "bishop", "archbishop", "cardinal", "pastor", "parson", "nurse",
+];
+
+/// Folds text for matching: lower case, curly apostrophes straightened. Returns the folded
+/// string and, for each of its bytes, the byte offset in the original.
+fn fold(s: &str) -> (String, Vec<usize>) {
+    let mut out = String::with_capacity(s.len());
+    let mut map = Vec::with_capacity(s.len());
+    for (i, c) in s.char_indices() {
+        let start = out.len();
+        match c {
+            '\u{2019}' | '\u{2018}' | '`' => out.push('\''),
+            c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
+            c => out.extend(c.to_lowercase()),
+        }
+        map.extend(std::iter::repeat_n(i, out.len() - start));
+    }
+    map.push(s.len());
+    (out, map)
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+struct Builder {
+    by_text: HashMap<String, Pattern>,
+}
+
+impl Builder {
+    fn add(&mut self, text: &str, target: Target) {
+        let (folded, _) = fold(text.trim());
+        let folded = folded.split_whitespace().collect::<Vec<_>>().join(" ");
+        if folded.chars().filter(|c| c.is_alphanumeric()).count() < 2 {
+            return;
+        }
+        let single = !folded.contains(' ');
+        let needs_capital = single && common_words().contains(folded.as_str());
+        let p = self.by_text.entry(folded).or_insert(Pattern {
+            targets: vec![],
+            needs_capital,
+        });
+        if !p.targets.contains(&target) {
+            p.targets.push(target);
+        }
+    }
+}
+
+fn strip_article(name: &str) -> Option<&str> {
+    let lower = name.to_lowercase();
+    for a in ["the ", "a ", "an "] {
+        if lower.starts_with(a) && name.len() > a.len() {
+            return Some(name[a.len()..].trim());
+        }
+    }
+    None
+}
+
+/// The given name of a multi-word person's name, after any honorifics
+/// (`Lord Halden Sauvage` -> `Halden`), and the name without honorifics (`Halden Sauvage`).
+fn person_parts(name: &str) -> (Option<String>, Option<String>) {
+    let words: Vec<&str> = name.split_whitespace().collect();
+    if words.len() < 2 {
+        return (None, None);
+    }
+    let skip = words
+        .iter()
+        .take_while(|w| HONORIFICS.contains(&w.to_lowercase().trim_end_matches('.')))
+        .count();
+    if skip >= words.len() {
+        return (None, None);
+    }
+    let rest = &words[skip..];
+    let first = rest[0].trim_end_matches([',', '.']).to_string();
+    let without = (skip > 0 && rest.len() > 1).then(|| rest.join(" "));
+    (Some(first), without)
+}
+
+impl Matcher {
+    /// Builds the matcher for a campaign.
+    pub fn new(c: &Campaign) -> Matcher {
+        let mut b = Builder {
+            by_text: HashMap::new(),
+        };
+        let mut links: HashMap<String, Target> = HashMap::new();
+        let mut firsts: Vec<(String, Target)> = Vec::new();
+        let names = |b: &mut Builder, name: &str, aliases: &[String], t: Target, person: bool, firsts: &mut Vec<(String, Target)>| {
+            for n in std::iter::once(name).chain(aliases.iter().map(String::as_str)) {
+                b.add(n, t);
+                if let Some(s) = strip_article(n) {
+                    b.add(s, t);
+                }
+            }
+            if person {
+                let (first, without) = person_parts(name);
+                if let Some(w) = without {
+                    b.add(&w, t);
+                }
+                if let Some(f) = first {
+                    firsts.push((f, t));
+                }
+            }
+        };
+        for (i, p) in c.pcs.iter().enumerate() {
+            names(&mut b, &p.name, &p.aliases, Target::Pc(i), true, &mut firsts);
+            for (j, item) in p.inventory.iter().enumerate() {
+                let item = item.trim();
+                b.add(item, Target::Item(i, j));
+                if let Some(s) = strip_article(item) {
+                    b.add(s, Target::Item(i, j));
+                }
+            }
+        }
+        for (i, n) in c.npcs.iter().enumerate() {
+            names(&mut b, &n.name, &n.aliases, Target::Npc(i), true, &mut firsts);
+        }
+        for (i, l) in c.locations.iter().enumerate() {
+            names(&mut b, &l.name, &l.aliases, Target::Location(i), false, &mut firsts);
+        }
+        for (i, t) in c.threads.iter().enumerate() {
+            names(&mut b, &t.title, &t.aliases, Target::Thread(i), false, &mut firsts);
+        }
+        for (i, l) in c.lore.iter().enumerate() {
+            names(&mut b, &l.name, &l.aliases, Target::Lore(i), false, &mut firsts);
+        }
+        // First names only when exactly one entity has them and they are no other name.
+        let mut count: HashMap<String, HashSet<Target>> = HashMap::new();
+        for (f, t) in &firsts {
+            count.entry(fold(f).0).or_default().insert(*t);
+        }
+        for (f, t) in firsts {
+            let key = fold(&f).0;
+            if count[&key].len() == 1 && !b.by_text.contains_key(&key) {
+                b.add(&f, t);
+            }
+        }
+        // Links: paths and stems of every entity note.
+        let ids = c
+            .pcs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (&p.id, Target::Pc(i)))
+            .chain(c.npcs.iter().enumerate().map(|(i, n)| (&n.id, Target::Npc(i))))
+            .chain(c.locations.iter().enumerate().map(|(i, l)| (&l.id, Target::Location(i))))
+            .chain(c.lore.iter().enumerate().map(|(i, l)| (&l.id, Target::Lore(i))));
+        for (id, t) in ids {
+            let p = id.trim_end_matches(".md");
+            links.insert(norm_key(p), t);
+            let stem = p.rsplit('/').next().unwrap_or(p);
+            links.entry(norm_key(stem)).or_insert(t);
+            links.entry(slug(stem)).or_insert(t);
+        }
+        let mut texts: Vec<String> = b.by_text.keys().cloned().collect();
+        texts.sort();
+        let patterns: Vec<Pattern> = texts.iter().map(|t| b.by_text[t].clone()).collect();
+        let ac = (!texts.is_empty())
+            .then(|| {
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::Standard)
+                    .build(&texts)
+                    .ok()
+            })
+            .flatten();
+        Matcher {
+            ac,
+            patterns,
+            links,
+        }
+    }
+
+    /// Every entity the message names, in order of first appearance, each once.
+    pub fn find(&self, message: &str) -> Vec<Mention> {
+        let mut out: Vec<(usize, Mention)> = Vec::new();
+        let mut seen: HashSet<Target> = HashSet::new();
+        let mut push = |pos: usize, m: Mention, out: &mut Vec<(usize, Mention)>| {
+            if seen.insert(m.target) {
+                out.push((pos, m));
+            }
+        };
+        // [[wikilinks]] first: resolved by path or stem, else matched as text below.
+        for l in find_wikilinks(message) {
+            let key = l.target.note.trim_end_matches(".md");
+            if let Some(t) = self.links.get(&norm_key(key)).or_else(|| self.links.get(&slug(key))) {
+                push(l.range.start, Mention { target: *t, text: l.target.display(), ambiguous: false }, &mut out);
+            }
+        }
+        let Some(ac) = &self.ac else {
+            return out.into_iter().map(|(_, m)| m).collect();
+        };
+        let (folded, map) = fold(message);
+        let mut cands: Vec<(usize, usize, usize)> = ac
+            .find_overlapping_iter(&folded)
+            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+            .filter(|&(s, e, _)| {
+                let before = folded[..s].chars().next_back();
+                let after = folded[e..].chars().next();
+                !before.is_some_and(is_word_char) && !after.is_some_and(is_word_char)
+            })
+            .filter(|&(s, _, p)| {
+                !self.patterns[p].needs_capital
+                    || message[map[s]..].chars().next().is_some_and(char::is_uppercase)
+            })
+            .collect();
+        cands.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut taken_until = 0;
+        for (s, e, p) in cands {
+            if s < taken_until {
+                continue;
+            }
+            taken_until = e;
+            let pat = &self.patterns[p];
+            let text = message[map[s]..map[e]].to_string();
+            for t in &pat.targets {
+                push(
+                    s,
+                    Mention {
+                        target: *t,
+                        text: text.clone(),
+                        ambiguous: pat.targets.len() > 1,
+                    },
+                    &mut out,
+                );
+            }
+        }
+        out.sort_by_key(|(p, _)| *p);
+        out.into_iter().map(|(_, m)| m).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canon::{Npc, Source};
+
+    fn npc(name: &str, aliases: &[&str]) -> Npc {
+        Npc {
+            id: format!("canon/npcs/{}.md", slug(name)),
+            name: name.into(),
+            aliases: aliases.iter().map(|s| s.to_string()).collect(),
+            role: None,
+            status: "active".into(),
+            disposition: None,
+            location: None,
+            location_text: None,
+            voice: vec![],
+            summary: None,
+            source: Source::default(),
+        }
+    }
+
+    fn campaign() -> Campaign {
+        Campaign {
+            npcs: vec![
+                npc("Al", &[]),
+                npc("Grey", &[]),
+                npc("Lord Halden Sauvage", &["the Copper Lord"]),
+                npc("Merrin Sauvage", &[]),
+                npc("Silent Circle", &[]),
+                npc("Silent Circle Salon", &[]),
+                npc("Jory Two-Knives", &[]),
+                npc("Éowyn Dúnadan", &[]),
+            ],
+            ..Campaign::default()
+        }
+    }
+
+    fn names(msg: &str) -> Vec<String> {
+        let c = campaign();
+        Matcher::new(&c)
+            .find(msg)
+            .into_iter()
+            .map(|m| match m.target {
+                Target::Npc(i) => c.npcs[i].name.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn whole_words_only() {
+        assert!(names("Always ask").is_empty());
+        assert_eq!(names("Ask Al."), ["Al"]);
+    }
+
+    #[test]
+    fn common_words_need_capitals() {
+        assert!(names("the grey fog").is_empty());
+        assert_eq!(names("I pay Grey"), ["Grey"]);
+    }
+
+    #[test]
+    fn longest_match_and_first_names() {
+        assert_eq!(names("the silent circle salon"), ["Silent Circle Salon"]);
+        assert_eq!(names("where is halden"), ["Lord Halden Sauvage"]);
+        assert_eq!(names("Halden Sauvage and Merrin"), ["Lord Halden Sauvage", "Merrin Sauvage"]);
+        assert!(names("Sauvage").is_empty());
+    }
+
+    #[test]
+    fn possessives_links_and_unicode() {
+        assert_eq!(names("I search Jory’s stash"), ["Jory Two-Knives"]);
+        assert_eq!(names("see [[jory-two-knives]]"), ["Jory Two-Knives"]);
+        assert_eq!(names("ÉOWYN smiles"), ["Éowyn Dúnadan"]);
+        assert_eq!(names("the copper lord's men"), ["Lord Halden Sauvage"]);
+    }
+}

@@ -1,0 +1,233 @@
+//! Context: select and render exactly the canon a message needs.
+//!
+//! A *full* context (session start, resume commands, `--full`) carries the campaign header,
+//! day and time, the party, where they are, who is there, the open storylines and recent
+//! events. Every other message gets a one-line *light* context plus a card for each thing
+//! it mentions. A token budget drops the least important parts first and never the header,
+//! the day, the party or anything the player named. Every candidate is kept as an
+//! [`Item`] with the reason it is in or out, for `--explain` and `--format json`.
+
+pub mod mentions;
+pub mod render;
+mod select;
+
+pub use mentions::{Matcher, Mention, Target};
+pub use render::{TemplateError, Templates};
+
+use crate::canon::Campaign;
+use serde::Serialize;
+use std::sync::Arc;
+
+/// Which context a message gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The full session context.
+    Full,
+    /// The one-line light context plus mention cards.
+    Light,
+}
+
+/// How to choose the mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ModeChoice {
+    /// Full with no message or on a resume command, light otherwise.
+    #[default]
+    Auto,
+    /// Always full.
+    Full,
+    /// Always light.
+    Light,
+}
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The player's message, if any.
+    pub message: Option<String>,
+    /// Mode choice.
+    pub mode: ModeChoice,
+    /// Token budget for the whole block (None = unlimited).
+    pub budget: Option<usize>,
+    /// The PC speaking: their location is the scene.
+    pub pc: Option<String>,
+    /// Cap on present, unmentioned NPCs.
+    pub npc_cap: usize,
+    /// How many recent events a full context shows.
+    pub recent_events: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            message: None,
+            mode: ModeChoice::Auto,
+            budget: None,
+            pc: None,
+            npc_cap: 5,
+            recent_events: 5,
+        }
+    }
+}
+
+/// One candidate piece of canon and why it is in or out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Item {
+    /// `header`, `time`, `pc`, `location`, `npc`, `thread`, `event`, `card`.
+    pub kind: &'static str,
+    /// Display name (or event text).
+    pub name: String,
+    /// `file:line` it came from.
+    pub source: String,
+    /// Estimated tokens it costs (0 when left out).
+    pub tokens: usize,
+    /// Whether it is in the injected text.
+    pub included: bool,
+    /// Why.
+    pub reason: String,
+}
+
+/// The built context.
+#[derive(Debug, Clone, Serialize)]
+pub struct Injected {
+    /// Which mode was built.
+    pub mode: Mode,
+    /// Exactly what is injected.
+    pub text: String,
+    /// Tokens of `text` (see [`crate::tokens::count`]).
+    pub tokens: usize,
+    /// Every candidate and why it is in or out.
+    pub items: Vec<Item>,
+}
+
+/// Errors building a context.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// A template failed.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// `--pc` named no PC.
+    #[error("no PC named \"{name}\"; the PCs are: {known}")]
+    UnknownPc {
+        /// What was asked for.
+        name: String,
+        /// The PCs there are.
+        known: String,
+    },
+}
+
+/// The exact resume commands (compared lower-cased, trimmed, trailing `?!.` stripped).
+pub const RESUME_COMMANDS: &[&str] = &[
+    "continue",
+    "resume",
+    "go",
+    "start",
+    "begin",
+    "proceed",
+    "what now",
+    "whats next",
+    "what's next",
+    "next",
+    "start session",
+    "resume session",
+    "continue session",
+];
+
+/// True when the message is a resume command.
+pub fn is_resume(message: &str) -> bool {
+    let m = message
+        .trim()
+        .trim_end_matches(['?', '!', '.'])
+        .trim()
+        .to_lowercase()
+        .replace('\u{2019}', "'");
+    let m = m.split_whitespace().collect::<Vec<_>>().join(" ");
+    RESUME_COMMANDS.contains(&m.as_str())
+}
+
+/// Everything needed to build contexts for one canon: the campaign, its mention matcher
+/// (built once) and the templates.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    campaign: Arc<Campaign>,
+    matcher: Arc<Matcher>,
+    templates: Arc<Templates>,
+}
+
+impl Engine {
+    /// Builds the engine (and the mention matcher) for a campaign.
+    pub fn new(campaign: Campaign, templates: Templates) -> Engine {
+        let matcher = Matcher::new(&campaign);
+        Engine {
+            campaign: Arc::new(campaign),
+            matcher: Arc::new(matcher),
+            templates: Arc::new(templates),
+        }
+    }
+
+    /// Builds an engine from parts already shared (e.g. a matcher updated elsewhere).
+    pub fn from_parts(campaign: Arc<Campaign>, matcher: Arc<Matcher>, templates: Arc<Templates>) -> Engine {
+        Engine {
+            campaign,
+            matcher,
+            templates,
+        }
+    }
+
+    /// The campaign.
+    pub fn campaign(&self) -> &Campaign {
+        &self.campaign
+    }
+
+    /// The mention matcher.
+    pub fn matcher(&self) -> &Matcher {
+        &self.matcher
+    }
+
+    /// The templates.
+    pub fn templates(&self) -> &Arc<Templates> {
+        &self.templates
+    }
+
+    /// Decides the mode for a message.
+    pub fn mode_for(&self, opts: &Options) -> Mode {
+        match opts.mode {
+            ModeChoice::Full => Mode::Full,
+            ModeChoice::Light => Mode::Light,
+            ModeChoice::Auto => match opts.message.as_deref() {
+                None => Mode::Full,
+                Some(m) if m.trim().is_empty() || is_resume(m) => Mode::Full,
+                Some(_) => Mode::Light,
+            },
+        }
+    }
+
+    /// Builds the context for a message.
+    pub fn build(&self, opts: &Options) -> Result<Injected, ContextError> {
+        select::build(self, opts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("continue", true)]
+    #[case("Resume", true)]
+    #[case("what's next?", true)]
+    #[case("what’s next?", true)]
+    #[case("  start session  ", true)]
+    #[case("Continue session.", true)]
+    #[case("WHAT NOW", true)]
+    #[case("whats next!?", true)]
+    #[case("go", true)]
+    #[case("continue the fight", false)]
+    #[case("go north", false)]
+    #[case("yes", false)]
+    #[case("nextt", false)]
+    fn resume_commands(#[case] m: &str, #[case] want: bool) {
+        assert_eq!(is_resume(m), want);
+    }
+}

@@ -1,0 +1,16 @@
+//! vaultdm: read a GM's Obsidian-style campaign vault and inject exactly the canon each
+//! message to an LLM Dungeon Master needs.
+//!
+//! Data flows one way: files -> notes ([`vault`]) -> typed campaign ([`canon`]) ->
+//! selected and rendered context ([`context`]) -> prompt ([`llm`]) -> transcript ([`session`]).
+//! [`watch`] reloads canon when notes change; [`cli`] is a thin layer over all of it.
+
+pub mod canon;
+pub mod cli;
+pub mod config;
+pub mod context;
+pub mod llm;
+pub mod session;
+pub mod tokens;
+pub mod vault;
+pub mod watch;

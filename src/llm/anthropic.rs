@@ -1,0 +1,286 @@
+//! The Anthropic Messages protocol: request body and a tolerant stream decoder.
+//!
+//! The stream is a sequence of typed events (`message_start`, `content_block_delta`,
+//! `message_delta`, `message_stop`, `ping`, `error`); only `message_stop` means the reply is
+//! complete. Unknown event types and unknown fields are ignored so new API features (thinking
+//! blocks, tool use) do not break the reader. Prompt caching is requested with
+//! `cache_control` breakpoints on the system prompt and on the newest user message, so the
+//! stable prefix (system prompt, earlier turns with their full context) is reused turn after
+//! turn.
+
+use serde_json::{json, Value};
+
+use super::client::Item;
+use super::sse::SseEvent;
+use super::{ChatRequest, LlmConfig, Usage};
+
+/// The `anthropic-version` header value sent with every request.
+pub(super) const API_VERSION: &str = "2023-06-01";
+
+/// Build the JSON body for `POST {base}/v1/messages`.
+pub(super) fn request_body(cfg: &LlmConfig, req: &ChatRequest) -> Value {
+    let last = req.messages.len().saturating_sub(1);
+    let messages: Vec<Value> = req
+        .messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            if i == last {
+                json!({"role": m.role, "content": [
+                    {"type": "text", "text": m.content, "cache_control": {"type": "ephemeral"}}
+                ]})
+            } else {
+                json!({"role": m.role, "content": m.content})
+            }
+        })
+        .collect();
+    let mut body = json!({
+        "model": cfg.model,
+        "max_tokens": cfg.max_tokens,
+        "messages": messages,
+        "stream": true,
+    });
+    if !req.system.is_empty() {
+        body["system"] = json!([
+            {"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}
+        ]);
+    }
+    body
+}
+
+/// Stream decoder; keeps the usage counters, which arrive split over two events.
+#[derive(Debug, Default)]
+pub(super) struct Decoder {
+    input: Option<u64>,
+    cache_read: Option<u64>,
+    cache_write: Option<u64>,
+    output: Option<u64>,
+}
+
+impl Decoder {
+    /// Translate one SSE event into stream items.
+    pub(super) fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Item>) {
+        let data = ev.data.trim();
+        let value: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => {
+                if ev.event.as_deref() == Some("error") {
+                    out.push(Item::Error(super::client::excerpt(data)));
+                } else if !data.is_empty() {
+                    out.push(Item::Warning(format!(
+                        "skipped an unreadable stream event ({e}): {}",
+                        super::client::excerpt(data)
+                    )));
+                }
+                return;
+            }
+        };
+        let kind = ev
+            .event
+            .as_deref()
+            .or_else(|| value.get("type").and_then(Value::as_str))
+            .unwrap_or("");
+        match kind {
+            "message_start" => {
+                if let Some(u) = value.get("message").and_then(|m| m.get("usage")) {
+                    self.merge_usage(u, out);
+                }
+            }
+            "content_block_start" => {
+                if let Some(t) = value
+                    .get("content_block")
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                    .and_then(|b| b.get("text"))
+                    .and_then(Value::as_str)
+                {
+                    if !t.is_empty() {
+                        out.push(Item::Text(t.to_owned()));
+                    }
+                }
+            }
+            "content_block_delta" => {
+                let delta = value.get("delta");
+                let is_text = delta
+                    .and_then(|d| d.get("type"))
+                    .and_then(Value::as_str)
+                    .map_or(true, |t| t == "text_delta");
+                if let Some(t) = delta.and_then(|d| d.get("text")).and_then(Value::as_str) {
+                    if is_text && !t.is_empty() {
+                        out.push(Item::Text(t.to_owned()));
+                    }
+                }
+            }
+            "message_delta" => {
+                if let Some(r) = value
+                    .get("delta")
+                    .and_then(|d| d.get("stop_reason"))
+                    .and_then(Value::as_str)
+                {
+                    if !r.is_empty() {
+                        out.push(Item::FinishReason(r.to_owned()));
+                    }
+                }
+                if let Some(u) = value.get("usage") {
+                    self.merge_usage(u, out);
+                }
+            }
+            "message_stop" => {
+                out.push(Item::Complete);
+                out.push(Item::Stop);
+            }
+            "error" => {
+                let err = value.get("error").unwrap_or(&value);
+                let msg = err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| super::client::excerpt(data));
+                let msg = match err.get("type").and_then(Value::as_str) {
+                    Some(t) if !msg.contains(t) => format!("{msg} ({t})"),
+                    _ => msg,
+                };
+                out.push(Item::Error(msg));
+            }
+            // A server that ignored `stream: true` and sent the whole message at once.
+            "message" => {
+                if let Some(blocks) = value.get("content").and_then(Value::as_array) {
+                    for b in blocks {
+                        if b.get("type").and_then(Value::as_str) == Some("text") {
+                            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                                out.push(Item::Text(t.to_owned()));
+                            }
+                        }
+                    }
+                }
+                if let Some(u) = value.get("usage") {
+                    self.merge_usage(u, out);
+                }
+                if let Some(r) = value.get("stop_reason").and_then(Value::as_str) {
+                    out.push(Item::FinishReason(r.to_owned()));
+                    out.push(Item::Complete);
+                    out.push(Item::Stop);
+                }
+            }
+            _ => {} // ping, content_block_stop, and whatever comes next
+        }
+    }
+
+    fn merge_usage(&mut self, u: &Value, out: &mut Vec<Item>) {
+        let n = |k: &str| u.get(k).and_then(Value::as_u64);
+        self.input = n("input_tokens").or(self.input);
+        self.cache_read = n("cache_read_input_tokens").or(self.cache_read);
+        self.cache_write = n("cache_creation_input_tokens").or(self.cache_write);
+        self.output = n("output_tokens").or(self.output);
+        let input = match (self.input, self.cache_read, self.cache_write) {
+            (None, None, None) => None,
+            (a, b, c) => Some(a.unwrap_or(0) + b.unwrap_or(0) + c.unwrap_or(0)),
+        };
+        out.push(Item::Usage(Usage {
+            input_tokens: input,
+            output_tokens: self.output,
+            cached_tokens: self.cache_read,
+        }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{ChatMessage, ProviderKind};
+
+    fn feed(d: &mut Decoder, event: &str, data: &str) -> Vec<Item> {
+        let mut out = Vec::new();
+        d.on_event(
+            &SseEvent {
+                event: Some(event.into()),
+                data: data.into(),
+                id: None,
+            },
+            &mut out,
+        );
+        out
+    }
+
+    #[test]
+    fn full_stream() {
+        let mut d = Decoder::default();
+        let mut items = Vec::new();
+        for (e, data) in [
+            ("message_start", r#"{"type":"message_start","message":{"id":"m","usage":{"input_tokens":20,"cache_read_input_tokens":100,"output_tokens":1}}}"#),
+            ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
+            ("ping", r#"{"type":"ping"}"#),
+            ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"The "}}"#),
+            ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}"#),
+            ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"orc."}}"#),
+            ("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+            ("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":7}}"#),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ] {
+            items.extend(feed(&mut d, e, data));
+        }
+        let text: String = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "The orc.");
+        assert!(items.contains(&Item::FinishReason("end_turn".into())));
+        assert_eq!(items[items.len() - 2..], [Item::Complete, Item::Stop]);
+        let last_usage = items.iter().rev().find_map(|i| match i {
+            Item::Usage(u) => Some(*u),
+            _ => None,
+        });
+        assert_eq!(
+            last_usage,
+            Some(Usage {
+                input_tokens: Some(120),
+                output_tokens: Some(7),
+                cached_tokens: Some(100)
+            })
+        );
+    }
+
+    #[test]
+    fn error_event() {
+        let items = feed(
+            &mut Decoder::default(),
+            "error",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        );
+        assert_eq!(items, vec![Item::Error("Overloaded (overloaded_error)".into())]);
+    }
+
+    #[test]
+    fn type_from_data_when_event_field_missing() {
+        let mut out = Vec::new();
+        Decoder::default().on_event(
+            &SseEvent {
+                data: r#"{"type":"message_stop"}"#.into(),
+                ..SseEvent::default()
+            },
+            &mut out,
+        );
+        assert_eq!(out, vec![Item::Complete, Item::Stop]);
+    }
+
+    #[test]
+    fn body_layout() {
+        let cfg = LlmConfig::new(ProviderKind::Anthropic, "https://api.anthropic.com", "claude");
+        let req = ChatRequest {
+            system: "You are the DM.".into(),
+            messages: vec![
+                ChatMessage::user("Player: a"),
+                ChatMessage::assistant("b"),
+                ChatMessage::user("Player: c"),
+            ],
+        };
+        let body = request_body(&cfg, &req);
+        assert_eq!(body["system"][0]["text"], json!("You are the DM."));
+        assert_eq!(body["messages"][0], json!({"role":"user","content":"Player: a"}));
+        assert_eq!(body["messages"][2]["content"][0]["text"], json!("Player: c"));
+        assert_eq!(body["max_tokens"], json!(1024));
+        assert!(body["messages"].as_array().is_some_and(|m| m.len() == 3));
+    }
+}

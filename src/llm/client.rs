@@ -1,0 +1,664 @@
+//! The HTTP side: send the request, retry what is worth retrying, stream the reply.
+//!
+//! One request goes through three phases, each with its own failure story for the GM:
+//! connecting (refused → "nothing answers at …", connect timeout), the response status
+//! (401/403 → which key variable, 404 → which model or which URL, 429/5xx → bounded
+//! exponential backoff honouring `Retry-After`), and streaming (first-token and idle
+//! timeouts, a broken connection, an in-stream error). Retries only ever happen before any
+//! reply text was shown, so the GM never sees text twice. Cancellation (Ctrl-C) is a future
+//! the caller passes in; when it resolves, whatever text arrived is returned as an
+//! interrupted [`Reply`].
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::StatusCode;
+use serde_json::Value;
+use tokio::time::{timeout_at, Instant};
+
+use super::sse::{SseDecoder, SseEvent};
+use super::{anthropic, openai, ChatRequest, CutOff, LlmConfig, LlmError, ProviderKind, Reply};
+
+/// What a protocol decoder extracts from one SSE event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Item {
+    /// Reply text to show and keep.
+    Text(String),
+    /// The provider's stop reason.
+    FinishReason(String),
+    /// The protocol's end event: the reply is complete.
+    Complete,
+    /// Nothing more of interest will follow; stop reading.
+    Stop,
+    /// Latest usage figures (replace earlier ones).
+    Usage(super::Usage),
+    /// The provider reported an error in the stream.
+    Error(String),
+    /// Something unreadable was skipped.
+    Warning(String),
+}
+
+/// Per-protocol stream decoder.
+enum Decoder {
+    OpenAi(openai::Decoder),
+    Anthropic(anthropic::Decoder),
+}
+
+impl Decoder {
+    fn new(kind: ProviderKind) -> Self {
+        match kind {
+            ProviderKind::OpenAi => Decoder::OpenAi(openai::Decoder),
+            ProviderKind::Anthropic => Decoder::Anthropic(anthropic::Decoder::default()),
+        }
+    }
+
+    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Item>) {
+        match self {
+            Decoder::OpenAi(d) => d.on_event(ev, out),
+            Decoder::Anthropic(d) => d.on_event(ev, out),
+        }
+    }
+}
+
+/// At most this many warnings are kept on a reply.
+const MAX_WARNINGS: usize = 10;
+/// Error bodies are read up to this size.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// A reusable client for one configured model; keeps the connection pool between turns.
+#[derive(Debug, Clone)]
+pub struct LlmClient {
+    http: reqwest::Client,
+    cfg: LlmConfig,
+    endpoint: String,
+}
+
+/// Stream one reply with a one-off client. See [`LlmClient::stream_chat`]; prefer a
+/// long-lived [`LlmClient`] in a chat loop so connections are reused.
+pub async fn stream_chat<C>(
+    cfg: &LlmConfig,
+    req: &ChatRequest,
+    on_token: &mut (dyn FnMut(&str) + Send),
+    cancel: C,
+) -> Result<Reply, LlmError>
+where
+    C: Future<Output = ()>,
+{
+    LlmClient::new(cfg.clone())?
+        .stream_chat(req, on_token, cancel)
+        .await
+}
+
+impl LlmClient {
+    /// Validate the config and build the HTTP client.
+    pub fn new(cfg: LlmConfig) -> Result<Self, LlmError> {
+        let endpoint = cfg.endpoint();
+        match reqwest::Url::parse(&endpoint) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+            _ => {
+                return Err(LlmError::InvalidUrl {
+                    url: cfg.base_url.clone(),
+                })
+            }
+        }
+        if cfg.model.trim().is_empty() {
+            return Err(LlmError::NotConfigured {
+                what: "no model set".into(),
+            });
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(cfg.timeouts.connect)
+            .user_agent(concat!("vaultdm/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|source| LlmError::ClientSetup { source })?;
+        Ok(Self { http, cfg, endpoint })
+    }
+
+    /// The configuration this client was built from.
+    pub fn config(&self) -> &LlmConfig {
+        &self.cfg
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Send `req` and stream the reply, calling `on_token` with each piece of text as it
+    /// arrives.
+    ///
+    /// * `Ok(reply)` with `reply.complete == true`: the protocol's end event arrived.
+    /// * `Ok(reply)` with `complete == false`: the stream closed early
+    ///   ([`CutOff::EndedEarly`]) or `cancel` resolved ([`CutOff::Interrupted`]); `text`
+    ///   holds everything received.
+    /// * `Err(e)`: see [`LlmError`]; [`LlmError::partial`] returns text received before a
+    ///   mid-stream failure.
+    ///
+    /// `cancel` is any future that resolves when the GM wants to stop, e.g.
+    /// `async { let _ = tokio::signal::ctrl_c().await; }`, or `std::future::pending()`.
+    pub async fn stream_chat<C>(
+        &self,
+        req: &ChatRequest,
+        on_token: &mut (dyn FnMut(&str) + Send),
+        cancel: C,
+    ) -> Result<Reply, LlmError>
+    where
+        C: Future<Output = ()>,
+    {
+        let mut reply = Reply::default();
+        let outcome = {
+            let run = self.run(req, on_token, &mut reply);
+            tokio::pin!(run);
+            tokio::pin!(cancel);
+            tokio::select! {
+                biased;
+                () = &mut cancel => None,
+                r = &mut run => Some(r),
+            }
+        };
+        match outcome {
+            Some(r) => r,
+            None => {
+                reply.complete = false;
+                reply.cut_off = Some(CutOff::Interrupted);
+                Ok(reply)
+            }
+        }
+    }
+
+    fn body(&self, req: &ChatRequest) -> Value {
+        match self.cfg.provider {
+            ProviderKind::OpenAi => openai::request_body(&self.cfg, req),
+            ProviderKind::Anthropic => anthropic::request_body(&self.cfg, req),
+        }
+    }
+
+    fn headers(&self) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        if self.cfg.provider == ProviderKind::Anthropic {
+            h.insert(
+                "anthropic-version",
+                HeaderValue::from_static(anthropic::API_VERSION),
+            );
+        }
+        if let Some(key) = &self.cfg.api_key {
+            let (name, value) = match self.cfg.provider {
+                ProviderKind::OpenAi => (AUTHORIZATION.as_str(), format!("Bearer {}", key.expose())),
+                ProviderKind::Anthropic => ("x-api-key", key.expose().to_owned()),
+            };
+            // A key with characters not allowed in a header is simply not sent; the server's
+            // 401 then names the variable to check.
+            if let Ok(mut v) = HeaderValue::from_str(&value) {
+                v.set_sensitive(true);
+                if let Ok(n) = reqwest::header::HeaderName::from_bytes(name.as_bytes()) {
+                    h.insert(n, v);
+                }
+            }
+        }
+        h
+    }
+
+    fn scrub(&self, text: &str) -> String {
+        match &self.cfg.api_key {
+            Some(k) => k.scrub(text),
+            None => text.to_owned(),
+        }
+    }
+
+    /// Connect and get a success status, retrying 429/5xx. Returns the response and the
+    /// first-token deadline of the successful attempt.
+    async fn start(&self, body: &Value) -> Result<(reqwest::Response, Instant), LlmError> {
+        let policy = self.cfg.retry;
+        let mut attempt: u32 = 0;
+        loop {
+            attempt += 1;
+            let deadline = Instant::now() + self.cfg.timeouts.first_token;
+            let send = self
+                .http
+                .post(&self.endpoint)
+                .headers(self.headers())
+                .json(body)
+                .send();
+            let resp = match timeout_at(deadline, send).await {
+                Err(_) => return Err(self.first_token_timeout()),
+                Ok(Err(e)) => return Err(self.send_error(e)),
+                Ok(Ok(r)) => r,
+            };
+            let status = resp.status();
+            if status.is_success() {
+                return Ok((resp, deadline));
+            }
+            let retry_after = retry_after(resp.headers());
+            let raw = read_body(resp, Instant::now() + Duration::from_secs(10)).await;
+            let info = ErrorInfo::parse(&self.scrub(&raw));
+            let retryable = status == StatusCode::TOO_MANY_REQUESTS
+                || status.is_server_error()
+                || status.as_u16() == 529;
+            if retryable && attempt <= policy.max_retries {
+                tokio::time::sleep(policy.delay(attempt - 1, retry_after)).await;
+                continue;
+            }
+            return Err(self.status_error(status, attempt, info));
+        }
+    }
+
+    async fn run(
+        &self,
+        req: &ChatRequest,
+        on_token: &mut (dyn FnMut(&str) + Send),
+        reply: &mut Reply,
+    ) -> Result<Reply, LlmError> {
+        let body = self.body(req);
+        let (resp, first_deadline) = self.start(&body).await?;
+
+        let is_sse = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_none_or_event_stream();
+        let mut stream = resp.bytes_stream();
+        let mut sse = SseDecoder::new();
+        let mut whole_body: Vec<u8> = Vec::new();
+        let mut decoder = Decoder::new(self.cfg.provider);
+        let mut items = Vec::new();
+        let mut got_text = false;
+        let mut deadline = first_deadline;
+
+        loop {
+            let next = timeout_at(deadline, stream.next()).await;
+            let at_end = matches!(next, Ok(None));
+            let events = match next {
+                Err(_) => {
+                    if reply.complete {
+                        break;
+                    }
+                    if !got_text {
+                        return Err(self.first_token_timeout());
+                    }
+                    return Err(LlmError::IdleTimeout {
+                        url: self.endpoint.clone(),
+                        after: self.cfg.timeouts.idle,
+                        partial: Box::new(cut(reply, CutOff::IdleTimeout)),
+                    });
+                }
+                Ok(None) => {
+                    if is_sse {
+                        sse.finish()
+                    } else {
+                        vec![SseEvent {
+                            data: String::from_utf8_lossy(&whole_body).into_owned(),
+                            ..SseEvent::default()
+                        }]
+                    }
+                }
+                Ok(Some(Err(e))) => {
+                    if reply.complete {
+                        break;
+                    }
+                    return Err(LlmError::StreamCut {
+                        url: self.endpoint.clone(),
+                        detail: self.scrub(&error_chain(&e)),
+                        partial: Box::new(cut(reply, CutOff::ConnectionLost)),
+                    });
+                }
+                Ok(Some(Ok(bytes))) => {
+                    if got_text {
+                        deadline = Instant::now() + self.cfg.timeouts.idle;
+                    }
+                    if is_sse {
+                        sse.push(&bytes)
+                    } else {
+                        whole_body.extend_from_slice(&bytes);
+                        Vec::new()
+                    }
+                }
+            };
+            let mut stop = false;
+            for ev in &events {
+                items.clear();
+                decoder.on_event(ev, &mut items);
+                for item in items.drain(..) {
+                    match item {
+                        Item::Text(t) => {
+                            on_token(&t);
+                            reply.text.push_str(&t);
+                            if !got_text {
+                                got_text = true;
+                                deadline = Instant::now() + self.cfg.timeouts.idle;
+                            }
+                        }
+                        Item::FinishReason(r) => reply.finish_reason = Some(r),
+                        Item::Complete => reply.complete = true,
+                        Item::Stop => stop = true,
+                        Item::Usage(u) => reply.usage = Some(u),
+                        Item::Warning(w) => {
+                            if reply.warnings.len() < MAX_WARNINGS {
+                                reply.warnings.push(self.scrub(&w));
+                            }
+                        }
+                        Item::Error(msg) => {
+                            return Err(LlmError::StreamError {
+                                url: self.endpoint.clone(),
+                                message: self.scrub(&msg),
+                                partial: Box::new(cut(reply, CutOff::ProviderError)),
+                            });
+                        }
+                    }
+                }
+                if stop {
+                    break;
+                }
+            }
+            if stop || at_end {
+                break;
+            }
+        }
+        if reply.complete {
+            reply.cut_off = None;
+        } else {
+            reply.cut_off = Some(CutOff::EndedEarly);
+        }
+        Ok(reply.clone())
+    }
+
+    fn first_token_timeout(&self) -> LlmError {
+        LlmError::FirstTokenTimeout {
+            url: self.endpoint.clone(),
+            after: self.cfg.timeouts.first_token,
+        }
+    }
+
+    fn send_error(&self, e: reqwest::Error) -> LlmError {
+        let url = self.endpoint.clone();
+        if e.is_timeout() {
+            return LlmError::ConnectTimeout {
+                url,
+                after: self.cfg.timeouts.connect,
+                hint: local_hint(&self.endpoint),
+            };
+        }
+        if e.is_connect() && has_io_kind(&e, std::io::ErrorKind::ConnectionRefused) {
+            return LlmError::ConnectionRefused {
+                hint: local_hint(&self.endpoint),
+                url: self.cfg.base_url.trim_end_matches('/').to_owned(),
+            };
+        }
+        LlmError::Connect {
+            url,
+            detail: self.scrub(&error_chain(&e)),
+            source: e,
+        }
+    }
+
+    fn status_error(&self, status: StatusCode, attempts: u32, info: ErrorInfo) -> LlmError {
+        let url = self.endpoint.clone();
+        let code = status.as_u16();
+        let model_problem = info.code.as_deref() == Some("model_not_found")
+            || info.message.to_ascii_lowercase().contains("model");
+        match code {
+            401 | 403 => LlmError::Unauthorized {
+                status: code,
+                url,
+                key_var: self
+                    .cfg
+                    .api_key
+                    .as_ref()
+                    .map(|k| {
+                        k.source_var()
+                            .unwrap_or(self.cfg.provider.default_key_var())
+                            .to_owned()
+                    }),
+                message: prefixed(" — ", &info.message),
+            },
+            404 if model_problem => LlmError::UnknownModel {
+                model: self.cfg.model.clone(),
+                url,
+                message: prefixed(": ", &info.message),
+            },
+            404 => LlmError::NotFound {
+                url,
+                message: prefixed(": ", &info.message),
+            },
+            400 if info.code.as_deref() == Some("model_not_found") => LlmError::UnknownModel {
+                model: self.cfg.model.clone(),
+                url,
+                message: prefixed(": ", &info.message),
+            },
+            429 => LlmError::RateLimited {
+                url,
+                attempts,
+                message: prefixed(": ", &info.message),
+            },
+            c if c >= 500 => LlmError::Server {
+                status: c,
+                url,
+                attempts,
+                message: prefixed(": ", &info.message),
+            },
+            c => LlmError::Rejected {
+                status: c,
+                url,
+                message: prefixed(": ", &info.message),
+            },
+        }
+    }
+}
+
+/// `Option<&str>` content type → whether to decode the body as SSE. Anything that is not
+/// clearly JSON is treated as SSE (many servers omit or mislabel the content type).
+trait ContentTypeExt {
+    fn is_none_or_event_stream(self) -> bool;
+}
+
+impl ContentTypeExt for Option<&str> {
+    fn is_none_or_event_stream(self) -> bool {
+        match self {
+            None => true,
+            Some(ct) => !ct.trim_start().to_ascii_lowercase().starts_with("application/json"),
+        }
+    }
+}
+
+fn cut(reply: &Reply, why: CutOff) -> Reply {
+    Reply {
+        complete: false,
+        cut_off: Some(why),
+        ..reply.clone()
+    }
+}
+
+fn prefixed(prefix: &str, msg: &str) -> String {
+    if msg.is_empty() {
+        String::new()
+    } else {
+        format!("{prefix}{msg}")
+    }
+}
+
+/// A one-line excerpt of server text, at most 300 characters.
+pub(super) fn excerpt(text: &str) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > 300 {
+        let cut: String = one_line.chars().take(300).collect();
+        format!("{cut}…")
+    } else {
+        one_line
+    }
+}
+
+/// The useful parts of an error response body.
+#[derive(Debug, Default)]
+struct ErrorInfo {
+    message: String,
+    code: Option<String>,
+}
+
+impl ErrorInfo {
+    fn parse(body: &str) -> Self {
+        let Ok(v) = serde_json::from_str::<Value>(body) else {
+            return Self {
+                message: excerpt(body),
+                code: None,
+            };
+        };
+        let err = v.get("error").filter(|e| !e.is_null()).unwrap_or(&v);
+        let message = err
+            .get("message")
+            .and_then(Value::as_str)
+            .or_else(|| err.as_str())
+            .or_else(|| v.get("message").and_then(Value::as_str))
+            .or_else(|| v.get("detail").and_then(Value::as_str))
+            .map(excerpt)
+            .unwrap_or_else(|| excerpt(body));
+        let code = err
+            .get("code")
+            .and_then(Value::as_str)
+            .or_else(|| err.get("type").and_then(Value::as_str))
+            .map(str::to_owned);
+        Self { message, code }
+    }
+}
+
+async fn read_body(mut resp: reqwest::Response, deadline: Instant) -> String {
+    let mut buf = Vec::new();
+    while let Ok(Ok(Some(chunk))) = timeout_at(deadline, resp.chunk()).await {
+        buf.extend_from_slice(&chunk);
+        if buf.len() >= MAX_ERROR_BODY {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// `retry-after-ms` (OpenAI), `retry-after` in (possibly fractional) seconds, or an HTTP date.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64(ms / 1000.0));
+        }
+    }
+    let v = get("retry-after")?;
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+    let delta = when.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    Some(delta.to_std().unwrap_or(Duration::ZERO))
+}
+
+fn has_io_kind(e: &(dyn std::error::Error + 'static), kind: std::io::ErrorKind) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if io.kind() == kind {
+                return true;
+            }
+        }
+        cur = err.source();
+    }
+    false
+}
+
+/// "outer: inner: innermost", skipping repeats.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        let s = err.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        cur = err.source();
+    }
+    parts.join(": ")
+}
+
+/// A friendly guess at what should be listening on a local URL.
+fn local_hint(url: &str) -> String {
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return String::new();
+    };
+    let local = matches!(
+        u.host_str(),
+        Some("localhost" | "127.0.0.1" | "[::1]" | "::1" | "0.0.0.0")
+    );
+    if !local {
+        return String::new();
+    }
+    match u.port_or_known_default() {
+        Some(11434) => " — is Ollama running? (start it with `ollama serve`)".into(),
+        Some(1234) => " — is LM Studio's local server running?".into(),
+        Some(8080) => " — is the llama.cpp server running?".into(),
+        Some(8000) => " — is the vLLM server running?".into(),
+        _ => " — is the local model server running?".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(&[("retry-after", "2")], Some(2000))]
+    #[case(&[("retry-after", "0.25")], Some(250))]
+    #[case(&[("retry-after-ms", "1500"), ("retry-after", "9")], Some(1500))]
+    #[case(&[("retry-after", "soon")], None)]
+    #[case(&[("retry-after", "-3")], None)]
+    #[case(&[], None)]
+    fn parses_retry_after(#[case] headers: &[(&'static str, &'static str)], #[case] expected_ms: Option<u64>) {
+        let mut h = HeaderMap::new();
+        for (k, v) in headers {
+            h.insert(
+                reqwest::header::HeaderName::from_static(k),
+                HeaderValue::from_static(v),
+            );
+        }
+        assert_eq!(retry_after(&h), expected_ms.map(Duration::from_millis));
+    }
+
+    #[test]
+    fn retry_after_http_date_in_the_past_is_zero() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+    }
+
+    #[rstest]
+    #[case("http://localhost:11434/v1/chat/completions", "Ollama")]
+    #[case("http://127.0.0.1:1234/v1/chat/completions", "LM Studio")]
+    #[case("http://127.0.0.1:9/v1", "local model server")]
+    #[case("https://api.openai.com/v1", "")]
+    fn hints(#[case] url: &str, #[case] needle: &str) {
+        let h = local_hint(url);
+        if needle.is_empty() {
+            assert!(h.is_empty());
+        } else {
+            assert!(h.contains(needle), "{h}");
+        }
+    }
+
+    #[rstest]
+    #[case(r#"{"error":{"message":"The model `x` does not exist","code":"model_not_found"}}"#, "The model `x` does not exist", Some("model_not_found"))]
+    #[case(r#"{"type":"error","error":{"type":"not_found_error","message":"model: x"}}"#, "model: x", Some("not_found_error"))]
+    #[case(r#"{"error":"model 'x' not found"}"#, "model 'x' not found", None)]
+    #[case("<html>Bad Gateway</html>", "<html>Bad Gateway</html>", None)]
+    fn error_info(#[case] body: &str, #[case] msg: &str, #[case] code: Option<&str>) {
+        let info = ErrorInfo::parse(body);
+        assert_eq!(info.message, msg);
+        assert_eq!(info.code.as_deref(), code);
+    }
+
+    #[test]
+    fn excerpt_is_short_and_single_line() {
+        let long = "a\n".repeat(500);
+        let e = excerpt(&long);
+        assert!(!e.contains('\n'));
+        assert!(e.chars().count() <= 301);
+    }
+}

@@ -1,0 +1,498 @@
+//! Talking to the LLM Dungeon Master: providers, streaming, prompts and settings.
+//!
+//! vaultdm speaks two wire protocols, because together they cover nearly every way a GM runs
+//! a model: the OpenAI-compatible Chat Completions API (OpenAI itself, and local servers —
+//! Ollama, LM Studio, llama.cpp, vLLM — plus routers like OpenRouter) and the Anthropic
+//! Messages API. Both stream their reply as Server-Sent Events, decoded by our own small
+//! [`sse`] decoder and a tolerant per-protocol decoder that ignores fields it does not know.
+//!
+//! The central promise is honesty about what arrived: a [`Reply`] is `complete` only when the
+//! protocol's end event was seen. A stream that stops early yields the text received so far,
+//! marked with a [`CutOff`] reason — streamed text is never thrown away, whether the GM pressed
+//! Ctrl-C, the connection dropped or the provider reported an error mid-reply (then the
+//! partial reply rides on the [`LlmError`]).
+//!
+//! The API key lives in an [`ApiKey`], whose `Debug` and `Display` only ever show a masked
+//! form; it is sent in the auth header and nowhere else.
+//!
+//! Submodules: [`prompt`] lays out the request (system prompt, trimmed history, injected
+//! context), [`settings`] resolves provider/model/key with provenance, [`tokens`] counts
+//! tokens, [`sse`] decodes event streams.
+
+mod anthropic;
+mod client;
+mod error;
+mod openai;
+pub mod prompt;
+pub mod settings;
+pub mod sse;
+pub mod tokens;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use client::{stream_chat, LlmClient};
+pub use error::{LlmError, CONFIGURE_HELP};
+
+/// Which wire protocol to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI-compatible Chat Completions (`POST {base}/chat/completions`): OpenAI, Ollama,
+    /// LM Studio, llama.cpp, vLLM, OpenRouter, ...
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// Anthropic Messages (`POST {base}/v1/messages`).
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// The name used in flags, environment variables and config files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    /// The provider's own public endpoint, used when no base URL is configured.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::Anthropic => "https://api.anthropic.com",
+        }
+    }
+
+    /// The environment variable conventionally holding this provider's key.
+    pub fn default_key_var(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "OPENAI_API_KEY",
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Error for an unrecognised provider name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown provider `{0}`: use `openai` (also for Ollama, LM Studio, llama.cpp, vLLM, OpenRouter) or `anthropic`")]
+pub struct UnknownProvider(pub String);
+
+impl FromStr for ProviderKind {
+    type Err = UnknownProvider;
+
+    /// Accepts `openai` (and the aliases `openai-compatible`, `ollama`, `lmstudio`,
+    /// `llamacpp`, `vllm`, `openrouter`) and `anthropic` (alias `claude`), case-insensitively.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+            "openai" | "openai-compatible" | "oai" | "ollama" | "lmstudio" | "lm-studio"
+            | "llamacpp" | "llama.cpp" | "llama-cpp" | "vllm" | "openrouter" => {
+                Ok(ProviderKind::OpenAi)
+            }
+            "anthropic" | "claude" => Ok(ProviderKind::Anthropic),
+            _ => Err(UnknownProvider(s.to_owned())),
+        }
+    }
+}
+
+/// A secret API key. `Debug` and `Display` print a masked form such as `sk-…abcd`; the
+/// secret itself is only handed to the HTTP layer.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    secret: String,
+    source_var: Option<String>,
+}
+
+impl ApiKey {
+    /// Wrap a secret; `source_var` names the environment variable it came from (used in
+    /// error messages such as "check the key in $OPENAI_API_KEY").
+    pub fn new(secret: impl Into<String>, source_var: Option<String>) -> Self {
+        Self {
+            secret: secret.into().trim().to_owned(),
+            source_var,
+        }
+    }
+
+    /// The environment variable the key was read from, if known.
+    pub fn source_var(&self) -> Option<&str> {
+        self.source_var.as_deref()
+    }
+
+    /// A masked rendering safe for logs: first three and last four characters of keys long
+    /// enough for that to reveal nothing useful, otherwise just `…`.
+    pub fn masked(&self) -> String {
+        let chars: Vec<char> = self.secret.chars().collect();
+        if chars.len() >= 16 {
+            let head: String = chars[..3].iter().collect();
+            let tail: String = chars[chars.len() - 4..].iter().collect();
+            format!("{head}…{tail}")
+        } else {
+            "…".to_owned()
+        }
+    }
+
+    /// The secret, for the HTTP layer only.
+    pub(crate) fn expose(&self) -> &str {
+        &self.secret
+    }
+
+    /// Replace every occurrence of the secret in `text` by its masked form (servers
+    /// sometimes echo what they were sent).
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        if self.secret.len() < 4 {
+            return text.to_owned();
+        }
+        text.replace(&self.secret, &self.masked())
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("masked", &self.masked())
+            .field("source_var", &self.source_var)
+            .finish()
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.masked())?;
+        if let Some(var) = &self.source_var {
+            write!(f, " (from ${var})")?;
+        }
+        Ok(())
+    }
+}
+
+/// The three timeouts of one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Establishing the TCP/TLS connection.
+    pub connect: Duration,
+    /// From sending the request until the first piece of reply text (covers the response
+    /// headers, model loading and prompt processing; keep-alive comments do not count).
+    pub first_token: Duration,
+    /// Longest silence allowed between two received chunks once text has started.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    /// 10 s connect, 120 s to the first token (local models may need to load), 60 s idle.
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(10),
+            first_token: Duration::from_secs(120),
+            idle: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Bounded exponential backoff for 429 and 5xx answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (so `max_retries + 1` requests at most).
+    pub max_retries: u32,
+    /// Delay before the first retry; doubled for each further one.
+    pub base_delay: Duration,
+    /// Cap on the computed exponential delay.
+    pub max_delay: Duration,
+    /// Cap on a server-provided `Retry-After`.
+    pub retry_after_cap: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// 3 retries, 0.5 s, 1 s, 2 s … capped at 8 s; `Retry-After` honoured up to 30 s.
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(8),
+            retry_after_cap: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before retry number `retry` (0-based): the server's `Retry-After` if given
+    /// (capped at `retry_after_cap`), else `base_delay * 2^retry` capped at `max_delay`.
+    pub fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(ra) = retry_after {
+            return ra.min(self.retry_after_cap);
+        }
+        let factor = 2u32.saturating_pow(retry.min(20));
+        self.base_delay.saturating_mul(factor).min(self.max_delay)
+    }
+}
+
+/// Everything needed to talk to one model. Build it by hand or with
+/// [`settings::LlmSettings::to_config`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LlmConfig {
+    /// Wire protocol.
+    pub provider: ProviderKind,
+    /// Base URL, e.g. `http://localhost:11434/v1` or `https://api.anthropic.com`.
+    pub base_url: String,
+    /// Model name as the server knows it.
+    pub model: String,
+    /// Key, if the server needs one (local servers usually do not).
+    pub api_key: Option<ApiKey>,
+    /// Connect, first-token and idle timeouts.
+    pub timeouts: Timeouts,
+    /// Backoff for rate limits and server errors.
+    pub retry: RetryPolicy,
+    /// Upper bound on the reply length, in tokens.
+    pub max_tokens: u32,
+}
+
+impl LlmConfig {
+    /// Default reply length cap.
+    pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+
+    /// A config with default timeouts, retries and `max_tokens`, and no key.
+    pub fn new(provider: ProviderKind, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            provider,
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            timeouts: Timeouts::default(),
+            retry: RetryPolicy::default(),
+            max_tokens: Self::DEFAULT_MAX_TOKENS,
+        }
+    }
+
+    /// The URL requests are POSTed to: `{base}/chat/completions` for OpenAI-compatible
+    /// servers, `{base}/v1/messages` for Anthropic. A base that already ends in the endpoint
+    /// path (or, for Anthropic, in `/v1`) is accepted as is.
+    pub fn endpoint(&self) -> String {
+        let base = self.base_url.trim().trim_end_matches('/');
+        match self.provider {
+            ProviderKind::OpenAi => {
+                if base.ends_with("/chat/completions") {
+                    base.to_owned()
+                } else {
+                    format!("{base}/chat/completions")
+                }
+            }
+            ProviderKind::Anthropic => {
+                if base.ends_with("/v1/messages") {
+                    base.to_owned()
+                } else if base.ends_with("/v1") {
+                    format!("{base}/messages")
+                } else {
+                    format!("{base}/v1/messages")
+                }
+            }
+        }
+    }
+}
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The GM/players (carries injected context).
+    User,
+    /// The model, as Dungeon Master.
+    Assistant,
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Speaker.
+    pub role: Role,
+    /// Text.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// A provider-neutral request: the system prompt plus alternating messages ending with a
+/// user message. Build it with [`prompt::build_prompt`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// System prompt (OpenAI: first message with role `system`; Anthropic: top-level
+    /// `system`). Empty means none.
+    pub system: String,
+    /// The conversation, oldest first.
+    pub messages: Vec<ChatMessage>,
+}
+
+/// Token accounting reported by the provider; every field is optional because many
+/// OpenAI-compatible servers omit some or all of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens, including cached ones (Anthropic: input + cache read + cache write).
+    pub input_tokens: Option<u64>,
+    /// Reply tokens.
+    pub output_tokens: Option<u64>,
+    /// Prompt tokens served from the provider's prompt cache.
+    pub cached_tokens: Option<u64>,
+}
+
+/// Why a reply is incomplete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutOff {
+    /// The GM cancelled (Ctrl-C).
+    Interrupted,
+    /// The stream closed cleanly but without the protocol's end event.
+    EndedEarly,
+    /// The stream went silent past the idle timeout.
+    IdleTimeout,
+    /// The connection broke mid-stream.
+    ConnectionLost,
+    /// The provider sent an error event mid-stream.
+    ProviderError,
+}
+
+impl fmt::Display for CutOff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CutOff::Interrupted => "interrupted",
+            CutOff::EndedEarly => "the stream ended before the reply finished",
+            CutOff::IdleTimeout => "the stream went silent (idle timeout)",
+            CutOff::ConnectionLost => "the connection broke",
+            CutOff::ProviderError => "the provider reported an error",
+        })
+    }
+}
+
+/// The model's reply, complete or not.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Reply {
+    /// All text received, in order.
+    pub text: String,
+    /// True only if the protocol's end event arrived (OpenAI: a non-empty `finish_reason` or
+    /// `[DONE]`; Anthropic: `message_stop`).
+    pub complete: bool,
+    /// The provider's stop reason (`stop`, `length`, `end_turn`, `max_tokens`, ...).
+    pub finish_reason: Option<String>,
+    /// Token accounting, if the provider sent any.
+    pub usage: Option<Usage>,
+    /// Why the reply is incomplete; `None` when complete.
+    pub cut_off: Option<CutOff>,
+    /// Stream oddities that were skipped (unreadable events), for diagnostics.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl Reply {
+    /// Whether the model stopped because it hit `max_tokens` (the reply is complete as far as
+    /// the protocol goes, but the text likely ends mid-sentence).
+    pub fn hit_token_limit(&self) -> bool {
+        matches!(
+            self.finish_reason.as_deref(),
+            Some("length" | "max_tokens" | "model_length")
+        )
+    }
+
+    /// Whether the GM interrupted this reply.
+    pub fn interrupted(&self) -> bool {
+        self.cut_off == Some(CutOff::Interrupted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("openai", ProviderKind::OpenAi)]
+    #[case("OpenAI", ProviderKind::OpenAi)]
+    #[case("ollama", ProviderKind::OpenAi)]
+    #[case("openai_compatible", ProviderKind::OpenAi)]
+    #[case("anthropic", ProviderKind::Anthropic)]
+    #[case(" Claude ", ProviderKind::Anthropic)]
+    fn parses_provider(#[case] s: &str, #[case] expected: ProviderKind) {
+        assert_eq!(s.parse::<ProviderKind>(), Ok(expected));
+    }
+
+    #[test]
+    fn unknown_provider_is_explained() {
+        let err = "gemini".parse::<ProviderKind>().unwrap_err().to_string();
+        assert!(err.contains("gemini") && err.contains("openai") && err.contains("anthropic"));
+    }
+
+    #[rstest]
+    #[case(ProviderKind::OpenAi, "http://localhost:11434/v1", "http://localhost:11434/v1/chat/completions")]
+    #[case(ProviderKind::OpenAi, "http://localhost:11434/v1/", "http://localhost:11434/v1/chat/completions")]
+    #[case(ProviderKind::OpenAi, "http://h/v1/chat/completions", "http://h/v1/chat/completions")]
+    #[case(ProviderKind::Anthropic, "https://api.anthropic.com", "https://api.anthropic.com/v1/messages")]
+    #[case(ProviderKind::Anthropic, "https://api.anthropic.com/", "https://api.anthropic.com/v1/messages")]
+    #[case(ProviderKind::Anthropic, "http://proxy/v1", "http://proxy/v1/messages")]
+    fn endpoints(#[case] p: ProviderKind, #[case] base: &str, #[case] expected: &str) {
+        assert_eq!(LlmConfig::new(p, base, "m").endpoint(), expected);
+    }
+
+    #[test]
+    fn key_is_masked_everywhere() {
+        let key = ApiKey::new("sk-proj-abcdefghijklmnop1234", Some("OPENAI_API_KEY".into()));
+        let cfg = LlmConfig {
+            api_key: Some(key.clone()),
+            ..LlmConfig::new(ProviderKind::OpenAi, "http://x/v1", "m")
+        };
+        for shown in [format!("{key}"), format!("{key:?}"), format!("{cfg:?}"), format!("{cfg:#?}")] {
+            assert!(!shown.contains("abcdefghijklmnop"), "{shown}");
+        }
+        assert_eq!(key.masked(), "sk-…1234");
+        assert_eq!(key.to_string(), "sk-…1234 (from $OPENAI_API_KEY)");
+        assert_eq!(ApiKey::new("short", None).masked(), "…");
+        assert_eq!(key.scrub("bad key sk-proj-abcdefghijklmnop1234!"), "bad key sk-…1234!");
+    }
+
+    #[rstest]
+    #[case(0, None, 500)]
+    #[case(1, None, 1000)]
+    #[case(2, None, 2000)]
+    #[case(3, None, 4000)]
+    #[case(4, None, 8000)]
+    #[case(10, None, 8000)]
+    #[case(0, Some(3000), 3000)]
+    #[case(0, Some(90_000), 30_000)]
+    fn backoff(#[case] retry: u32, #[case] retry_after_ms: Option<u64>, #[case] expected_ms: u64) {
+        let p = RetryPolicy::default();
+        assert_eq!(
+            p.delay(retry, retry_after_ms.map(Duration::from_millis)),
+            Duration::from_millis(expected_ms)
+        );
+    }
+
+    #[test]
+    fn token_limit_detection() {
+        let r = Reply {
+            finish_reason: Some("length".into()),
+            complete: true,
+            ..Reply::default()
+        };
+        assert!(r.hit_token_limit());
+        assert!(!Reply::default().hit_token_limit());
+    }
+}

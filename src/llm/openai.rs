@@ -1,0 +1,203 @@
+//! The OpenAI-compatible Chat Completions protocol: request body and a tolerant stream decoder.
+//!
+//! "OpenAI-compatible" servers differ in the details (Ollama, llama.cpp, vLLM, LM Studio,
+//! OpenRouter all have quirks), so the decoder reads JSON loosely: unknown fields are ignored,
+//! `usage` may be missing or null, `finish_reason` may be `""` or null on every chunk,
+//! `choices` may be empty (the final usage chunk), and a server that ignores `stream: true`
+//! and answers with one plain JSON completion is understood too.
+
+use serde_json::{json, Value};
+
+use super::client::Item;
+use super::sse::SseEvent;
+use super::{ChatRequest, LlmConfig, Usage};
+
+/// Build the JSON body for `POST {base}/chat/completions`.
+///
+/// The system prompt becomes the first message (role `system`). OpenAI's own API gets
+/// `max_completion_tokens` (its newer models reject `max_tokens`); every other server gets the
+/// widely supported `max_tokens`. `stream_options.include_usage` asks for token counts.
+pub(super) fn request_body(cfg: &LlmConfig, req: &ChatRequest) -> Value {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        messages.push(json!({"role": "system", "content": req.system}));
+    }
+    for m in &req.messages {
+        messages.push(json!({"role": m.role, "content": m.content}));
+    }
+    let mut body = json!({
+        "model": cfg.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    let limit_field = if cfg.base_url.contains("api.openai.com") {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
+    body[limit_field] = json!(cfg.max_tokens);
+    body
+}
+
+/// Stream decoder state (the protocol is stateless per chunk).
+#[derive(Debug, Default)]
+pub(super) struct Decoder;
+
+impl Decoder {
+    /// Translate one SSE event into stream items.
+    pub(super) fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Item>) {
+        let data = ev.data.trim();
+        if data.is_empty() {
+            return;
+        }
+        if data == "[DONE]" {
+            out.push(Item::Complete);
+            out.push(Item::Stop);
+            return;
+        }
+        let value: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => {
+                if ev.event.as_deref() == Some("error") {
+                    out.push(Item::Error(data.to_owned()));
+                } else {
+                    out.push(Item::Warning(format!(
+                        "skipped an unreadable stream event ({e}): {}",
+                        super::client::excerpt(data)
+                    )));
+                }
+                return;
+            }
+        };
+        if let Some(msg) = error_message(&value) {
+            out.push(Item::Error(msg));
+            return;
+        }
+        if ev.event.as_deref() == Some("error") {
+            out.push(Item::Error(super::client::excerpt(data)));
+            return;
+        }
+        let mut finish = None;
+        if let Some(choices) = value.get("choices").and_then(Value::as_array) {
+            for choice in choices {
+                if choice.get("index").and_then(Value::as_u64).unwrap_or(0) != 0 {
+                    continue;
+                }
+                let text = choice
+                    .get("delta")
+                    .and_then(|d| d.get("content"))
+                    .or_else(|| choice.get("message").and_then(|m| m.get("content")))
+                    .and_then(Value::as_str);
+                if let Some(t) = text {
+                    if !t.is_empty() {
+                        out.push(Item::Text(t.to_owned()));
+                    }
+                }
+                if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
+                    if !r.is_empty() {
+                        finish = Some(r.to_owned());
+                    }
+                }
+            }
+        }
+        if let Some(u) = value.get("usage").and_then(parse_usage) {
+            out.push(Item::Usage(u));
+        }
+        if let Some(r) = finish {
+            out.push(Item::FinishReason(r));
+            out.push(Item::Complete);
+        }
+    }
+}
+
+/// `{"error": {"message": ...}}` or `{"error": "..."}` as sent mid-stream by several servers.
+fn error_message(value: &Value) -> Option<String> {
+    let err = value.get("error")?;
+    if err.is_null() {
+        return None;
+    }
+    Some(
+        err.get("message")
+            .and_then(Value::as_str)
+            .or_else(|| err.as_str())
+            .map(str::to_owned)
+            .unwrap_or_else(|| err.to_string()),
+    )
+}
+
+fn parse_usage(u: &Value) -> Option<Usage> {
+    if !u.is_object() {
+        return None;
+    }
+    let n = |v: Option<&Value>| v.and_then(Value::as_u64);
+    Some(Usage {
+        input_tokens: n(u.get("prompt_tokens")).or_else(|| n(u.get("input_tokens"))),
+        output_tokens: n(u.get("completion_tokens")).or_else(|| n(u.get("output_tokens"))),
+        cached_tokens: n(u.get("prompt_tokens_details").and_then(|d| d.get("cached_tokens")))
+            .or_else(|| n(u.get("prompt_cache_hit_tokens"))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{ChatMessage, ProviderKind};
+    use rstest::rstest;
+
+    fn decode(data: &str) -> Vec<Item> {
+        let mut out = Vec::new();
+        Decoder.on_event(
+            &SseEvent {
+                data: data.into(),
+                ..SseEvent::default()
+            },
+            &mut out,
+        );
+        out
+    }
+
+    #[rstest]
+    #[case::content(r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#, vec![Item::Text("Hi".into())])]
+    #[case::empty_finish(r#"{"choices":[{"delta":{"content":"Hi"},"finish_reason":""}]}"#, vec![Item::Text("Hi".into())])]
+    #[case::role_only(r#"{"choices":[{"delta":{"role":"assistant"}}]}"#, vec![])]
+    #[case::empty_choices(r#"{"choices":[],"usage":null}"#, vec![])]
+    #[case::unknown_fields(r#"{"id":"x","object":"chat.completion.chunk","system_fingerprint":"f","choices":[{"delta":{"content":"a","reasoning_content":"hm"},"logprobs":null}]}"#, vec![Item::Text("a".into())])]
+    #[case::finish(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#, vec![Item::FinishReason("stop".into()), Item::Complete])]
+    #[case::usage(r#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":8}}}"#,
+        vec![Item::Usage(Usage{input_tokens:Some(10),output_tokens:Some(3),cached_tokens:Some(8)})])]
+    #[case::done("[DONE]", vec![Item::Complete, Item::Stop])]
+    #[case::error(r#"{"error":{"message":"overloaded","code":502}}"#, vec![Item::Error("overloaded".into())])]
+    #[case::error_string(r#"{"error":"boom"}"#, vec![Item::Error("boom".into())])]
+    #[case::null_error(r#"{"error":null,"choices":[{"delta":{"content":"x"}}]}"#, vec![Item::Text("x".into())])]
+    #[case::non_streamed(r#"{"choices":[{"message":{"role":"assistant","content":"Whole"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1}}"#,
+        vec![Item::Text("Whole".into()), Item::Usage(Usage{input_tokens:Some(1),..Usage::default()}), Item::FinishReason("stop".into()), Item::Complete])]
+    #[case::other_index(r#"{"choices":[{"index":1,"delta":{"content":"no"}}]}"#, vec![])]
+    fn decodes(#[case] data: &str, #[case] expected: Vec<Item>) {
+        assert_eq!(decode(data), expected);
+    }
+
+    #[test]
+    fn garbage_is_a_warning_not_a_crash() {
+        let items = decode("{not json");
+        assert!(matches!(&items[..], [Item::Warning(w)] if w.contains("unreadable")));
+    }
+
+    #[test]
+    fn body_layout() {
+        let cfg = LlmConfig::new(ProviderKind::OpenAi, "http://localhost:11434/v1", "llama3.1");
+        let req = ChatRequest {
+            system: "You are the DM.".into(),
+            messages: vec![ChatMessage::user("Player: hi")],
+        };
+        let body = request_body(&cfg, &req);
+        assert_eq!(body["messages"][0], json!({"role":"system","content":"You are the DM."}));
+        assert_eq!(body["messages"][1], json!({"role":"user","content":"Player: hi"}));
+        assert_eq!(body["stream"], json!(true));
+        assert_eq!(body["max_tokens"], json!(1024));
+        let official = LlmConfig::new(ProviderKind::OpenAi, "https://api.openai.com/v1", "gpt-4o");
+        assert_eq!(request_body(&official, &req)["max_completion_tokens"], json!(1024));
+        let no_system = ChatRequest { system: String::new(), ..req };
+        assert_eq!(request_body(&cfg, &no_system)["messages"][0]["role"], json!("user"));
+    }
+}

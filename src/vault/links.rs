@@ -1,0 +1,302 @@
+//! Wikilinks: parse `[[Note#Heading|Alias]]` forms and resolve them to notes.
+//!
+//! Resolution is deterministic and never guesses: exact path, then file stem, then display
+//! name and aliases (case-insensitive, Unicode NFC), then a slug of the target against file
+//! stems. Two candidates on the same tier make the link ambiguous, which `check` reports.
+
+use std::collections::HashMap;
+use unicode_normalization::UnicodeNormalization;
+
+/// A parsed link target.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LinkTarget {
+    /// The note part: a name, stem or vault path (may end in `.md`).
+    pub note: String,
+    /// The `#Heading` (or `#^block`) part, if any.
+    pub heading: Option<String>,
+    /// The `|Alias` part, if any.
+    pub alias: Option<String>,
+}
+
+impl LinkTarget {
+    /// Parses the inside of `[[...]]`: `Note`, `Note|Alias`, `Note#Heading`, `path/Note.md|Alias`.
+    /// A trailing backslash before `|` (from tables, `\|`) is dropped.
+    pub fn parse(inner: &str) -> LinkTarget {
+        let (dest, alias) = match inner.split_once('|') {
+            Some((d, a)) => (d, Some(a.trim().to_string()).filter(|a| !a.is_empty())),
+            None => (inner, None),
+        };
+        let dest = dest.trim().trim_end_matches('\\').trim();
+        let (note, heading) = match dest.split_once('#') {
+            Some((n, h)) => (n.trim(), Some(h.trim().to_string()).filter(|h| !h.is_empty())),
+            None => (dest, None),
+        };
+        LinkTarget {
+            note: note.to_string(),
+            heading,
+            alias,
+        }
+    }
+
+    /// The text a reader sees: the alias, else the note's last path segment without `.md`.
+    pub fn display(&self) -> String {
+        if let Some(a) = &self.alias {
+            return a.clone();
+        }
+        let last = self.note.rsplit('/').next().unwrap_or(&self.note);
+        last.strip_suffix(".md").unwrap_or(last).to_string()
+    }
+}
+
+/// A wikilink found in plain text (frontmatter values, player messages).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundLink {
+    /// Byte range of the whole `[[...]]` (including a leading `!` for embeds).
+    pub range: std::ops::Range<usize>,
+    /// The parsed target.
+    pub target: LinkTarget,
+    /// True for `![[...]]`.
+    pub embed: bool,
+}
+
+/// Finds every `[[...]]` in plain text. Unclosed or empty brackets are skipped.
+pub fn find_wikilinks(text: &str) -> Vec<FoundLink> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while let Some(i) = text[pos..].find("[[") {
+        let start = pos + i;
+        let inner_start = start + 2;
+        let Some(j) = text[inner_start..].find("]]") else {
+            break;
+        };
+        let inner = &text[inner_start..inner_start + j];
+        let end = inner_start + j + 2;
+        if inner.contains("[[") || inner.contains('\n') {
+            pos = inner_start;
+            continue;
+        }
+        let embed = start > 0 && text.as_bytes()[start - 1] == b'!';
+        if !inner.trim().is_empty() {
+            out.push(FoundLink {
+                range: if embed { start - 1..end } else { start..end },
+                target: LinkTarget::parse(inner),
+                embed,
+            });
+        }
+        pos = end;
+    }
+    out
+}
+
+/// If the whole value is a single wikilink, its target.
+pub fn as_single_link(value: &str) -> Option<LinkTarget> {
+    let v = value.trim();
+    let links = find_wikilinks(v);
+    match links.as_slice() {
+        [one] if one.range == (0..v.len()) => Some(one.target.clone()),
+        _ => None,
+    }
+}
+
+/// Normalises a name for lookup: Unicode NFC, lower case, trimmed, inner whitespace folded.
+pub fn norm_key(s: &str) -> String {
+    let s: String = s.nfc().collect::<String>().to_lowercase();
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A slug: lower-case alphanumerics joined by single dashes (`The Gilded Eel` -> `the-gilded-eel`).
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    let mut dash = false;
+    for c in norm_key(s).chars() {
+        if c.is_alphanumeric() {
+            if dash && !out.is_empty() {
+                out.push('-');
+            }
+            dash = false;
+            out.push(c);
+        } else if c != '\'' && c != '’' {
+            dash = true;
+        }
+    }
+    out
+}
+
+/// What a link resolved to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// Exactly one note (index into the vault's notes).
+    Found(usize),
+    /// More than one note matched on the same tier.
+    Ambiguous(Vec<usize>),
+    /// No note matched.
+    NotFound,
+}
+
+/// Lookup tables from every name a note can be linked by to the notes that carry it.
+#[derive(Debug, Clone, Default)]
+pub struct LinkIndex {
+    paths: HashMap<String, Vec<usize>>,
+    stems: HashMap<String, Vec<usize>>,
+    names: HashMap<String, Vec<usize>>,
+    slugs: HashMap<String, Vec<usize>>,
+}
+
+fn push(map: &mut HashMap<String, Vec<usize>>, key: String, idx: usize) {
+    if key.is_empty() {
+        return;
+    }
+    let v = map.entry(key).or_default();
+    if !v.contains(&idx) {
+        v.push(idx);
+    }
+}
+
+impl LinkIndex {
+    /// Adds a note: its vault path (with `.md`), its stem, and its display names and aliases.
+    pub fn add(&mut self, idx: usize, path: &str, stem: &str, names: &[String]) {
+        let p = path.strip_suffix(".md").unwrap_or(path);
+        push(&mut self.paths, norm_key(p), idx);
+        push(&mut self.stems, norm_key(stem), idx);
+        push(&mut self.slugs, slug(stem), idx);
+        for n in names {
+            push(&mut self.names, norm_key(n), idx);
+        }
+    }
+
+    /// Removes a note from every table (used by incremental reloads).
+    pub fn remove(&mut self, idx: usize) {
+        for map in [
+            &mut self.paths,
+            &mut self.stems,
+            &mut self.names,
+            &mut self.slugs,
+        ] {
+            map.retain(|_, v| {
+                v.retain(|&i| i != idx);
+                !v.is_empty()
+            });
+        }
+    }
+
+    /// Resolves a link target or a plain reference (a slug, a name, an alias, a path).
+    pub fn resolve(&self, target: &str) -> Resolution {
+        let t = target.trim().trim_start_matches("./").trim_start_matches('/');
+        let t = t.strip_suffix(".md").unwrap_or(t);
+        if t.is_empty() {
+            return Resolution::NotFound;
+        }
+        let key = norm_key(t);
+        let tiers: [(&HashMap<String, Vec<usize>>, String); 4] = [
+            (&self.paths, key.clone()),
+            (&self.stems, key.clone()),
+            (&self.names, key),
+            (&self.slugs, slug(t)),
+        ];
+        for (map, k) in tiers {
+            match map.get(&k).map(Vec::as_slice) {
+                Some([one]) => return Resolution::Found(*one),
+                Some(many) if many.len() > 1 => {
+                    let mut v = many.to_vec();
+                    v.sort_unstable();
+                    return Resolution::Ambiguous(v);
+                }
+                _ => {}
+            }
+        }
+        Resolution::NotFound
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("Note", "Note", None, None)]
+    #[case("Note|Alias", "Note", None, Some("Alias"))]
+    #[case("Note#Heading", "Note", Some("Heading"), None)]
+    #[case("path/Note.md|Alias", "path/Note.md", None, Some("Alias"))]
+    #[case("Note#H|A", "Note", Some("H"), Some("A"))]
+    #[case("Note\\|A", "Note", None, Some("A"))]
+    #[case(" Spaced  | x ", "Spaced", None, Some("x"))]
+    #[case("Note#^block", "Note", Some("^block"), None)]
+    fn parses_targets(
+        #[case] inner: &str,
+        #[case] note: &str,
+        #[case] heading: Option<&str>,
+        #[case] alias: Option<&str>,
+    ) {
+        let t = LinkTarget::parse(inner);
+        assert_eq!(t.note, note);
+        assert_eq!(t.heading.as_deref(), heading);
+        assert_eq!(t.alias.as_deref(), alias);
+    }
+
+    #[test]
+    fn finds_links_and_embeds() {
+        let found = find_wikilinks("a [[One]] b ![[Two.png]] [[]] [[Three|3]] [[open");
+        let names: Vec<_> = found.iter().map(|f| f.target.note.as_str()).collect();
+        assert_eq!(names, ["One", "Two.png", "Three"]);
+        assert!(found[1].embed);
+        assert_eq!(found[2].target.display(), "3");
+    }
+
+    #[test]
+    fn resolves_by_tier_and_reports_ambiguity() {
+        let mut ix = LinkIndex::default();
+        ix.add(0, "canon/npcs/mother-ashka.md", "mother-ashka", &["Mother Ashka".into(), "the Eel-Mother".into()]);
+        ix.add(1, "canon/locations/the-gilded-eel.md", "the-gilded-eel", &["The Gilded Eel".into()]);
+        ix.add(2, "a/Dup.md", "Dup", &[]);
+        ix.add(3, "b/Dup.md", "Dup", &[]);
+        assert_eq!(ix.resolve("mother-ashka"), Resolution::Found(0));
+        assert_eq!(ix.resolve("MOTHER ASHKA"), Resolution::Found(0));
+        assert_eq!(ix.resolve("the eel-mother"), Resolution::Found(0));
+        assert_eq!(ix.resolve("canon/locations/the-gilded-eel.md"), Resolution::Found(1));
+        assert_eq!(ix.resolve("The  Gilded Eel"), Resolution::Found(1));
+        assert_eq!(ix.resolve("a/Dup"), Resolution::Found(2));
+        assert_eq!(ix.resolve("Dup"), Resolution::Ambiguous(vec![2, 3]));
+        assert_eq!(ix.resolve("nowhere"), Resolution::NotFound);
+        ix.remove(3);
+        assert_eq!(ix.resolve("Dup"), Resolution::Found(2));
+    }
+
+    #[test]
+    fn unicode_names_resolve_normalised() {
+        let mut ix = LinkIndex::default();
+        // "Café" written with a combining accent in the file name.
+        ix.add(0, "Cafe\u{301}.md", "Cafe\u{301}", &[]);
+        assert_eq!(ix.resolve("CAFÉ"), Resolution::Found(0));
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics(s in "\\PC{0,40}") {
+            let t = LinkTarget::parse(&s);
+            prop_assert!(!t.note.contains('|'));
+            let _ = find_wikilinks(&s);
+        }
+
+        #[test]
+        fn parse_roundtrip(note in "[A-Za-z][A-Za-z /.-]{0,15}", h in proptest::option::of("[A-Za-z ]{1,8}"), a in proptest::option::of("[A-Za-z ]{1,8}")) {
+            let mut inner = note.clone();
+            if let Some(h) = &h { inner.push('#'); inner.push_str(h); }
+            if let Some(a) = &a { inner.push('|'); inner.push_str(a); }
+            let t = LinkTarget::parse(&inner);
+            prop_assert_eq!(t.note, note.trim().to_string());
+            prop_assert_eq!(t.heading, h.map(|h| h.trim().to_string()).filter(|h| !h.is_empty()));
+            prop_assert_eq!(t.alias, a.map(|a| a.trim().to_string()).filter(|a| !a.is_empty()));
+        }
+
+        #[test]
+        fn found_ranges_are_links(text in "[a-z \\[\\]|#!]{0,60}") {
+            for f in find_wikilinks(&text) {
+                let s = &text[f.range.clone()];
+                prop_assert!(s.ends_with("]]"));
+                prop_assert!(s.starts_with("[[") || s.starts_with("![["));
+            }
+        }
+    }
+}

@@ -1,0 +1,538 @@
+//! Markdown bodies: sections, text blocks, wikilinks, tags, inline fields and callouts.
+//!
+//! The body is parsed once with pulldown-cmark into a flat list of [`Block`]s (headings,
+//! paragraphs, list items, callouts, table rows), each tagged with its section and file
+//! line. Code blocks (including `dataview`/`dataviewjs`) and `%% comments %%` are not
+//! content and never reach the canon.
+
+use super::links::LinkTarget;
+use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd};
+
+/// What kind of text a block is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockKind {
+    /// A heading of the given level (1-6).
+    Heading(u8),
+    /// A paragraph.
+    Paragraph,
+    /// A list item's own text (nested items are separate blocks).
+    ListItem,
+    /// A table row, cells joined with ` | `.
+    TableRow,
+}
+
+/// A run of text in the body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// What kind of block.
+    pub kind: BlockKind,
+    /// Plain text: links shown as their display text, emphasis markers removed, soft
+    /// breaks kept as `\n`.
+    pub text: String,
+    /// 1-based file line where the block starts.
+    pub line: usize,
+    /// Index of the section the block belongs to.
+    pub section: usize,
+    /// The text of a leading `**strong**` span, if the block opens with one.
+    pub strong_prefix: Option<String>,
+    /// The callout type (lower-case) when the block sits inside `> [!type]`.
+    pub callout: Option<String>,
+    /// List nesting depth (0 outside lists).
+    pub depth: usize,
+}
+
+/// A heading and the blocks under it. Section 0 is the text before any heading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// Heading text (None for the preamble).
+    pub heading: Option<String>,
+    /// Heading level (0 for the preamble).
+    pub level: u8,
+    /// 1-based file line of the heading.
+    pub line: usize,
+}
+
+/// A wikilink in the body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyLink {
+    /// The parsed target.
+    pub target: LinkTarget,
+    /// True for embeds (`![[...]]`).
+    pub embed: bool,
+    /// 1-based file line.
+    pub line: usize,
+}
+
+/// A Dataview inline field (`key:: value`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineField {
+    /// Lower-cased key.
+    pub key: String,
+    /// The value text.
+    pub value: String,
+    /// 1-based file line.
+    pub line: usize,
+}
+
+/// A parsed body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Body {
+    /// Sections in order; index 0 is the preamble.
+    pub sections: Vec<Section>,
+    /// Text blocks in document order.
+    pub blocks: Vec<Block>,
+    /// Wikilinks and embeds.
+    pub links: Vec<BodyLink>,
+    /// Inline `#tags` (without `#`, lower-cased).
+    pub tags: Vec<(String, usize)>,
+    /// Dataview inline fields.
+    pub fields: Vec<InlineField>,
+}
+
+impl Body {
+    /// The blocks of the first section whose heading matches one of `names` (case-insensitive),
+    /// including its subsections.
+    pub fn section_blocks(&self, names: &[&str]) -> Option<Vec<&Block>> {
+        let idx = self.sections.iter().position(|s| {
+            s.heading
+                .as_deref()
+                .is_some_and(|h| names.iter().any(|n| h.trim().eq_ignore_ascii_case(n)))
+        })?;
+        let level = self.sections[idx].level;
+        let end = self.sections[idx + 1..]
+            .iter()
+            .position(|s| s.level <= level)
+            .map_or(self.sections.len(), |p| idx + 1 + p);
+        Some(
+            self.blocks
+                .iter()
+                .filter(|b| b.section > idx && b.section < end || b.section == idx)
+                .filter(|b| !matches!(b.kind, BlockKind::Heading(_)))
+                .collect(),
+        )
+    }
+
+    /// The first H1 heading's text.
+    pub fn title(&self) -> Option<&str> {
+        self.sections
+            .iter()
+            .find(|s| s.level == 1)
+            .and_then(|s| s.heading.as_deref())
+    }
+
+    /// The first paragraph that is not a heading, list or callout.
+    pub fn first_paragraph(&self) -> Option<&Block> {
+        self.blocks
+            .iter()
+            .find(|b| b.kind == BlockKind::Paragraph && b.callout.is_none() && !b.text.trim().is_empty())
+    }
+}
+
+/// Replaces `%% comments %%` with spaces (newlines kept) so byte offsets and lines stay put.
+/// An unclosed `%%` comments out the rest of the note, as in Obsidian.
+pub fn blank_comments(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("%%") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("%%") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let (comment_len, close) = match after.find("%%") {
+            Some(j) => (j, 2),
+            None => (after.len(), 0),
+        };
+        let blanked = &rest[i..i + 2 + comment_len + close];
+        for c in blanked.chars() {
+            if c == '\n' {
+                out.push('\n');
+            } else {
+                out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+            }
+        }
+        rest = &rest[i + 2 + comment_len + close..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Maps byte offsets to 1-based line numbers.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes the line starts of `text`.
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Self { starts }
+    }
+
+    /// The 1-based line holding byte `offset`.
+    pub fn line(&self, offset: usize) -> usize {
+        match self.starts.binary_search(&offset) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+}
+
+struct Open {
+    kind: BlockKind,
+    text: String,
+    start: usize,
+    strong_prefix: Option<String>,
+    strong_depth: Option<usize>,
+}
+
+/// Parses a body. `base_offset` is the body's byte offset in the file and `lines` indexes
+/// the whole file, so every line reported is a file line.
+pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
+    let cleaned = blank_comments(body);
+    let mut opts = Options::empty();
+    opts.insert(Options::ENABLE_WIKILINKS);
+    opts.insert(Options::ENABLE_TABLES);
+    opts.insert(Options::ENABLE_STRIKETHROUGH);
+    opts.insert(Options::ENABLE_TASKLISTS);
+    let line_of = |off: usize| lines.line(base_offset + off);
+
+    let mut out = Body {
+        sections: vec![Section {
+            heading: None,
+            level: 0,
+            line: line_of(0),
+        }],
+        ..Body::default()
+    };
+    let mut stack: Vec<Open> = Vec::new();
+    let mut list_depth = 0usize;
+    let mut quote_depth = 0usize;
+    let mut callout: Option<String> = None;
+    let mut callout_pending = false;
+    let mut skip_code = 0usize;
+    let mut in_link: Vec<(LinkTarget, bool, bool)> = Vec::new(); // target, has_pothole, wrote_text
+    let mut strong = 0usize;
+    let mut row: Option<(Vec<String>, usize)> = None;
+
+    let flush = |open: Open, out: &mut Body, depth: usize, callout: &Option<String>| {
+        let text = open.text.trim().to_string();
+        if text.is_empty() && !matches!(open.kind, BlockKind::Heading(_)) {
+            return;
+        }
+        let line = line_of(open.start);
+        if let BlockKind::Heading(level) = open.kind {
+            out.sections.push(Section {
+                heading: Some(text.clone()),
+                level,
+                line,
+            });
+        }
+        for (i, l) in text.lines().enumerate() {
+            if let Some((k, v)) = l.split_once("::") {
+                let k = k.trim().trim_start_matches(['-', '*', '[']).trim();
+                if !k.is_empty() && k.len() <= 40 && !k.contains(['`', ':']) {
+                    out.fields.push(InlineField {
+                        key: k.to_lowercase(),
+                        value: v.trim().trim_end_matches(']').trim().to_string(),
+                        line: line + i,
+                    });
+                }
+            }
+        }
+        out.blocks.push(Block {
+            kind: open.kind,
+            text,
+            line,
+            section: out.sections.len() - 1,
+            strong_prefix: open.strong_prefix,
+            callout: callout.clone(),
+            depth,
+        });
+    };
+
+    for (event, range) in Parser::new_ext(&cleaned, opts).into_offset_iter() {
+        if skip_code > 0 {
+            if let Event::End(TagEnd::CodeBlock) = event {
+                skip_code -= 1;
+            }
+            continue;
+        }
+        match event {
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let _ = matches!(kind, CodeBlockKind::Fenced(_));
+                skip_code += 1;
+            }
+            Event::Start(Tag::Heading { level, .. }) => {
+                stack.push(Open {
+                    kind: BlockKind::Heading(level as u8),
+                    text: String::new(),
+                    start: range.start,
+                    strong_prefix: None,
+                    strong_depth: None,
+                });
+            }
+            Event::Start(Tag::Paragraph) => {
+                let reuse = matches!(stack.last(), Some(o) if o.kind == BlockKind::ListItem && o.text.trim().is_empty());
+                if !reuse {
+                    stack.push(Open {
+                        kind: BlockKind::Paragraph,
+                        text: String::new(),
+                        start: range.start,
+                        strong_prefix: None,
+                        strong_depth: None,
+                    });
+                }
+            }
+            Event::Start(Tag::Item) => {
+                stack.push(Open {
+                    kind: BlockKind::ListItem,
+                    text: String::new(),
+                    start: range.start,
+                    strong_prefix: None,
+                    strong_depth: None,
+                });
+            }
+            Event::Start(Tag::List(_)) => {
+                // An item's own text ends where its nested list begins.
+                if let Some(o) = stack.last_mut() {
+                    if o.kind == BlockKind::ListItem && !o.text.trim().is_empty() {
+                        let taken = Open {
+                            kind: BlockKind::ListItem,
+                            text: std::mem::take(&mut o.text),
+                            start: o.start,
+                            strong_prefix: o.strong_prefix.take(),
+                            strong_depth: None,
+                        };
+                        flush(taken, &mut out, list_depth, &callout);
+                    }
+                }
+                list_depth += 1;
+            }
+            Event::End(TagEnd::List(_)) => list_depth = list_depth.saturating_sub(1),
+            Event::Start(Tag::BlockQuote(_)) => {
+                quote_depth += 1;
+                if quote_depth == 1 {
+                    callout_pending = true;
+                }
+            }
+            Event::End(TagEnd::BlockQuote(_)) => {
+                quote_depth = quote_depth.saturating_sub(1);
+                if quote_depth == 0 {
+                    callout = None;
+                    callout_pending = false;
+                }
+            }
+            Event::End(TagEnd::Heading(_)) | Event::End(TagEnd::Item) => {
+                if let Some(o) = stack.pop() {
+                    let depth = if o.kind == BlockKind::ListItem { list_depth } else { 0 };
+                    flush(o, &mut out, depth, &callout);
+                }
+            }
+            Event::End(TagEnd::Paragraph) => {
+                if matches!(stack.last(), Some(o) if o.kind == BlockKind::Paragraph) {
+                    if let Some(mut o) = stack.pop() {
+                        if callout_pending {
+                            callout_pending = false;
+                            let t = o.text.trim_start();
+                            if let Some(rest) = t.strip_prefix("[!") {
+                                if let Some(end) = rest.find(']') {
+                                    callout = Some(rest[..end].trim_end_matches(['-', '+']).to_lowercase());
+                                    o.text = rest[end + 1..].trim_start_matches(['-', '+']).to_string();
+                                }
+                            }
+                        }
+                        flush(o, &mut out, 0, &callout);
+                    }
+                }
+            }
+            Event::Start(Tag::TableRow) | Event::Start(Tag::TableHead) => {
+                row = Some((Vec::new(), range.start));
+            }
+            Event::Start(Tag::TableCell) => {
+                if let Some((cells, _)) = row.as_mut() {
+                    cells.push(String::new());
+                }
+            }
+            Event::End(TagEnd::TableRow) | Event::End(TagEnd::TableHead) => {
+                if let Some((cells, start)) = row.take() {
+                    let open = Open {
+                        kind: BlockKind::TableRow,
+                        text: cells.iter().map(|c| c.trim()).collect::<Vec<_>>().join(" | "),
+                        start,
+                        strong_prefix: None,
+                        strong_depth: None,
+                    };
+                    flush(open, &mut out, 0, &callout);
+                }
+            }
+            Event::Start(Tag::Strong) => {
+                strong += 1;
+                if let Some(o) = stack.last_mut() {
+                    if o.text.trim().is_empty() && o.strong_prefix.is_none() {
+                        o.strong_depth = Some(strong);
+                        o.strong_prefix = Some(String::new());
+                    }
+                }
+            }
+            Event::End(TagEnd::Strong) => {
+                if let Some(o) = stack.last_mut() {
+                    if o.strong_depth == Some(strong) {
+                        o.strong_depth = None;
+                    }
+                }
+                strong = strong.saturating_sub(1);
+            }
+            Event::Start(Tag::Link {
+                link_type: LinkType::WikiLink { has_pothole },
+                dest_url,
+                ..
+            })
+            | Event::Start(Tag::Image {
+                link_type: LinkType::WikiLink { has_pothole },
+                dest_url,
+                ..
+            }) => {
+                let embed = cleaned[range.clone()].starts_with('!');
+                let target = LinkTarget::parse(&dest_url);
+                out.links.push(BodyLink {
+                    target: target.clone(),
+                    embed,
+                    line: line_of(range.start),
+                });
+                in_link.push((target, has_pothole || embed, false));
+            }
+            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
+                if let Some((target, _, wrote)) = in_link.pop() {
+                    if !wrote {
+                        push_text(&mut stack, &mut row, &target.display());
+                    }
+                }
+            }
+            Event::Text(_) | Event::Code(_) => {
+                let is_text = matches!(event, Event::Text(_));
+                let (Event::Text(t) | Event::Code(t)) = event else {
+                    continue;
+                };
+                if let Some((target, pothole, wrote)) = in_link.last_mut() {
+                    // Without a pothole the child text is the raw destination: show the note name.
+                    let shown = if *pothole { t.to_string() } else { target.display() };
+                    if !*wrote {
+                        push_text(&mut stack, &mut row, &shown);
+                        *wrote = true;
+                    }
+                    continue;
+                }
+                if is_text {
+                    scan_tags(&t, |tag| out.tags.push((tag, line_of(range.start))));
+                }
+                push_text(&mut stack, &mut row, &t);
+            }
+            Event::SoftBreak | Event::HardBreak => push_text(&mut stack, &mut row, "\n"),
+            Event::TaskListMarker(done) => push_text(&mut stack, &mut row, if done { "[x] " } else { "[ ] " }),
+            _ => {}
+        }
+    }
+    while let Some(o) = stack.pop() {
+        flush(o, &mut out, list_depth, &callout);
+    }
+    out
+}
+
+fn push_text(stack: &mut [Open], row: &mut Option<(Vec<String>, usize)>, t: &str) {
+    if let Some((cells, _)) = row.as_mut() {
+        if let Some(c) = cells.last_mut() {
+            c.push_str(t);
+        }
+        return;
+    }
+    if let Some(o) = stack.last_mut() {
+        o.text.push_str(t);
+        if o.strong_depth.is_some() {
+            if let Some(p) = o.strong_prefix.as_mut() {
+                p.push_str(t);
+            }
+        }
+    }
+}
+
+/// Calls `f` with every inline `#tag` in `text` (lower-cased, without `#`). A tag needs a
+/// non-digit character and must start the text or follow whitespace.
+pub fn scan_tags(text: &str, mut f: impl FnMut(String)) {
+    let bytes = text.as_bytes();
+    for (i, _) in text.match_indices('#') {
+        if i > 0 && !bytes[i - 1].is_ascii_whitespace() {
+            continue;
+        }
+        let tag: String = text[i + 1..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/'))
+            .collect();
+        let tag = tag.trim_end_matches('/');
+        if !tag.is_empty() && tag.chars().any(|c| !c.is_ascii_digit()) {
+            f(tag.to_lowercase());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Body {
+        parse_body(s, 0, &LineIndex::new(s))
+    }
+
+    #[test]
+    fn sections_blocks_and_lines() {
+        let b = parse("# Title\n\nIntro para.\n\n## Personality\n- Speaks softly.\n- Bites nails.\n  - nested\n\n## Other\ntext\n");
+        assert_eq!(b.title(), Some("Title"));
+        let p = b.section_blocks(&["personality"]).unwrap();
+        let texts: Vec<_> = p.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["Speaks softly.", "Bites nails.", "nested"]);
+        assert_eq!(p[0].line, 6);
+        assert_eq!(b.first_paragraph().unwrap().text, "Intro para.");
+    }
+
+    #[test]
+    fn comments_and_code_are_not_content() {
+        let b = parse("Keep %% hidden %% this.\n\n```dataview\nLIST Secret\n```\n\n```\ncode\n```\n%%\nmulti\nline\n%%\nEnd.\n");
+        let all: String = b.blocks.iter().map(|b| b.text.clone()).collect::<Vec<_>>().join("|");
+        assert!(!all.contains("hidden") && !all.contains("Secret") && !all.contains("code") && !all.contains("multi"), "{all}");
+        assert!(all.contains("Keep") && all.contains("End."));
+        assert_eq!(b.blocks.last().unwrap().line, 14);
+    }
+
+    #[test]
+    fn wikilinks_render_as_display_text() {
+        let b = parse("Meet [[Mother Ashka]] at [[the-gilded-eel|the Eel]] or [[Note#Head]]. ![[map.png]]\n");
+        assert_eq!(b.blocks[0].text, "Meet Mother Ashka at the Eel or Note. map.png");
+        assert_eq!(b.links.len(), 4);
+        assert_eq!(b.links[1].target.note, "the-gilded-eel");
+        assert!(b.links[3].embed);
+    }
+
+    #[test]
+    fn strong_prefix_tags_fields_callouts() {
+        let b = parse("- **The Forged Pass** — summary\n  → Next: do it\n\nStatus:: alive #npc/alive and #1 not\n\n> [!secret] Holds a marker\n> He won it.\n");
+        assert_eq!(b.blocks[0].strong_prefix.as_deref(), Some("The Forged Pass"));
+        assert_eq!(b.blocks[0].text, "The Forged Pass — summary\n→ Next: do it");
+        assert_eq!(b.fields[0].key, "status");
+        assert_eq!(b.fields[0].value, "alive #npc/alive and #1 not");
+        assert_eq!(b.tags.iter().map(|t| t.0.as_str()).collect::<Vec<_>>(), ["npc/alive"]);
+        let secret: Vec<_> = b.blocks.iter().filter(|b| b.callout.as_deref() == Some("secret")).collect();
+        assert_eq!(secret.len(), 1);
+        assert!(secret[0].text.contains("Holds a marker"));
+    }
+
+    #[test]
+    fn blank_comments_keeps_offsets() {
+        let s = "a %% é\nb %% c %% open";
+        let out = blank_comments(s);
+        assert_eq!(out.len(), s.len());
+        assert_eq!(out.matches('\n').count(), 1);
+        assert!(out.starts_with("a ") && !out.contains('é') && !out.contains("open"));
+    }
+}

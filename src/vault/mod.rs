@@ -1,0 +1,178 @@
+//! Reading a vault: walk the folder, parse every note, index names for link resolution.
+//!
+//! One bad note never stops the vault: each note carries its own diagnostics and the rest
+//! load. Parsing runs in parallel; the result is sorted by path so every run is identical.
+
+pub mod diagnostic;
+pub mod frontmatter;
+pub mod links;
+pub mod markdown;
+pub mod note;
+pub mod walk;
+
+pub use diagnostic::{Diagnostic, Severity};
+pub use links::{LinkIndex, Resolution};
+pub use note::Note;
+
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Errors that stop a vault from loading at all (a single bad note never does).
+#[derive(Debug, thiserror::Error)]
+pub enum VaultError {
+    /// The vault folder does not exist or is not a folder.
+    #[error("{path}: not a vault folder: {source}")]
+    NotAFolder {
+        /// The folder given.
+        path: PathBuf,
+        /// Why it could not be used.
+        source: std::io::Error,
+    },
+}
+
+/// A loaded vault: its notes, sorted by path, and the index used to resolve links.
+#[derive(Debug, Clone)]
+pub struct Vault {
+    /// The vault folder.
+    pub root: PathBuf,
+    /// Every note, sorted by vault-relative path.
+    pub notes: Vec<Note>,
+    /// Name lookup for links.
+    pub index: LinkIndex,
+    /// Problems found while walking (unreadable files, symlink loops).
+    pub walk_diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads one file into a note; an unreadable file becomes a note with a diagnostic.
+pub fn read_note(abs: &Path, rel: &str) -> Note {
+    match std::fs::metadata(abs) {
+        Ok(m) if m.len() > note::MAX_NOTE_BYTES => {
+            // Do not read huge files into memory: parse an over-limit placeholder.
+            let mut n = Note::parse(rel, b"");
+            n.diagnostics.push(Diagnostic::error(
+                rel,
+                0,
+                "too-large",
+                format!(
+                    "note is {:.1} MB, over the {} MB limit for a note; it was skipped",
+                    m.len() as f64 / 1e6,
+                    note::MAX_NOTE_BYTES / (1024 * 1024)
+                ),
+            ));
+            return n;
+        }
+        _ => {}
+    }
+    match std::fs::read(abs) {
+        Ok(bytes) => Note::parse(rel, &bytes),
+        Err(e) => {
+            let mut n = Note::parse(rel, b"");
+            n.diagnostics
+                .push(Diagnostic::error(rel, 0, "unreadable", format!("could not read note: {e}")));
+            n
+        }
+    }
+}
+
+impl Vault {
+    /// Loads every note under `root`.
+    pub fn load(root: &Path) -> Result<Vault, VaultError> {
+        let meta = std::fs::metadata(root).map_err(|source| VaultError::NotAFolder {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        if !meta.is_dir() {
+            return Err(VaultError::NotAFolder {
+                path: root.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a file"),
+            });
+        }
+        let (found, walk_diagnostics) = walk::walk(root);
+        let notes: Vec<Note> = found
+            .par_iter()
+            .map(|f| read_note(&f.abs, &f.rel))
+            .collect();
+        Ok(Self::from_notes(root.to_path_buf(), notes, walk_diagnostics))
+    }
+
+    /// Builds a vault from already parsed notes (sorted here by path).
+    pub fn from_notes(root: PathBuf, mut notes: Vec<Note>, walk_diagnostics: Vec<Diagnostic>) -> Vault {
+        notes.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut v = Vault {
+            root,
+            notes,
+            index: LinkIndex::default(),
+            walk_diagnostics,
+        };
+        v.reindex();
+        v
+    }
+
+    /// Rebuilds the link index from the notes.
+    pub fn reindex(&mut self) {
+        let mut index = LinkIndex::default();
+        for (i, n) in self.notes.iter().enumerate() {
+            index.add(i, &n.path, &n.stem, &n.names());
+        }
+        self.index = index;
+    }
+
+    /// Resolves a link target or plain reference to a note.
+    pub fn resolve(&self, target: &str) -> Resolution {
+        self.index.resolve(target)
+    }
+
+    /// The index of the note at a vault-relative path.
+    pub fn note_index(&self, path: &str) -> Option<usize> {
+        self.notes.binary_search_by(|n| n.path.as_str().cmp(path)).ok()
+    }
+
+    /// Every diagnostic from walking and parsing, plus unresolved and ambiguous links.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out = self.walk_diagnostics.clone();
+        for n in &self.notes {
+            out.extend(n.diagnostics.iter().cloned());
+            for l in &n.links {
+                if l.embed && has_non_md_extension(&l.target.note) {
+                    continue;
+                }
+                if l.target.note.is_empty() {
+                    continue; // a link to a heading in the same note
+                }
+                if l.target.note.contains("://") {
+                    continue;
+                }
+                match self.resolve(&l.target.note) {
+                    Resolution::Found(_) => {}
+                    Resolution::NotFound => out.push(Diagnostic::warning(
+                        &n.path,
+                        l.line,
+                        "unresolved-link",
+                        format!("[[{}]] matches no note in the vault", l.target.note),
+                    )),
+                    Resolution::Ambiguous(c) => out.push(Diagnostic::warning(
+                        &n.path,
+                        l.line,
+                        "ambiguous-link",
+                        format!(
+                            "[[{}]] matches {} notes: {}; use the path, e.g. [[{}]]",
+                            l.target.note,
+                            c.len(),
+                            c.iter().map(|&i| self.notes[i].path.as_str()).collect::<Vec<_>>().join(", "),
+                            self.notes[c[0]].path.trim_end_matches(".md")
+                        ),
+                    )),
+                }
+            }
+        }
+        out
+    }
+}
+
+fn has_non_md_extension(target: &str) -> bool {
+    let last = target.rsplit('/').next().unwrap_or(target);
+    match last.rsplit_once('.') {
+        Some((_, ext)) => !ext.eq_ignore_ascii_case("md") && ext.len() <= 5 && !ext.contains(' '),
+        None => false,
+    }
+}

@@ -1,0 +1,232 @@
+//! One note: frontmatter, body, tags, links and the problems found while reading it.
+
+use super::diagnostic::Diagnostic;
+use super::frontmatter::{self, Frontmatter};
+use super::links::{find_wikilinks, LinkTarget};
+use super::markdown::{self, Body, LineIndex};
+
+/// Notes larger than this are not parsed (a diagnostic says so).
+pub const MAX_NOTE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A link out of a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteLink {
+    /// The parsed target.
+    pub target: LinkTarget,
+    /// 1-based file line.
+    pub line: usize,
+    /// True for embeds.
+    pub embed: bool,
+    /// The frontmatter key holding the link, for links in frontmatter.
+    pub key: Option<String>,
+}
+
+/// A parsed Markdown note.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Note {
+    /// Path relative to the vault root, `/`-separated.
+    pub path: String,
+    /// File name without `.md`.
+    pub stem: String,
+    /// The frontmatter (empty when missing or broken).
+    pub frontmatter: Frontmatter,
+    /// The parsed body.
+    pub body: Body,
+    /// Tags from frontmatter and body, lower-cased, without `#`, deduplicated.
+    pub tags: Vec<String>,
+    /// Links from the body and from frontmatter values.
+    pub links: Vec<NoteLink>,
+    /// Problems found while reading this note.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Hash of the raw bytes (for rename detection and change checks).
+    pub content_hash: u64,
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Normalises raw text: drops a UTF-8 BOM and turns CRLF / lone CR into LF (line numbers
+/// are unchanged).
+pub fn normalise(text: &str) -> std::borrow::Cow<'_, str> {
+    let t = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if t.contains('\r') {
+        std::borrow::Cow::Owned(t.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(t)
+    }
+}
+
+impl Note {
+    /// Parses a note from its bytes. Never fails: problems become diagnostics.
+    pub fn parse(path: &str, bytes: &[u8]) -> Note {
+        let stem = path
+            .rsplit('/')
+            .next()
+            .unwrap_or(path)
+            .trim_end_matches(".md")
+            .to_string();
+        let mut note = Note {
+            path: path.to_string(),
+            stem,
+            frontmatter: Frontmatter::default(),
+            body: Body::default(),
+            tags: Vec::new(),
+            links: Vec::new(),
+            diagnostics: Vec::new(),
+            content_hash: fnv1a(bytes),
+        };
+        if bytes.len() as u64 > MAX_NOTE_BYTES {
+            note.diagnostics.push(Diagnostic::error(
+                path,
+                0,
+                "too-large",
+                format!(
+                    "note is {:.1} MB, over the {} MB limit for a note; it was skipped",
+                    bytes.len() as f64 / 1e6,
+                    MAX_NOTE_BYTES / (1024 * 1024)
+                ),
+            ));
+            return note;
+        }
+        if bytes.iter().take(8192).any(|&b| b == 0) {
+            note.diagnostics.push(Diagnostic::error(
+                path,
+                0,
+                "binary",
+                "file has a .md name but holds binary data; it was skipped",
+            ));
+            return note;
+        }
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(e) => {
+                let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+                note.diagnostics.push(Diagnostic::warning(
+                    path,
+                    line,
+                    "not-utf8",
+                    "note is not valid UTF-8; unreadable bytes were replaced with \u{fffd} (save it as UTF-8)",
+                ));
+                String::from_utf8_lossy(bytes)
+            }
+        };
+        let text = normalise(&text);
+        let lines = LineIndex::new(&text);
+        let split = frontmatter::split(&text);
+        note.frontmatter = Frontmatter::parse(path, &split, &mut note.diagnostics);
+        note.body = markdown::parse_body(split.body, split.body_offset, &lines);
+
+        let mut tags: Vec<String> = note
+            .frontmatter
+            .list(&["tags", "tag"])
+            .into_iter()
+            .map(|t| t.trim_start_matches('#').to_lowercase())
+            .filter(|t| !t.is_empty())
+            .collect();
+        tags.extend(note.body.tags.iter().map(|(t, _)| t.clone()));
+        tags.sort();
+        tags.dedup();
+        note.tags = tags;
+
+        for (key, value) in note.frontmatter.iter() {
+            for s in frontmatter::value_list(value) {
+                for found in find_wikilinks(&s) {
+                    note.links.push(NoteLink {
+                        target: found.target,
+                        line: note.frontmatter.line_of(key),
+                        embed: found.embed,
+                        key: Some(key.clone()),
+                    });
+                }
+            }
+        }
+        note.links.extend(note.body.links.iter().map(|l| NoteLink {
+            target: l.target.clone(),
+            line: l.line,
+            embed: l.embed,
+            key: None,
+        }));
+        note
+    }
+
+    /// The display name: frontmatter `name`/`title`, else the first H1, else the file stem.
+    pub fn name(&self) -> String {
+        self.frontmatter
+            .text(&["name", "title"])
+            .or_else(|| self.body.title().map(str::to_string))
+            .unwrap_or_else(|| self.stem.clone())
+    }
+
+    /// Aliases from `aliases`/`alias` (list, flow list or comma string).
+    pub fn aliases(&self) -> Vec<String> {
+        self.frontmatter.list(&["aliases", "alias"])
+    }
+
+    /// Every name the note can be linked or mentioned by: display name, H1 and aliases.
+    pub fn names(&self) -> Vec<String> {
+        let mut v = vec![self.name()];
+        if let Some(t) = self.body.title() {
+            if !v.iter().any(|n| n.eq_ignore_ascii_case(t)) {
+                v.push(t.to_string());
+            }
+        }
+        for a in self.aliases() {
+            if !v.iter().any(|n| n.eq_ignore_ascii_case(&a)) {
+                v.push(a);
+            }
+        }
+        v
+    }
+
+    /// True when reading the note raised an error (used to keep a last good version).
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == super::Severity::Error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bom_crlf_and_frontmatter() {
+        let n = Note::parse("a/Orla.md", "\u{feff}---\r\nname: Orla\r\ntags: [pc, heist/pc]\r\n---\r\n# Orla\r\n\r\nSee [[Mother Ashka]]. #rogue\r\n".as_bytes());
+        assert!(n.diagnostics.is_empty(), "{:?}", n.diagnostics);
+        assert_eq!(n.name(), "Orla");
+        assert_eq!(n.tags, ["heist/pc", "pc", "rogue"]);
+        assert_eq!(n.links[0].target.note, "Mother Ashka");
+        assert_eq!(n.links[0].line, 7);
+    }
+
+    #[test]
+    fn binary_and_empty_notes() {
+        let n = Note::parse("junk.md", &[0, 159, 146, 150, 0, 1]);
+        assert_eq!(n.diagnostics[0].code, "binary");
+        let e = Note::parse("empty.md", b"");
+        assert!(e.diagnostics.is_empty());
+        assert_eq!(e.name(), "empty");
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_warning_with_line() {
+        let n = Note::parse("x.md", b"line one\nbad \xff here\n");
+        assert_eq!(n.diagnostics[0].code, "not-utf8");
+        assert_eq!(n.diagnostics[0].line, 2);
+        assert!(n.body.blocks[0].text.contains("bad"));
+    }
+
+    #[test]
+    fn frontmatter_links_are_collected() {
+        let n = Note::parse("p.md", b"---\nlocation: [[The Eel]]\nfriends: \"[[A]], [[B|Bee]]\"\n---\n");
+        let t: Vec<_> = n.links.iter().map(|l| (l.target.note.as_str(), l.line)).collect();
+        assert_eq!(t, [("A", 3), ("B", 3), ("The Eel", 2)]);
+    }
+}

@@ -1,0 +1,547 @@
+//! End-to-end tests of the LLM client against a fake server on 127.0.0.1: streaming for both
+//! protocols, request layout, retries, timeouts, cut-off replies and error messages.
+
+#[path = "support/fake_llm.rs"]
+mod fake_llm;
+
+use std::time::{Duration, Instant};
+
+use fake_llm::{anthropic_sse, openai_sse, FakeLlm, Scripted, Step};
+use vaultdm::llm::prompt::{build_prompt, Exchange, PromptInput};
+use vaultdm::llm::{
+    stream_chat, ApiKey, ChatMessage, ChatRequest, CutOff, LlmClient, LlmConfig, LlmError,
+    ProviderKind, Reply, RetryPolicy, Timeouts, Usage,
+};
+
+const SECRET: &str = "sk-test-SECRETSECRETSECRET-9876";
+
+fn openai_cfg(fake: &FakeLlm) -> LlmConfig {
+    LlmConfig {
+        api_key: Some(ApiKey::new(SECRET, Some("OPENAI_API_KEY".into()))),
+        timeouts: Timeouts {
+            connect: Duration::from_secs(2),
+            first_token: Duration::from_secs(5),
+            idle: Duration::from_secs(5),
+        },
+        retry: RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(5),
+            retry_after_cap: Duration::from_secs(2),
+        },
+        ..LlmConfig::new(ProviderKind::OpenAi, fake.base_url_v1(), "llama3.1")
+    }
+}
+
+fn anthropic_cfg(fake: &FakeLlm) -> LlmConfig {
+    LlmConfig {
+        provider: ProviderKind::Anthropic,
+        base_url: fake.base_url(),
+        model: "claude-test".into(),
+        api_key: Some(ApiKey::new(SECRET, Some("ANTHROPIC_API_KEY".into()))),
+        ..openai_cfg(fake)
+    }
+}
+
+fn simple_request() -> ChatRequest {
+    ChatRequest {
+        system: "You are the Dungeon Master.".into(),
+        messages: vec![ChatMessage::user("Player: I open the door.")],
+    }
+}
+
+/// Run a request, collecting the streamed tokens.
+async fn run(cfg: &LlmConfig, req: &ChatRequest) -> (Result<Reply, LlmError>, Vec<String>) {
+    let mut tokens = Vec::new();
+    let result = stream_chat(
+        cfg,
+        req,
+        &mut |t: &str| tokens.push(t.to_owned()),
+        std::future::pending(),
+    )
+    .await;
+    (result, tokens)
+}
+
+fn assert_no_secret(err: &LlmError) {
+    let shown = format!("{err} {err:?}");
+    assert!(!shown.contains("SECRETSECRET"), "key leaked: {shown}");
+}
+
+#[tokio::test]
+async fn openai_streams_tokens_split_at_every_byte() {
+    let tokens = ["Hel", "lo, ", "wörld 🐉", "\r\n", "ünïcödé"];
+    let fake = FakeLlm::start(vec![Scripted::sse_bytewise(openai_sse(&tokens, Some("stop"), true, true))]).await;
+    let (reply, seen) = run(&openai_cfg(&fake), &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.text, tokens.concat());
+    assert_eq!(seen.concat(), tokens.concat());
+    assert!(reply.complete);
+    assert_eq!(reply.cut_off, None);
+    assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+    assert_eq!(
+        reply.usage,
+        Some(Usage {
+            input_tokens: Some(42),
+            output_tokens: Some(7),
+            cached_tokens: Some(32)
+        })
+    );
+}
+
+#[tokio::test]
+async fn openai_keepalives_crlf_missing_usage_and_done_only() {
+    // Keep-alive comments, CRLF line ends, finish_reason "" and null, no usage, then [DONE].
+    let body = ": keep-alive\r\n\r\n\
+        data: {\"choices\":[{\"delta\":{\"content\":\"The \"},\"finish_reason\":\"\"}]}\r\n\r\n\
+        : OPENROUTER PROCESSING\r\n\r\n\
+        data: {\"choices\":[],\"usage\":null}\r\n\r\n\
+        data: {\"choices\":[{\"delta\":{\"content\":\"orc\"},\"finish_reason\":null,\"extra\":{\"x\":1}}]}\r\n\r\n\
+        data: [DONE]\r\n\r\n";
+    let fake = FakeLlm::start(vec![Scripted::sse_bytewise(body)]).await;
+    let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.text, "The orc");
+    assert!(reply.complete, "[DONE] is an end event");
+    assert_eq!(reply.finish_reason, None);
+    assert_eq!(reply.usage, None);
+}
+
+#[tokio::test]
+async fn openai_finish_reason_without_done_is_complete() {
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(&["Done"], Some("length"), false, false))]).await;
+    let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert!(reply.complete);
+    assert!(reply.hit_token_limit());
+}
+
+#[tokio::test]
+async fn openai_stream_closed_without_end_event_is_cut_off_not_lost() {
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(&["The dragon ", "rears"], None, false, false))]).await;
+    let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.text, "The dragon rears");
+    assert!(!reply.complete);
+    assert_eq!(reply.cut_off, Some(CutOff::EndedEarly));
+}
+
+#[tokio::test]
+async fn connection_dropped_mid_stream_carries_partial_reply() {
+    let partial = openai_sse(&["The bridge ", "collapses"], None, false, false);
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![
+        Step::Send(partial.into_bytes()),
+        Step::Send(b"data: {\"choices\":[{\"delta\":{\"cont".to_vec()),
+        Step::Sleep(Duration::from_millis(50)),
+        Step::Drop,
+    ])])
+    .await;
+    let (result, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    assert!(matches!(err, LlmError::StreamCut { .. }), "{err:?}");
+    let partial = err.partial().unwrap_or_else(|| panic!("no partial"));
+    assert_eq!(partial.text, "The bridge collapses");
+    assert!(!partial.complete);
+    assert_eq!(partial.cut_off, Some(CutOff::ConnectionLost));
+    assert!(err.to_string().contains("broke mid-reply"), "{err}");
+    assert_no_secret(&err);
+}
+
+#[tokio::test]
+async fn openai_in_stream_error_carries_partial_reply() {
+    let mut body = openai_sse(&["You see "], None, false, false);
+    body.push_str("data: {\"error\":{\"message\":\"upstream provider overloaded\",\"code\":502}}\n\n");
+    let fake = FakeLlm::start(vec![Scripted::sse(body)]).await;
+    let (result, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    assert!(err.to_string().contains("upstream provider overloaded"), "{err}");
+    assert_eq!(err.partial().map(|p| p.text.as_str()), Some("You see "));
+    assert_eq!(err.partial().and_then(|p| p.cut_off), Some(CutOff::ProviderError));
+}
+
+#[tokio::test]
+async fn openai_request_layout_and_key_only_in_auth_header() {
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(&["ok"], Some("stop"), true, true))]).await;
+    let history = vec![
+        Exchange {
+            player: "oldest".into(),
+            dm: "old reply ".repeat(50),
+            full_context: None,
+        },
+        Exchange {
+            player: "we enter Phandalin".into(),
+            dm: "The town is quiet.".into(),
+            full_context: Some("## Canon\nPhandalin: a frontier town.".into()),
+        },
+        Exchange {
+            player: "middle".into(),
+            dm: "middle reply ".repeat(50),
+            full_context: None,
+        },
+        Exchange {
+            player: "recent".into(),
+            dm: "recent reply".into(),
+            full_context: None,
+        },
+    ];
+    let count = |s: &str| s.split_whitespace().count();
+    let prompt = build_prompt(
+        &PromptInput {
+            system: "You are the DM of the Lost Mine.",
+            history: &history,
+            player_message: "I ask Toblen about the Redbrands.",
+            context: "- Toblen Stonehill: innkeeper",
+            history_budget: 40,
+        },
+        &count,
+    );
+    assert_eq!(prompt.plan.kept, vec![1, 3], "oldest and oversized middle dropped, pinned kept");
+    let (reply, _) = run(&openai_cfg(&fake), &prompt.request).await;
+    reply.unwrap_or_else(|e| panic!("{e}"));
+
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 1);
+    let r = &reqs[0];
+    assert_eq!(r.method, "POST");
+    assert_eq!(r.path, "/v1/chat/completions");
+    assert_eq!(r.header("authorization"), Some(format!("Bearer {SECRET}").as_str()));
+    assert_eq!(r.raw.matches(SECRET).count(), 1, "key must appear only in the auth header");
+    let body = r.json();
+    assert_eq!(body["model"], "llama3.1");
+    assert_eq!(body["stream"], true);
+    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+    let roles: Vec<&str> = msgs.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user", "assistant", "user"]);
+    assert_eq!(msgs[0]["content"], "You are the DM of the Lost Mine.");
+    assert_eq!(
+        msgs[1]["content"],
+        "## Canon\nPhandalin: a frontier town.\n\nPlayer: we enter Phandalin"
+    );
+    assert_eq!(msgs[3]["content"], "Player: recent");
+    assert_eq!(
+        msgs[5]["content"],
+        "- Toblen Stonehill: innkeeper\n\nPlayer: I ask Toblen about the Redbrands."
+    );
+    assert!(!body.to_string().contains("oldest"));
+    assert!(!body.to_string().contains("middle reply"));
+}
+
+#[tokio::test]
+async fn anthropic_streams_bytewise_with_correct_request() {
+    let tokens = ["The ", "goblin ", "grins — 🗡️"];
+    let fake = FakeLlm::start(vec![Scripted::sse_bytewise(anthropic_sse(&tokens, true))]).await;
+    let req = ChatRequest {
+        system: "You are the DM.".into(),
+        messages: vec![
+            ChatMessage::user("CANON\n\nPlayer: hello"),
+            ChatMessage::assistant("Welcome."),
+            ChatMessage::user("Player: I attack"),
+        ],
+    };
+    let (reply, seen) = run(&anthropic_cfg(&fake), &req).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.text, tokens.concat());
+    assert_eq!(seen.concat(), tokens.concat());
+    assert!(reply.complete);
+    assert_eq!(reply.finish_reason.as_deref(), Some("end_turn"));
+    assert_eq!(
+        reply.usage,
+        Some(Usage {
+            input_tokens: Some(130),
+            output_tokens: Some(9),
+            cached_tokens: Some(100)
+        })
+    );
+
+    let reqs = fake.requests();
+    let r = &reqs[0];
+    assert_eq!(r.path, "/v1/messages");
+    assert_eq!(r.header("x-api-key"), Some(SECRET));
+    assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(r.header("authorization"), None);
+    assert_eq!(r.raw.matches(SECRET).count(), 1);
+    let body = r.json();
+    assert_eq!(body["system"][0]["text"], "You are the DM.");
+    assert_eq!(body["max_tokens"], 1024);
+    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(msgs.len(), 3);
+    assert!(msgs.iter().all(|m| m["role"] != "system"));
+    assert_eq!(msgs[0]["content"], "CANON\n\nPlayer: hello");
+    assert_eq!(msgs[2]["content"][0]["text"], "Player: I attack");
+}
+
+#[tokio::test]
+async fn anthropic_error_event_carries_partial_reply() {
+    let mut body = anthropic_sse(&["The cave "], false);
+    body.push_str("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
+    let fake = FakeLlm::start(vec![Scripted::sse(body)]).await;
+    let (result, _) = run(&anthropic_cfg(&fake), &simple_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    assert!(matches!(err, LlmError::StreamError { .. }));
+    assert!(err.to_string().contains("Overloaded"), "{err}");
+    assert_eq!(err.partial().map(|p| p.text.as_str()), Some("The cave "));
+}
+
+#[tokio::test]
+async fn anthropic_without_message_stop_is_cut_off() {
+    let fake = FakeLlm::start(vec![Scripted::sse(anthropic_sse(&["Half a "], false))]).await;
+    let (reply, _) = run(&anthropic_cfg(&fake), &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.text, "Half a ");
+    assert!(!reply.complete);
+    assert_eq!(reply.cut_off, Some(CutOff::EndedEarly));
+}
+
+#[tokio::test]
+async fn retries_429_and_503_honouring_retry_after() {
+    let fake = FakeLlm::start(vec![
+        Scripted::json(429, r#"{"error":{"message":"slow down"}}"#).header("retry-after", "0.3"),
+        Scripted::json(503, "<html>unavailable</html>"),
+        Scripted::sse(openai_sse(&["finally"], Some("stop"), false, true)),
+    ])
+    .await;
+    let start = Instant::now();
+    let (reply, seen) = run(&openai_cfg(&fake), &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert!(start.elapsed() >= Duration::from_millis(300), "Retry-After ignored");
+    assert_eq!(reply.text, "finally");
+    assert_eq!(seen, vec!["finally".to_owned()], "no text shown twice");
+    assert_eq!(fake.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn rate_limit_gives_up_after_bounded_retries() {
+    let fake = FakeLlm::start(vec![Scripted::json(429, r#"{"error":{"message":"quota exceeded"}}"#); 5]).await;
+    let cfg = LlmConfig {
+        retry: RetryPolicy {
+            max_retries: 2,
+            ..openai_cfg(&fake).retry
+        },
+        ..openai_cfg(&fake)
+    };
+    let (result, _) = run(&cfg, &simple_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    assert!(matches!(err, LlmError::RateLimited { attempts: 3, .. }), "{err:?}");
+    assert!(err.to_string().contains("quota exceeded"));
+    assert_eq!(fake.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn server_errors_give_up_with_status() {
+    let fake = FakeLlm::start(vec![Scripted::json(502, "bad gateway"); 4]).await;
+    let (result, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    assert!(matches!(err, LlmError::Server { status: 502, attempts: 4, .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn unauthorized_names_the_key_variable_not_the_key() {
+    let body = format!(r#"{{"error":{{"message":"Incorrect API key provided: {SECRET}","code":"invalid_api_key"}}}}"#);
+    let fake = FakeLlm::start(vec![Scripted::json(401, body)]).await;
+    let (result, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    let msg = err.to_string();
+    assert!(msg.contains("$OPENAI_API_KEY"), "{msg}");
+    assert!(msg.contains("401"), "{msg}");
+    assert_no_secret(&err);
+    assert_eq!(fake.requests().len(), 1, "401 is not retried");
+}
+
+#[tokio::test]
+async fn anthropic_403_names_its_variable() {
+    let fake = FakeLlm::start(vec![Scripted::json(
+        403,
+        r#"{"type":"error","error":{"type":"permission_error","message":"no access"}}"#,
+    )])
+    .await;
+    let (result, _) = run(&anthropic_cfg(&fake), &simple_request()).await;
+    let msg = result.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("$ANTHROPIC_API_KEY") && msg.contains("no access"), "{msg}");
+}
+
+#[tokio::test]
+async fn unknown_model_is_named() {
+    for body in [
+        r#"{"error":{"message":"The model `llama3.1` does not exist","type":"invalid_request_error","code":"model_not_found"}}"#,
+        r#"{"error":{"message":"model \"llama3.1\" not found, try pulling it first","type":"api_error"}}"#,
+    ] {
+        let fake = FakeLlm::start(vec![Scripted::json(404, body)]).await;
+        let (result, _) = run(&openai_cfg(&fake), &simple_request()).await;
+        let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+        assert!(matches!(err, LlmError::UnknownModel { .. }), "{err:?}");
+        assert!(err.to_string().contains("`llama3.1`"), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn plain_404_points_at_the_base_url() {
+    let fake = FakeLlm::start(vec![Scripted::json(404, "404 page not found")]).await;
+    let (result, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    assert!(matches!(err, LlmError::NotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains("base URL"), "{err}");
+}
+
+#[tokio::test]
+async fn connection_refused_names_the_url() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    drop(listener);
+    let cfg = LlmConfig::new(ProviderKind::OpenAi, format!("http://{addr}/v1"), "llama3.1");
+    let (result, _) = run(&cfg, &simple_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    assert!(matches!(err, LlmError::ConnectionRefused { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("nothing answers at http://{addr}/v1 (connection refused) — is the local model server running?")
+    );
+}
+
+#[tokio::test]
+async fn slow_first_token_times_out() {
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![
+        Step::Send(b": still loading\n\n".to_vec()),
+        Step::Sleep(Duration::from_secs(3)),
+        Step::Send(openai_sse(&["late"], Some("stop"), false, true).into_bytes()),
+    ])])
+    .await;
+    let cfg = LlmConfig {
+        timeouts: Timeouts {
+            first_token: Duration::from_millis(300),
+            ..openai_cfg(&fake).timeouts
+        },
+        ..openai_cfg(&fake)
+    };
+    let start = Instant::now();
+    let (result, _) = run(&cfg, &simple_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    assert!(matches!(err, LlmError::FirstTokenTimeout { .. }), "{err:?}");
+    assert!(err.to_string().contains("first-token timeout"), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn slow_response_headers_count_against_first_token() {
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(&["x"], Some("stop"), false, true)).delay_headers(Duration::from_secs(3))]).await;
+    let cfg = LlmConfig {
+        timeouts: Timeouts {
+            first_token: Duration::from_millis(300),
+            ..openai_cfg(&fake).timeouts
+        },
+        ..openai_cfg(&fake)
+    };
+    let (result, _) = run(&cfg, &simple_request()).await;
+    assert!(matches!(result, Err(LlmError::FirstTokenTimeout { .. })), "{result:?}");
+}
+
+#[tokio::test]
+async fn idle_stream_times_out_keeping_partial_text() {
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![
+        Step::Send(openai_sse(&["The lich "], None, false, false).into_bytes()),
+        Step::Sleep(Duration::from_secs(3)),
+        Step::Send(openai_sse(&["laughs"], Some("stop"), false, true).into_bytes()),
+    ])])
+    .await;
+    let cfg = LlmConfig {
+        timeouts: Timeouts {
+            idle: Duration::from_millis(300),
+            ..openai_cfg(&fake).timeouts
+        },
+        ..openai_cfg(&fake)
+    };
+    let (result, _) = run(&cfg, &simple_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    assert!(matches!(err, LlmError::IdleTimeout { .. }), "{err:?}");
+    assert!(err.to_string().contains("idle timeout"), "{err}");
+    assert_eq!(err.partial().map(|p| p.text.as_str()), Some("The lich "));
+}
+
+#[tokio::test]
+async fn cancel_returns_interrupted_partial_reply() {
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![
+        Step::Send(openai_sse(&["Once ", "upon"], None, false, false).into_bytes()),
+        Step::Sleep(Duration::from_secs(5)),
+        Step::Send(openai_sse(&[" a time"], Some("stop"), false, true).into_bytes()),
+    ])])
+    .await;
+    let client = LlmClient::new(openai_cfg(&fake)).unwrap_or_else(|e| panic!("{e}"));
+    let (tx, mut rx) = tokio::sync::watch::channel(false);
+    let mut got = String::new();
+    let start = Instant::now();
+    let reply = client
+        .stream_chat(
+            &simple_request(),
+            &mut |t: &str| {
+                got.push_str(t);
+                if got == "Once upon" {
+                    let _ = tx.send(true);
+                }
+            },
+            async move {
+                let _ = rx.wait_for(|v| *v).await;
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert_eq!(reply.text, "Once upon");
+    assert!(!reply.complete);
+    assert!(reply.interrupted());
+    assert_eq!(reply.cut_off, Some(CutOff::Interrupted));
+}
+
+#[tokio::test]
+async fn client_is_reusable_across_turns() {
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(&["one"], Some("stop"), false, true)),
+        Scripted::sse(openai_sse(&["two"], Some("stop"), false, true)),
+    ])
+    .await;
+    let client = LlmClient::new(openai_cfg(&fake)).unwrap_or_else(|e| panic!("{e}"));
+    for expected in ["one", "two"] {
+        let reply = client
+            .stream_chat(&simple_request(), &mut |_: &str| {}, std::future::pending())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reply.text, expected);
+    }
+}
+
+#[tokio::test]
+async fn non_streaming_json_answer_is_understood() {
+    let fake = FakeLlm::start(vec![Scripted::json(
+        200,
+        r#"{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"Whole reply"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#,
+    )])
+    .await;
+    let (reply, seen) = run(&openai_cfg(&fake), &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.text, "Whole reply");
+    assert_eq!(seen, vec!["Whole reply".to_owned()]);
+    assert!(reply.complete);
+}
+
+#[tokio::test]
+async fn unreadable_event_is_a_warning_and_text_survives() {
+    let mut body = String::from("data: {broken json\n\n");
+    body.push_str(&openai_sse(&["fine"], Some("stop"), false, true));
+    let fake = FakeLlm::start(vec![Scripted::sse(body)]).await;
+    let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.text, "fine");
+    assert_eq!(reply.warnings.len(), 1);
+}
+
+#[tokio::test]
+async fn local_server_without_key_sends_no_auth_header() {
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(&["hi"], Some("stop"), false, true))]).await;
+    let cfg = LlmConfig {
+        api_key: None,
+        ..openai_cfg(&fake)
+    };
+    let (reply, _) = run(&cfg, &simple_request()).await;
+    reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fake.requests()[0].header("authorization"), None);
+}
