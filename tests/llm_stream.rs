@@ -71,7 +71,13 @@ fn assert_no_secret(err: &LlmError) {
 #[tokio::test]
 async fn openai_streams_tokens_split_at_every_byte() {
     let tokens = ["Hel", "lo, ", "wörld 🐉", "\r\n", "ünïcödé"];
-    let fake = FakeLlm::start(vec![Scripted::sse_bytewise(openai_sse(&tokens, Some("stop"), true, true))]).await;
+    let fake = FakeLlm::start(vec![Scripted::sse_bytewise(openai_sse(
+        &tokens,
+        Some("stop"),
+        true,
+        true,
+    ))])
+    .await;
     let (reply, seen) = run(&openai_cfg(&fake), &simple_request()).await;
     let reply = reply.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(reply.text, tokens.concat());
@@ -109,7 +115,13 @@ async fn openai_keepalives_crlf_missing_usage_and_done_only() {
 
 #[tokio::test]
 async fn openai_finish_reason_without_done_is_complete() {
-    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(&["Done"], Some("length"), false, false))]).await;
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &["Done"],
+        Some("length"),
+        false,
+        false,
+    ))])
+    .await;
     let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
     let reply = reply.unwrap_or_else(|e| panic!("{e}"));
     assert!(reply.complete);
@@ -118,7 +130,13 @@ async fn openai_finish_reason_without_done_is_complete() {
 
 #[tokio::test]
 async fn openai_stream_closed_without_end_event_is_cut_off_not_lost() {
-    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(&["The dragon ", "rears"], None, false, false))]).await;
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &["The dragon ", "rears"],
+        None,
+        false,
+        false,
+    ))])
+    .await;
     let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
     let reply = reply.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(reply.text, "The dragon rears");
@@ -150,18 +168,32 @@ async fn connection_dropped_mid_stream_carries_partial_reply() {
 #[tokio::test]
 async fn openai_in_stream_error_carries_partial_reply() {
     let mut body = openai_sse(&["You see "], None, false, false);
-    body.push_str("data: {\"error\":{\"message\":\"upstream provider overloaded\",\"code\":502}}\n\n");
+    body.push_str(
+        "data: {\"error\":{\"message\":\"upstream provider overloaded\",\"code\":502}}\n\n",
+    );
     let fake = FakeLlm::start(vec![Scripted::sse(body)]).await;
     let (result, _) = run(&openai_cfg(&fake), &simple_request()).await;
     let err = result.err().unwrap_or_else(|| panic!("expected an error"));
-    assert!(err.to_string().contains("upstream provider overloaded"), "{err}");
+    assert!(
+        err.to_string().contains("upstream provider overloaded"),
+        "{err}"
+    );
     assert_eq!(err.partial().map(|p| p.text.as_str()), Some("You see "));
-    assert_eq!(err.partial().and_then(|p| p.cut_off), Some(CutOff::ProviderError));
+    assert_eq!(
+        err.partial().and_then(|p| p.cut_off),
+        Some(CutOff::ProviderError)
+    );
 }
 
 #[tokio::test]
 async fn openai_request_layout_and_key_only_in_auth_header() {
-    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(&["ok"], Some("stop"), true, true))]).await;
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &["ok"],
+        Some("stop"),
+        true,
+        true,
+    ))])
+    .await;
     let history = vec![
         Exchange {
             player: "oldest".into(),
@@ -195,7 +227,11 @@ async fn openai_request_layout_and_key_only_in_auth_header() {
         },
         &count,
     );
-    assert_eq!(prompt.plan.kept, vec![1, 3], "oldest and oversized middle dropped, pinned kept");
+    assert_eq!(
+        prompt.plan.kept,
+        vec![1, 3],
+        "oldest and oversized middle dropped, pinned kept"
+    );
     let (reply, _) = run(&openai_cfg(&fake), &prompt.request).await;
     reply.unwrap_or_else(|e| panic!("{e}"));
 
@@ -204,14 +240,24 @@ async fn openai_request_layout_and_key_only_in_auth_header() {
     let r = &reqs[0];
     assert_eq!(r.method, "POST");
     assert_eq!(r.path, "/v1/chat/completions");
-    assert_eq!(r.header("authorization"), Some(format!("Bearer {SECRET}").as_str()));
-    assert_eq!(r.raw.matches(SECRET).count(), 1, "key must appear only in the auth header");
+    assert_eq!(
+        r.header("authorization"),
+        Some(format!("Bearer {SECRET}").as_str())
+    );
+    assert_eq!(
+        r.raw.matches(SECRET).count(),
+        1,
+        "key must appear only in the auth header"
+    );
     let body = r.json();
     assert_eq!(body["model"], "llama3.1");
     assert_eq!(body["stream"], true);
     let msgs = body["messages"].as_array().cloned().unwrap_or_default();
     let roles: Vec<&str> = msgs.iter().filter_map(|m| m["role"].as_str()).collect();
-    assert_eq!(roles, ["system", "user", "assistant", "user", "assistant", "user"]);
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "user", "assistant", "user"]
+    );
     assert_eq!(msgs[0]["content"], "You are the DM of the Lost Mine.");
     assert_eq!(
         msgs[1]["content"],
@@ -303,7 +349,10 @@ async fn retries_429_and_503_honouring_retry_after() {
     let start = Instant::now();
     let (reply, seen) = run(&openai_cfg(&fake), &simple_request()).await;
     let reply = reply.unwrap_or_else(|e| panic!("{e}"));
-    assert!(start.elapsed() >= Duration::from_millis(300), "Retry-After ignored");
+    assert!(
+        start.elapsed() >= Duration::from_millis(300),
+        "Retry-After ignored"
+    );
     assert_eq!(reply.text, "finally");
     assert_eq!(seen, vec!["finally".to_owned()], "no text shown twice");
     assert_eq!(fake.requests().len(), 3);
@@ -311,7 +360,14 @@ async fn retries_429_and_503_honouring_retry_after() {
 
 #[tokio::test]
 async fn rate_limit_gives_up_after_bounded_retries() {
-    let fake = FakeLlm::start(vec![Scripted::json(429, r#"{"error":{"message":"quota exceeded"}}"#); 5]).await;
+    let fake = FakeLlm::start(vec![
+        Scripted::json(
+            429,
+            r#"{"error":{"message":"quota exceeded"}}"#
+        );
+        5
+    ])
+    .await;
     let cfg = LlmConfig {
         retry: RetryPolicy {
             max_retries: 2,
@@ -321,7 +377,10 @@ async fn rate_limit_gives_up_after_bounded_retries() {
     };
     let (result, _) = run(&cfg, &simple_request()).await;
     let err = result.err().unwrap_or_else(|| panic!("expected an error"));
-    assert!(matches!(err, LlmError::RateLimited { attempts: 3, .. }), "{err:?}");
+    assert!(
+        matches!(err, LlmError::RateLimited { attempts: 3, .. }),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("quota exceeded"));
     assert_eq!(fake.requests().len(), 3);
 }
@@ -331,12 +390,24 @@ async fn server_errors_give_up_with_status() {
     let fake = FakeLlm::start(vec![Scripted::json(502, "bad gateway"); 4]).await;
     let (result, _) = run(&openai_cfg(&fake), &simple_request()).await;
     let err = result.err().unwrap_or_else(|| panic!("expected an error"));
-    assert!(matches!(err, LlmError::Server { status: 502, attempts: 4, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            LlmError::Server {
+                status: 502,
+                attempts: 4,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
 async fn unauthorized_names_the_key_variable_not_the_key() {
-    let body = format!(r#"{{"error":{{"message":"Incorrect API key provided: {SECRET}","code":"invalid_api_key"}}}}"#);
+    let body = format!(
+        r#"{{"error":{{"message":"Incorrect API key provided: {SECRET}","code":"invalid_api_key"}}}}"#
+    );
     let fake = FakeLlm::start(vec![Scripted::json(401, body)]).await;
     let (result, _) = run(&openai_cfg(&fake), &simple_request()).await;
     let err = result.err().unwrap_or_else(|| panic!("expected an error"));
@@ -356,7 +427,10 @@ async fn anthropic_403_names_its_variable() {
     .await;
     let (result, _) = run(&anthropic_cfg(&fake), &simple_request()).await;
     let msg = result.err().map(|e| e.to_string()).unwrap_or_default();
-    assert!(msg.contains("$ANTHROPIC_API_KEY") && msg.contains("no access"), "{msg}");
+    assert!(
+        msg.contains("$ANTHROPIC_API_KEY") && msg.contains("no access"),
+        "{msg}"
+    );
 }
 
 #[tokio::test]
@@ -389,7 +463,11 @@ async fn connection_refused_names_the_url() {
         .unwrap_or_else(|e| panic!("{e}"));
     let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
     drop(listener);
-    let cfg = LlmConfig::new(ProviderKind::OpenAi, format!("http://{addr}/v1"), "llama3.1");
+    let cfg = LlmConfig::new(
+        ProviderKind::OpenAi,
+        format!("http://{addr}/v1"),
+        "llama3.1",
+    );
     let (result, _) = run(&cfg, &simple_request()).await;
     let err = result.err().unwrap_or_else(|| panic!("expected an error"));
     assert!(matches!(err, LlmError::ConnectionRefused { .. }), "{err:?}");
@@ -424,7 +502,14 @@ async fn slow_first_token_times_out() {
 
 #[tokio::test]
 async fn slow_response_headers_count_against_first_token() {
-    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(&["x"], Some("stop"), false, true)).delay_headers(Duration::from_secs(3))]).await;
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &["x"],
+        Some("stop"),
+        false,
+        true,
+    ))
+    .delay_headers(Duration::from_secs(3))])
+    .await;
     let cfg = LlmConfig {
         timeouts: Timeouts {
             first_token: Duration::from_millis(300),
@@ -433,7 +518,10 @@ async fn slow_response_headers_count_against_first_token() {
         ..openai_cfg(&fake)
     };
     let (result, _) = run(&cfg, &simple_request()).await;
-    assert!(matches!(result, Err(LlmError::FirstTokenTimeout { .. })), "{result:?}");
+    assert!(
+        matches!(result, Err(LlmError::FirstTokenTimeout { .. })),
+        "{result:?}"
+    );
 }
 
 #[tokio::test]
@@ -536,7 +624,13 @@ async fn unreadable_event_is_a_warning_and_text_survives() {
 
 #[tokio::test]
 async fn local_server_without_key_sends_no_auth_header() {
-    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(&["hi"], Some("stop"), false, true))]).await;
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &["hi"],
+        Some("stop"),
+        false,
+        true,
+    ))])
+    .await;
     let cfg = LlmConfig {
         api_key: None,
         ..openai_cfg(&fake)
@@ -544,4 +638,45 @@ async fn local_server_without_key_sends_no_auth_header() {
     let (reply, _) = run(&cfg, &simple_request()).await;
     reply.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(fake.requests()[0].header("authorization"), None);
+}
+
+#[tokio::test]
+async fn server_rejecting_optional_fields_gets_a_plainer_request() {
+    let fake = FakeLlm::start(vec![
+        Scripted::json(
+            400,
+            r#"{"error":{"message":"Unrecognized request argument supplied: stream_options"}}"#,
+        ),
+        Scripted::json(
+            400,
+            r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."}}"#,
+        ),
+        Scripted::sse(openai_sse(&["ok"], Some("stop"), false, true)),
+    ])
+    .await;
+    let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    assert_eq!(reply.map(|r| r.text).ok().as_deref(), Some("ok"));
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[0].json().get("stream_options").is_some());
+    assert!(reqs[1].json().get("stream_options").is_none());
+    assert_eq!(reqs[2].json()["max_completion_tokens"], 1024);
+    assert!(reqs[2].json().get("max_tokens").is_none());
+}
+
+#[tokio::test]
+async fn other_bad_requests_are_not_resent() {
+    let fake = FakeLlm::start(vec![Scripted::json(
+        400,
+        r#"{"error":{"message":"messages: roles must alternate"}}"#,
+    )])
+    .await;
+    let (result, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    assert!(
+        matches!(err, LlmError::Rejected { status: 400, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("roles must alternate"));
+    assert_eq!(fake.requests().len(), 1);
 }

@@ -134,6 +134,14 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
         .any(|s| st.split(|c: char| !c.is_alphanumeric()).next() == Some(s))
         && fm.text(&["active"]).is_none_or(|a| a != "false");
     let (location, location_text) = cx.place(note, &["location", "loc", "current_location"]);
+    if active && location.is_none() && location_text.is_none() {
+        cx.diags.push(Diagnostic::warning(
+            &note.path,
+            note.frontmatter.line.max(1),
+            "no-location",
+            "active PC has no `location:`; the context cannot place them in a scene",
+        ));
+    }
     Pc {
         id: note.path.clone(),
         name: note.name(),
@@ -177,12 +185,22 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
             .unwrap_or_default(),
     };
     let (location, location_text) = cx.place(note, &["location", "loc", "current_location"]);
+    let status = fm.text(&["status"]).unwrap_or_else(|| "active".into());
+    if voice.is_empty() && !is_absent_status(&status) {
+        cx.diags.push(Diagnostic::new(
+            &note.path,
+            note.frontmatter.line.max(1),
+            Severity::Info,
+            "no-voice",
+            "NPC has no voice: add `voice:` or a `## Personality` list whose first bullets say how they talk",
+        ));
+    }
     Npc {
         id: note.path.clone(),
         name: note.name(),
         aliases: note.aliases(),
         role: fm.text(&["role", "occupation", "job", "title_role"]),
-        status: fm.text(&["status"]).unwrap_or_else(|| "active".into()),
+        status,
         disposition: fm.text(&["disposition", "relationship", "attitude"]),
         location,
         location_text,
@@ -290,7 +308,11 @@ fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
     for b in &note.body.blocks {
         match b.kind {
             BlockKind::Heading(level) => {
-                if let Some(p) = Priority::parse(&b.text).filter(|_| level <= 2 || priority.is_none()) {
+                // The file's `# Title` ("Open Threads") is not a priority section; a level-1
+                // heading is one only when it is a lone priority word (`# Urgent`).
+                let as_priority = Priority::parse(&b.text)
+                    .filter(|_| level >= 2 || b.text.split_whitespace().count() == 1);
+                if let Some(p) = as_priority.filter(|_| level <= 2 || priority.is_none()) {
                     if level <= 2 || Priority::parse(&b.text).is_some() && current.is_none() {
                         priority = Some(p);
                         current = None;
@@ -549,7 +571,16 @@ pub fn build(vault: &Vault, config: &Config) -> Built {
         }
     }
     let mut diags = cx.diags;
-    if !has_threads_file && !c.threads.iter().any(|_| true) {
+    if has_threads_file && c.threads.is_empty() {
+        diags.push(Diagnostic::new(
+            OPEN_THREADS,
+            0,
+            Severity::Info,
+            "no-threads",
+            "holds no threads: no storylines will be injected (add `### Title` or `- **Title**` items under ## Urgent / ## High / ## Medium / ## Low)",
+        ));
+    }
+    if !has_threads_file && c.threads.is_empty() {
         diags.push(Diagnostic::new(
             OPEN_THREADS,
             0,
@@ -571,6 +602,15 @@ pub fn build(vault: &Vault, config: &Config) -> Built {
     c.day = day.or_else(|| c.events.iter().map(|e| e.day).max());
     c.time = time;
     if let Some(d) = day {
+        if has_timeline && !c.events.is_empty() && c.events.iter().any(|e| e.day < d) && !c.events.iter().any(|e| e.day == d) {
+            diags.push(Diagnostic::new(
+                TIMELINE,
+                0,
+                Severity::Info,
+                "no-current-day",
+                format!("no events under `## Day {d}`, the current day from {TEMPORAL_INDEX}; recent events come from earlier days"),
+            ));
+        }
         if has_timeline && !c.events.is_empty() && !c.events.iter().any(|e| e.day <= d) {
             diags.push(Diagnostic::warning(
                 TIMELINE,
@@ -580,7 +620,7 @@ pub fn build(vault: &Vault, config: &Config) -> Built {
             ));
         }
     }
-    duplicate_names(&c, &mut diags);
+    duplicate_names(&c, vault, &mut diags);
     Built {
         campaign: c,
         diagnostics: diags,
@@ -588,12 +628,25 @@ pub fn build(vault: &Vault, config: &Config) -> Built {
     }
 }
 
-fn duplicate_names(c: &Campaign, diags: &mut Vec<Diagnostic>) {
-    let mut names: HashMap<String, Vec<(&str, &Source, bool)>> = HashMap::new();
-    let mut add = |n: &str, src: &'static str, s: &'static Source| {
-        let _ = (n, src, s);
+/// The file line where a note writes one of `keys` (its `name:` or `aliases:`), else the
+/// line of its `# Title` for a name, else the note's first line.
+fn key_line(vault: &Vault, src: &Source, keys: &[&str], is_name: bool) -> usize {
+    let Some(note) = vault.note_index(&src.path).map(|i| &vault.notes[i]) else {
+        return src.line;
     };
-    let _ = &mut add;
+    if let Some((k, _)) = note.frontmatter.get(keys) {
+        return note.frontmatter.line_of(k);
+    }
+    if is_name {
+        if let Some(s) = note.body.sections.iter().find(|s| s.level == 1) {
+            return s.line;
+        }
+    }
+    src.line
+}
+
+fn duplicate_names(c: &Campaign, vault: &Vault, diags: &mut Vec<Diagnostic>) {
+    let mut names: HashMap<String, Vec<(&str, &Source, bool)>> = HashMap::new();
     let entities = c
         .pcs
         .iter()
@@ -612,16 +665,22 @@ fn duplicate_names(c: &Campaign, diags: &mut Vec<Diagnostic>) {
     keys.sort_by(|a, b| a.0.cmp(&b.0));
     for (_, v) in keys {
         let mut paths: Vec<&str> = v.iter().map(|(_, s, _)| s.path.as_str()).collect();
+        paths.sort_unstable();
         paths.dedup();
         if paths.len() < 2 {
             continue;
         }
         let all_names = v.iter().all(|(_, _, is_name)| *is_name);
-        for (n, src, _) in &v {
+        for (n, src, is_name) in &v {
             let others: Vec<&str> = paths.iter().copied().filter(|p| *p != src.path).collect();
+            let line = if *is_name {
+                key_line(vault, src, &["name", "title"], true)
+            } else {
+                key_line(vault, src, &["aliases", "alias"], false)
+            };
             diags.push(Diagnostic::warning(
                 &src.path,
-                src.line,
+                line,
                 if all_names { "duplicate-name" } else { "shared-alias" },
                 format!("\"{n}\" is also used by {}; mentions of it are ambiguous", others.join(", ")),
             ));

@@ -6,10 +6,12 @@
 //! diagnostic naming the file and line, while the rest of the campaign still builds.
 
 pub mod build;
+pub mod diff;
 pub mod kind;
 pub mod model;
 
 pub use build::{build, Built};
+pub use diff::{Change, ChangeKind, EntityType};
 pub use kind::NoteKind;
 pub use model::*;
 

@@ -4,9 +4,14 @@
 //! errors to exit codes: 0 ok, 1 `check` found errors, 2 could not run. A closed pipe
 //! (`vaultdm context | head`) is not an error.
 
+mod ask;
+// mod chat; (wired once watch/ lands)
 mod check;
+mod config;
 mod context;
 mod init;
+mod llm_args;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -35,6 +40,12 @@ pub enum Command {
     Init(init::Args),
     /// Preview exactly what would be injected for a message.
     Context(context::Args),
+    /// Send one message to the DM and print the reply.
+    Ask(ask::Args),
+    /// Show the effective LLM settings and where each came from.
+    Config(config::Args),
+    /// Reload canon on every edit and print what changed.
+    Watch(watch::Args),
 }
 
 /// What a subcommand reports back.
@@ -73,6 +84,9 @@ fn execute(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Init(args) => init::execute(args),
         Command::Check(args) => check::execute(&find_vault(cli.vault)?, args),
         Command::Context(args) => context::execute(&find_vault(cli.vault)?, args),
+        Command::Ask(args) => ask::execute(&find_vault(cli.vault)?, args),
+        Command::Config(args) => config::execute(&find_vault(cli.vault)?, args),
+        Command::Watch(args) => watch::execute(&find_vault(cli.vault)?, args),
     }
 }
 

@@ -202,6 +202,15 @@ impl Engine {
         }
     }
 
+    /// The DM's system prompt (`system.j2`): stable for a campaign, so providers can cache it.
+    pub fn system_prompt(&self) -> Result<String, ContextError> {
+        let c = self.campaign();
+        Ok(self.templates.render(
+            "system.j2",
+            minijinja::context! { campaign => &c.name, setting => &c.setting },
+        )?)
+    }
+
     /// Builds the context for a message.
     pub fn build(&self, opts: &Options) -> Result<Injected, ContextError> {
         select::build(self, opts)

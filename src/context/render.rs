@@ -5,7 +5,7 @@ use minijinja::{Environment, Value};
 use std::path::{Path, PathBuf};
 
 /// Names of the templates a vault may override.
-pub const TEMPLATE_NAMES: &[&str] = &["full.j2", "light.j2", "card.j2"];
+pub const TEMPLATE_NAMES: &[&str] = &["full.j2", "light.j2", "card.j2", "system.j2"];
 
 /// A template that could not be loaded or rendered.
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +58,7 @@ impl Templates {
             ("full.j2", include_str!("templates/full.j2").to_string()),
             ("light.j2", include_str!("templates/light.j2").to_string()),
             ("card.j2", include_str!("templates/card.j2").to_string()),
+            ("system.j2", include_str!("templates/system.j2").to_string()),
         ];
         if let Some(dir) = override_dir {
             for (name, src) in sources.iter_mut() {
@@ -111,6 +112,9 @@ pub fn tidy(s: &str) -> String {
             out.push("");
         }
         out.push(l);
+    }
+    if out.iter().all(|l| l.is_empty()) {
+        return String::new();
     }
     let mut s = out.join("\n");
     s.push('\n');

@@ -86,6 +86,8 @@ struct LocRow {
 #[derive(Debug, Clone, Serialize)]
 struct NpcRow {
     name: String,
+    /// Where the NPC is (display name); templates show it when the party is split.
+    at: Option<String>,
     status: Option<String>,
     role: Option<String>,
     disposition: Option<String>,
@@ -189,10 +191,6 @@ fn join_voice(lines: &[String]) -> Option<String> {
         out.push_str(l);
     }
     (!out.is_empty()).then_some(out)
-}
-
-fn opt_nonempty<T: AsRef<str>>(s: Option<T>) -> Option<String> {
-    s.map(|s| s.as_ref().trim().to_string()).filter(|s| !s.is_empty())
 }
 
 fn npc_card(c: &Campaign, n: &Npc, via: String) -> Card {
@@ -461,6 +459,7 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
         let m = mentioned.get(&Target::Npc(i));
         npcs.push(NpcRow {
             name: n.name.clone(),
+            at: c.place_name(Some(loc), None),
             status: Some(n.status.clone()),
             role: n.role.clone(),
             disposition: n.disposition.clone(),
@@ -536,6 +535,34 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
                 format!("older than the last {}", opts.recent_events)
             },
         });
+    }
+    if mode == Mode::Full {
+        if c.threads.is_empty() {
+            items_out.push(Item {
+                kind: "thread",
+                name: "(none)".into(),
+                source: format!("{}:1", crate::canon::OPEN_THREADS),
+                tokens: 0,
+                included: false,
+                reason: "no open threads in canon/open-threads.md or thread notes".into(),
+            });
+        }
+        if let Some(d) = c.day {
+            if !c.events.iter().any(|e| e.day == d) {
+                items_out.push(Item {
+                    kind: "event",
+                    name: format!("(nothing on Day {d})"),
+                    source: format!("{}:1", crate::canon::TIMELINE),
+                    tokens: 0,
+                    included: false,
+                    reason: if events.is_empty() {
+                        "the timeline has no events up to the current day".into()
+                    } else {
+                        "the timeline has no events for the current day; the latest earlier ones are shown".into()
+                    },
+                });
+            }
+        }
     }
     for e in c.events.iter().filter(|e| c.day.is_some_and(|d| e.day > d)) {
         items_out.push(Item {

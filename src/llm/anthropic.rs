@@ -206,14 +206,35 @@ mod tests {
         let mut d = Decoder::default();
         let mut items = Vec::new();
         for (e, data) in [
-            ("message_start", r#"{"type":"message_start","message":{"id":"m","usage":{"input_tokens":20,"cache_read_input_tokens":100,"output_tokens":1}}}"#),
-            ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"id":"m","usage":{"input_tokens":20,"cache_read_input_tokens":100,"output_tokens":1}}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
             ("ping", r#"{"type":"ping"}"#),
-            ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"The "}}"#),
-            ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}"#),
-            ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"orc."}}"#),
-            ("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
-            ("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":7}}"#),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"The "}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"orc."}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":0}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":7}}"#,
+            ),
             ("message_stop", r#"{"type":"message_stop"}"#),
         ] {
             items.extend(feed(&mut d, e, data));
@@ -249,7 +270,10 @@ mod tests {
             "error",
             r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
         );
-        assert_eq!(items, vec![Item::Error("Overloaded (overloaded_error)".into())]);
+        assert_eq!(
+            items,
+            vec![Item::Error("Overloaded (overloaded_error)".into())]
+        );
     }
 
     #[test]
@@ -267,7 +291,11 @@ mod tests {
 
     #[test]
     fn body_layout() {
-        let cfg = LlmConfig::new(ProviderKind::Anthropic, "https://api.anthropic.com", "claude");
+        let cfg = LlmConfig::new(
+            ProviderKind::Anthropic,
+            "https://api.anthropic.com",
+            "claude",
+        );
         let req = ChatRequest {
             system: "You are the DM.".into(),
             messages: vec![
@@ -278,8 +306,14 @@ mod tests {
         };
         let body = request_body(&cfg, &req);
         assert_eq!(body["system"][0]["text"], json!("You are the DM."));
-        assert_eq!(body["messages"][0], json!({"role":"user","content":"Player: a"}));
-        assert_eq!(body["messages"][2]["content"][0]["text"], json!("Player: c"));
+        assert_eq!(
+            body["messages"][0],
+            json!({"role":"user","content":"Player: a"})
+        );
+        assert_eq!(
+            body["messages"][2]["content"][0]["text"],
+            json!("Player: c")
+        );
         assert_eq!(body["max_tokens"], json!(1024));
         assert!(body["messages"].as_array().is_some_and(|m| m.len() == 3));
     }

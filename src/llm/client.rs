@@ -113,7 +113,11 @@ impl LlmClient {
             .user_agent(concat!("vaultdm/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|source| LlmError::ClientSetup { source })?;
-        Ok(Self { http, cfg, endpoint })
+        Ok(Self {
+            http,
+            cfg,
+            endpoint,
+        })
     }
 
     /// The configuration this client was built from.
@@ -160,9 +164,13 @@ impl LlmClient {
         };
         match outcome {
             Some(r) => r,
+            // Cancelled. A reply whose end event already arrived stays complete.
             None => {
-                reply.complete = false;
-                reply.cut_off = Some(CutOff::Interrupted);
+                reply.cut_off = if reply.complete {
+                    None
+                } else {
+                    Some(CutOff::Interrupted)
+                };
                 Ok(reply)
             }
         }
@@ -187,7 +195,9 @@ impl LlmClient {
         }
         if let Some(key) = &self.cfg.api_key {
             let (name, value) = match self.cfg.provider {
-                ProviderKind::OpenAi => (AUTHORIZATION.as_str(), format!("Bearer {}", key.expose())),
+                ProviderKind::OpenAi => {
+                    (AUTHORIZATION.as_str(), format!("Bearer {}", key.expose()))
+                }
                 ProviderKind::Anthropic => ("x-api-key", key.expose().to_owned()),
             };
             // A key with characters not allowed in a header is simply not sent; the server's
@@ -211,8 +221,14 @@ impl LlmClient {
 
     /// Connect and get a success status, retrying 429/5xx. Returns the response and the
     /// first-token deadline of the successful attempt.
+    ///
+    /// A 400 that complains about an optional field this client added (`stream_options`, or
+    /// `max_tokens` where the server wants `max_completion_tokens`) is answered by resending
+    /// without it / with the other name — servers differ, and the GM should not have to
+    /// care.
     async fn start(&self, body: &Value) -> Result<(reqwest::Response, Instant), LlmError> {
         let policy = self.cfg.retry;
+        let mut body = body.clone();
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
@@ -221,7 +237,7 @@ impl LlmClient {
                 .http
                 .post(&self.endpoint)
                 .headers(self.headers())
-                .json(body)
+                .json(&body)
                 .send();
             let resp = match timeout_at(deadline, send).await {
                 Err(_) => return Err(self.first_token_timeout()),
@@ -242,6 +258,11 @@ impl LlmClient {
                 tokio::time::sleep(policy.delay(attempt - 1, retry_after)).await;
                 continue;
             }
+            // Each adjustment removes what it reacts to, so this resends at most twice.
+            if status == StatusCode::BAD_REQUEST && adjust_body(&mut body, &info.message) {
+                attempt -= 1;
+                continue;
+            }
             return Err(self.status_error(status, attempt, info));
         }
     }
@@ -255,11 +276,11 @@ impl LlmClient {
         let body = self.body(req);
         let (resp, first_deadline) = self.start(&body).await?;
 
-        let is_sse = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_none_or_event_stream();
+        let is_sse = decode_as_sse(
+            resp.headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok()),
+        );
         let mut stream = resp.bytes_stream();
         let mut sse = SseDecoder::new();
         let mut whole_body: Vec<u8> = Vec::new();
@@ -365,6 +386,15 @@ impl LlmClient {
         Ok(reply.clone())
     }
 
+    fn model_hint(&self) -> String {
+        let m = &self.cfg.model;
+        if self.endpoint.contains(":11434") || self.endpoint.contains("ollama") {
+            format!("pull it with `ollama pull {m}` (see `ollama list`)")
+        } else {
+            "check the model name against the provider's model list (--model, $VAULTDM_MODEL or `model` in [llm])".into()
+        }
+    }
+
     fn first_token_timeout(&self) -> LlmError {
         LlmError::FirstTokenTimeout {
             url: self.endpoint.clone(),
@@ -403,19 +433,16 @@ impl LlmClient {
             401 | 403 => LlmError::Unauthorized {
                 status: code,
                 url,
-                key_var: self
-                    .cfg
-                    .api_key
-                    .as_ref()
-                    .map(|k| {
-                        k.source_var()
-                            .unwrap_or(self.cfg.provider.default_key_var())
-                            .to_owned()
-                    }),
+                key_var: self.cfg.api_key.as_ref().map(|k| {
+                    k.source_var()
+                        .unwrap_or(self.cfg.provider.default_key_var())
+                        .to_owned()
+                }),
                 message: prefixed(" — ", &info.message),
             },
             404 if model_problem => LlmError::UnknownModel {
                 model: self.cfg.model.clone(),
+                hint: self.model_hint(),
                 url,
                 message: prefixed(": ", &info.message),
             },
@@ -425,6 +452,7 @@ impl LlmClient {
             },
             400 if info.code.as_deref() == Some("model_not_found") => LlmError::UnknownModel {
                 model: self.cfg.model.clone(),
+                hint: self.model_hint(),
                 url,
                 message: prefixed(": ", &info.message),
             },
@@ -448,18 +476,33 @@ impl LlmClient {
     }
 }
 
-/// `Option<&str>` content type → whether to decode the body as SSE. Anything that is not
-/// clearly JSON is treated as SSE (many servers omit or mislabel the content type).
-trait ContentTypeExt {
-    fn is_none_or_event_stream(self) -> bool;
+/// Drop or rename an optional OpenAI field a server rejected; `true` if the body changed.
+fn adjust_body(body: &mut Value, message: &str) -> bool {
+    let Some(obj) = body.as_object_mut() else {
+        return false;
+    };
+    let mut changed = false;
+    if message.contains("stream_options") && obj.remove("stream_options").is_some() {
+        changed = true;
+    }
+    if message.contains("max_completion_tokens") {
+        if let Some(v) = obj.remove("max_tokens") {
+            obj.insert("max_completion_tokens".into(), v);
+            changed = true;
+        }
+    }
+    changed
 }
 
-impl ContentTypeExt for Option<&str> {
-    fn is_none_or_event_stream(self) -> bool {
-        match self {
-            None => true,
-            Some(ct) => !ct.trim_start().to_ascii_lowercase().starts_with("application/json"),
-        }
+/// Whether to decode a body with this content type as SSE. Anything that is not clearly
+/// JSON is treated as SSE (many servers omit or mislabel the content type).
+fn decode_as_sse(content_type: Option<&str>) -> bool {
+    match content_type {
+        None => true,
+        Some(ct) => !ct
+            .trim_start()
+            .to_ascii_lowercase()
+            .starts_with("application/json"),
     }
 }
 
@@ -536,7 +579,12 @@ async fn read_body(mut resp: reqwest::Response, deadline: Instant) -> String {
 
 /// `retry-after-ms` (OpenAI), `retry-after` in (possibly fractional) seconds, or an HTTP date.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
         if ms.is_finite() && ms >= 0.0 {
             return Some(Duration::from_secs_f64(ms / 1000.0));
@@ -544,7 +592,8 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     }
     let v = get("retry-after")?;
     if let Ok(secs) = v.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)));
+        return (secs.is_finite() && secs >= 0.0)
+            .then(|| Duration::from_secs_f64(secs.min(86_400.0)));
     }
     let when = chrono::DateTime::parse_from_rfc2822(v).ok()?;
     let delta = when.with_timezone(&chrono::Utc) - chrono::Utc::now();
@@ -611,7 +660,10 @@ mod tests {
     #[case(&[("retry-after", "soon")], None)]
     #[case(&[("retry-after", "-3")], None)]
     #[case(&[], None)]
-    fn parses_retry_after(#[case] headers: &[(&'static str, &'static str)], #[case] expected_ms: Option<u64>) {
+    fn parses_retry_after(
+        #[case] headers: &[(&'static str, &'static str)],
+        #[case] expected_ms: Option<u64>,
+    ) {
         let mut h = HeaderMap::new();
         for (k, v) in headers {
             h.insert(
@@ -625,7 +677,10 @@ mod tests {
     #[test]
     fn retry_after_http_date_in_the_past_is_zero() {
         let mut h = HeaderMap::new();
-        h.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        h.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
     }
 
@@ -644,8 +699,16 @@ mod tests {
     }
 
     #[rstest]
-    #[case(r#"{"error":{"message":"The model `x` does not exist","code":"model_not_found"}}"#, "The model `x` does not exist", Some("model_not_found"))]
-    #[case(r#"{"type":"error","error":{"type":"not_found_error","message":"model: x"}}"#, "model: x", Some("not_found_error"))]
+    #[case(
+        r#"{"error":{"message":"The model `x` does not exist","code":"model_not_found"}}"#,
+        "The model `x` does not exist",
+        Some("model_not_found")
+    )]
+    #[case(
+        r#"{"type":"error","error":{"type":"not_found_error","message":"model: x"}}"#,
+        "model: x",
+        Some("not_found_error")
+    )]
     #[case(r#"{"error":"model 'x' not found"}"#, "model 'x' not found", None)]
     #[case("<html>Bad Gateway</html>", "<html>Bad Gateway</html>", None)]
     fn error_info(#[case] body: &str, #[case] msg: &str, #[case] code: Option<&str>) {

@@ -86,7 +86,7 @@ pub enum LlmError {
     },
 
     /// The server does not know the configured model.
-    #[error("{url} does not know the model `{model}`{message}\n  check the model name (Ollama: `ollama pull {model}` / `ollama list`)")]
+    #[error("{url} does not know the model `{model}`{message}\n  {hint}")]
     UnknownModel {
         /// The model name as configured.
         model: String,
@@ -94,6 +94,8 @@ pub enum LlmError {
         url: String,
         /// The server's message, prefixed with ": " when present.
         message: String,
+        /// What to do about it (Ollama gets `ollama pull`).
+        hint: String,
     },
 
     /// 404 that is not about the model: most likely a wrong base URL.
@@ -214,5 +216,137 @@ impl LlmError {
                 | LlmError::StreamError { .. }
                 | LlmError::ConnectTimeout { .. }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::CutOff;
+
+    fn partial(text: &str, why: CutOff) -> Box<Reply> {
+        Box::new(Reply {
+            text: text.into(),
+            cut_off: Some(why),
+            ..Reply::default()
+        })
+    }
+
+    /// The exact wording a GM sees, reviewed as one snapshot.
+    #[test]
+    fn messages_read_well() {
+        let url = "http://localhost:11434/v1/chat/completions".to_owned();
+        let errors = vec![
+            LlmError::NotConfigured {
+                what: "no model set".into(),
+            },
+            LlmError::InvalidUrl {
+                url: "localhost:11434".into(),
+            },
+            LlmError::ConnectionRefused {
+                url: "http://localhost:11434/v1".into(),
+                hint: " — is Ollama running? (start it with `ollama serve`)".into(),
+            },
+            LlmError::ConnectTimeout {
+                url: url.clone(),
+                after: Duration::from_secs(10),
+                hint: String::new(),
+            },
+            LlmError::Unauthorized {
+                status: 401,
+                url: url.clone(),
+                key_var: Some("OPENAI_API_KEY".into()),
+                message: " — Incorrect API key provided: sk-…1234".into(),
+            },
+            LlmError::Unauthorized {
+                status: 401,
+                url: url.clone(),
+                key_var: None,
+                message: String::new(),
+            },
+            LlmError::UnknownModel {
+                model: "llama9".into(),
+                url: url.clone(),
+                message: ": model \"llama9\" not found, try pulling it first".into(),
+                hint: "pull it with `ollama pull llama9` (see `ollama list`)".into(),
+            },
+            LlmError::NotFound {
+                url: url.clone(),
+                message: ": 404 page not found".into(),
+            },
+            LlmError::RateLimited {
+                url: url.clone(),
+                attempts: 4,
+                message: ": slow down".into(),
+            },
+            LlmError::Server {
+                status: 503,
+                url: url.clone(),
+                attempts: 4,
+                message: String::new(),
+            },
+            LlmError::Rejected {
+                status: 400,
+                url: url.clone(),
+                message: ": messages: roles must alternate".into(),
+            },
+            LlmError::FirstTokenTimeout {
+                url: url.clone(),
+                after: Duration::from_secs(120),
+            },
+            LlmError::IdleTimeout {
+                url: url.clone(),
+                after: Duration::from_secs(60),
+                partial: partial("The orc", CutOff::IdleTimeout),
+            },
+            LlmError::StreamCut {
+                url: url.clone(),
+                detail: "connection closed before message completed".into(),
+                partial: partial("The orc", CutOff::ConnectionLost),
+            },
+            LlmError::StreamError {
+                url,
+                message: "Overloaded (overloaded_error)".into(),
+                partial: partial("", CutOff::ProviderError),
+            },
+        ];
+        let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        insta::assert_snapshot!(text.join("\n---\n"), @r#"
+        no LLM provider configured: no model set
+        set one with flags, environment variables or the [llm] table in vaultdm.toml, e.g.
+          local Ollama: vaultdm chat --provider openai --base-url http://localhost:11434/v1 --model llama3.1
+          OpenAI:       export OPENAI_API_KEY=...   (then vaultdm chat --model gpt-4o-mini)
+          Anthropic:    export ANTHROPIC_API_KEY=...
+        ---
+        the LLM base URL `localhost:11434` is not a valid http(s) URL
+        ---
+        nothing answers at http://localhost:11434/v1 (connection refused) — is Ollama running? (start it with `ollama serve`)
+        ---
+        connecting to http://localhost:11434/v1/chat/completions timed out after 10s (connect timeout)
+        ---
+        http://localhost:11434/v1/chat/completions refused the API key (HTTP 401): check the key in $OPENAI_API_KEY — Incorrect API key provided: sk-…1234
+        ---
+        http://localhost:11434/v1/chat/completions refused the API key (HTTP 401): no API key was sent; export the provider's key variable (e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY) or set api_key_env
+        ---
+        http://localhost:11434/v1/chat/completions does not know the model `llama9`: model "llama9" not found, try pulling it first
+          pull it with `ollama pull llama9` (see `ollama list`)
+        ---
+        http://localhost:11434/v1/chat/completions answered 404 Not Found: 404 page not found
+          check the base URL (OpenAI-compatible servers usually end in /v1, e.g. http://localhost:11434/v1)
+        ---
+        http://localhost:11434/v1/chat/completions is rate-limiting us (HTTP 429), gave up after 4 attempts: slow down
+        ---
+        http://localhost:11434/v1/chat/completions failed with HTTP 503 after 4 attempts
+        ---
+        http://localhost:11434/v1/chat/completions rejected the request (HTTP 400): messages: roles must alternate
+        ---
+        http://localhost:11434/v1/chat/completions sent no reply within 120s (first-token timeout); the model may still be loading — try again or raise the timeout
+        ---
+        http://localhost:11434/v1/chat/completions went silent for 60s mid-reply (idle timeout); kept the 7 characters received
+        ---
+        the connection to http://localhost:11434/v1/chat/completions broke mid-reply (connection closed before message completed); kept the 7 characters received
+        ---
+        http://localhost:11434/v1/chat/completions reported an error mid-reply: Overloaded (overloaded_error)
+        "#);
     }
 }

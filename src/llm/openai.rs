@@ -134,8 +134,10 @@ fn parse_usage(u: &Value) -> Option<Usage> {
     Some(Usage {
         input_tokens: n(u.get("prompt_tokens")).or_else(|| n(u.get("input_tokens"))),
         output_tokens: n(u.get("completion_tokens")).or_else(|| n(u.get("output_tokens"))),
-        cached_tokens: n(u.get("prompt_tokens_details").and_then(|d| d.get("cached_tokens")))
-            .or_else(|| n(u.get("prompt_cache_hit_tokens"))),
+        cached_tokens: n(u
+            .get("prompt_tokens_details")
+            .and_then(|d| d.get("cached_tokens")))
+        .or_else(|| n(u.get("prompt_cache_hit_tokens"))),
     })
 }
 
@@ -185,19 +187,38 @@ mod tests {
 
     #[test]
     fn body_layout() {
-        let cfg = LlmConfig::new(ProviderKind::OpenAi, "http://localhost:11434/v1", "llama3.1");
+        let cfg = LlmConfig::new(
+            ProviderKind::OpenAi,
+            "http://localhost:11434/v1",
+            "llama3.1",
+        );
         let req = ChatRequest {
             system: "You are the DM.".into(),
             messages: vec![ChatMessage::user("Player: hi")],
         };
         let body = request_body(&cfg, &req);
-        assert_eq!(body["messages"][0], json!({"role":"system","content":"You are the DM."}));
-        assert_eq!(body["messages"][1], json!({"role":"user","content":"Player: hi"}));
+        assert_eq!(
+            body["messages"][0],
+            json!({"role":"system","content":"You are the DM."})
+        );
+        assert_eq!(
+            body["messages"][1],
+            json!({"role":"user","content":"Player: hi"})
+        );
         assert_eq!(body["stream"], json!(true));
         assert_eq!(body["max_tokens"], json!(1024));
         let official = LlmConfig::new(ProviderKind::OpenAi, "https://api.openai.com/v1", "gpt-4o");
-        assert_eq!(request_body(&official, &req)["max_completion_tokens"], json!(1024));
-        let no_system = ChatRequest { system: String::new(), ..req };
-        assert_eq!(request_body(&cfg, &no_system)["messages"][0]["role"], json!("user"));
+        assert_eq!(
+            request_body(&official, &req)["max_completion_tokens"],
+            json!(1024)
+        );
+        let no_system = ChatRequest {
+            system: String::new(),
+            ..req
+        };
+        assert_eq!(
+            request_body(&cfg, &no_system)["messages"][0]["role"],
+            json!("user")
+        );
     }
 }

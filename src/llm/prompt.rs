@@ -62,10 +62,16 @@ pub struct HistoryPlan {
 }
 
 /// Decide which exchanges to keep under `budget` tokens; see the module docs for the rules.
-pub fn plan_history(history: &[Exchange], budget: usize, count: &dyn Fn(&str) -> usize) -> HistoryPlan {
+pub fn plan_history(
+    history: &[Exchange],
+    budget: usize,
+    count: &dyn Fn(&str) -> usize,
+) -> HistoryPlan {
     let cost = |e: &Exchange| {
-        count(&user_message(e.full_context.as_deref().unwrap_or(""), &e.player))
-            + count(dm_text(&e.dm))
+        count(&user_message(
+            e.full_context.as_deref().unwrap_or(""),
+            &e.player,
+        )) + count(dm_text(&e.dm))
     };
     let pinned = history.iter().rposition(|e| e.full_context.is_some());
     let mut used = 0usize;
@@ -146,7 +152,10 @@ pub fn build_prompt(input: &PromptInput<'_>, count: &dyn Fn(&str) -> usize) -> P
         )));
         messages.push(ChatMessage::assistant(dm_text(&e.dm)));
     }
-    messages.push(ChatMessage::user(user_message(input.context, input.player_message)));
+    messages.push(ChatMessage::user(user_message(
+        input.context,
+        input.player_message,
+    )));
     Prompt {
         request: ChatRequest {
             system: input.system.to_owned(),
@@ -178,7 +187,11 @@ mod tests {
     #[rstest]
     #[case("", "hi", "Player: hi")]
     #[case("  \n", "hi", "Player: hi")]
-    #[case("## Canon\nBorin is a dwarf.\n", "hi", "## Canon\nBorin is a dwarf.\n\nPlayer: hi")]
+    #[case(
+        "## Canon\nBorin is a dwarf.\n",
+        "hi",
+        "## Canon\nBorin is a dwarf.\n\nPlayer: hi"
+    )]
     fn user_message_layout(#[case] ctx: &str, #[case] msg: &str, #[case] expected: &str) {
         assert_eq!(user_message(ctx, msg), expected);
     }

@@ -116,9 +116,11 @@ pub struct SettingsSources<'a> {
     pub flags: &'a LlmFlags,
     /// Environment lookup (e.g. `&|k| std::env::var(k).ok()`); empty values count as unset.
     pub env: &'a dyn Fn(&str) -> Option<String>,
-    /// The whole parsed vault `vaultdm.toml` (its `[llm]` table is read), if present.
+    /// The vault's `[llm]` table (`crate::config::Config::llm`), or the whole parsed
+    /// `vaultdm.toml` holding one.
     pub vault: Option<&'a toml::Table>,
-    /// The whole parsed user config file, if present.
+    /// The user config's `[llm]` table, or the whole parsed file (as returned by
+    /// [`load_config_file`]).
     pub user: Option<&'a toml::Table>,
 }
 
@@ -222,7 +224,12 @@ pub fn user_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf>
         return Some(Path::new(&x).join("vaultdm").join("config.toml"));
     }
     let home = get("HOME").or_else(|| get("USERPROFILE"))?;
-    Some(Path::new(&home).join(".config").join("vaultdm").join("config.toml"))
+    Some(
+        Path::new(&home)
+            .join(".config")
+            .join("vaultdm")
+            .join("config.toml"),
+    )
 }
 
 /// Read and parse a TOML config file; `Ok(None)` if it does not exist.
@@ -293,23 +300,23 @@ impl Layer<'_> {
 }
 
 fn llm_layer<'a>(
-    doc: Option<&'a toml::Table>,
+    given: Option<&'a toml::Table>,
     source: Source,
     warnings: &mut Vec<String>,
 ) -> Result<Option<Layer<'a>>, SettingsError> {
-    let Some(doc) = doc else { return Ok(None) };
-    // A key at the top level is refused as well: it would be just as exposed.
-    for (k, _) in doc.iter() {
-        if looks_like_key_name(k) {
-            return Err(SettingsError::KeyInConfig {
-                file: source,
-                key: k.clone(),
-            });
+    let Some(given) = given else { return Ok(None) };
+    // Either the `[llm]` table itself or a whole file holding one.
+    let table = match given.get("llm") {
+        Some(toml::Value::Table(inner)) => {
+            // A key at the top level of the file is refused as well: it would be just as exposed.
+            if let Some(k) = given.keys().find(|k| looks_like_key_name(k)) {
+                return Err(SettingsError::KeyInConfig {
+                    file: source,
+                    key: k.clone(),
+                });
+            }
+            inner
         }
-    }
-    let table = match doc.get("llm") {
-        None => return Ok(None),
-        Some(toml::Value::Table(t)) => t,
         Some(_) => {
             return Err(SettingsError::InvalidValue {
                 file: source,
@@ -317,6 +324,7 @@ fn llm_layer<'a>(
                 expected: "a table ([llm])",
             })
         }
+        None => given,
     };
     for (k, v) in table.iter() {
         let holds_secret = v.as_str().is_some_and(|s| {
@@ -338,7 +346,13 @@ fn llm_layer<'a>(
 
 fn looks_like_key_name(k: &str) -> bool {
     let k = k.to_ascii_lowercase().replace('-', "_");
-    k != "api_key_env" && (k.contains("api_key") || k.contains("apikey") || k == "key" || k.ends_with("_key") || k == "token" || k.ends_with("_token"))
+    k != "api_key_env"
+        && (k.contains("api_key")
+            || k.contains("apikey")
+            || k == "key"
+            || k.ends_with("_key")
+            || k == "token"
+            || k.ends_with("_token"))
         && k != "max_tokens"
 }
 
@@ -346,7 +360,11 @@ fn looks_like_key_name(k: &str) -> bool {
 /// an unknown provider name; a missing provider or model is reported later by
 /// [`LlmSettings::to_config`] so `vaultdm config` can still show everything.
 pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> {
-    let env = |k: &str| (src.env)(k).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let env = |k: &str| {
+        (src.env)(k)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
     let mut warnings = Vec::new();
     let vault = llm_layer(src.vault, Source::VaultFile, &mut warnings)?;
     let user = llm_layer(src.user, Source::UserFile, &mut warnings)?;
@@ -373,7 +391,8 @@ pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> 
     let generic_base = flag_str(&flags.base_url)
         .or_else(|| env_str("VAULTDM_BASE_URL"))
         .map_or_else(|| from_layers_str("base_url"), |s| Ok(Some(s)))?;
-    let explicit_key_env = flag_str(&flags.api_key_env).map_or_else(|| from_layers_str("api_key_env"), |s| Ok(Some(s)))?;
+    let explicit_key_env = flag_str(&flags.api_key_env)
+        .map_or_else(|| from_layers_str("api_key_env"), |s| Ok(Some(s)))?;
 
     // Provider.
     let named = flag_str(&flags.provider)
@@ -381,10 +400,12 @@ pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> 
         .map_or_else(|| from_layers_str("provider"), |s| Ok(Some(s)))?;
     let provider = match named {
         Some(s) => Some(Setting::new(
-            s.value.parse::<ProviderKind>().map_err(|error| SettingsError::UnknownProvider {
-                source_: s.source.clone(),
-                error,
-            })?,
+            s.value
+                .parse::<ProviderKind>()
+                .map_err(|error| SettingsError::UnknownProvider {
+                    source_: s.source.clone(),
+                    error,
+                })?,
             s.source,
         )),
         None => infer_provider(&generic_base, &explicit_key_env, &env, &mut warnings),
@@ -402,9 +423,12 @@ pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> 
                 .or_else(|| env_str("VAULTDM_BASE_URL"))
                 .or_else(|| env_str(specific))
                 .map_or_else(|| from_layers_str("base_url"), |s| Ok(Some(s)))?
-                .unwrap_or_else(|| Setting::new(kind.default_base_url().to_owned(), Source::Default));
-            let key_env = explicit_key_env
-                .unwrap_or_else(|| Setting::new(kind.default_key_var().to_owned(), Source::Default));
+                .unwrap_or_else(|| {
+                    Setting::new(kind.default_base_url().to_owned(), Source::Default)
+                });
+            let key_env = explicit_key_env.unwrap_or_else(|| {
+                Setting::new(kind.default_key_var().to_owned(), Source::Default)
+            });
             let model = flag_str(&flags.model)
                 .or_else(|| env_str("VAULTDM_MODEL"))
                 .map_or_else(|| from_layers_str("model"), |s| Ok(Some(s)))?
@@ -438,7 +462,11 @@ pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> 
         })
     });
 
-    let uint_setting = |flag: Option<u64>, key: &str, max: u64, default: u64| -> Result<Setting<u64>, SettingsError> {
+    let uint_setting = |flag: Option<u64>,
+                        key: &str,
+                        max: u64,
+                        default: u64|
+     -> Result<Setting<u64>, SettingsError> {
         if let Some(v) = flag {
             return Ok(Setting::new(v, Source::Flag));
         }
@@ -469,7 +497,12 @@ pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> 
         10_000_000,
         DEFAULT_HISTORY_BUDGET as u64,
     )?;
-    let max_retries = uint_setting(None, "max_retries", 10, u64::from(RetryPolicy::default().max_retries))?;
+    let max_retries = uint_setting(
+        None,
+        "max_retries",
+        10,
+        u64::from(RetryPolicy::default().max_retries),
+    )?;
     let t = Timeouts::default();
 
     Ok(LlmSettings {
@@ -478,7 +511,10 @@ pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> 
         model,
         api_key_env,
         api_key,
-        max_tokens: Setting::new(u32::try_from(max_tokens.value).unwrap_or(u32::MAX), max_tokens.source),
+        max_tokens: Setting::new(
+            u32::try_from(max_tokens.value).unwrap_or(u32::MAX),
+            max_tokens.source,
+        ),
         history_budget: Setting::new(
             usize::try_from(history_budget.value).unwrap_or(DEFAULT_HISTORY_BUDGET),
             history_budget.source,
@@ -486,7 +522,10 @@ pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> 
         connect_timeout: secs_setting("connect_timeout", t.connect)?,
         first_token_timeout: secs_setting("first_token_timeout", t.first_token)?,
         idle_timeout: secs_setting("idle_timeout", t.idle)?,
-        max_retries: Setting::new(u32::try_from(max_retries.value).unwrap_or(3), max_retries.source),
+        max_retries: Setting::new(
+            u32::try_from(max_retries.value).unwrap_or(3),
+            max_retries.source,
+        ),
         warnings,
     })
 }
@@ -503,7 +542,10 @@ fn infer_provider(
         } else {
             ProviderKind::OpenAi
         };
-        return Some(Setting::new(kind, Source::Inferred(format!("base URL from {}", b.source))));
+        return Some(Setting::new(
+            kind,
+            Source::Inferred(format!("base URL from {}", b.source)),
+        ));
     }
     if let Some(k) = key_env {
         let kind = if k.value.to_ascii_uppercase().contains("ANTHROPIC") {
@@ -511,10 +553,16 @@ fn infer_provider(
         } else {
             ProviderKind::OpenAi
         };
-        return Some(Setting::new(kind, Source::Inferred(format!("api_key_env = {}", k.value))));
+        return Some(Setting::new(
+            kind,
+            Source::Inferred(format!("api_key_env = {}", k.value)),
+        ));
     }
     if env("OPENAI_BASE_URL").is_some() {
-        return Some(Setting::new(ProviderKind::OpenAi, Source::Inferred("$OPENAI_BASE_URL is set".into())));
+        return Some(Setting::new(
+            ProviderKind::OpenAi,
+            Source::Inferred("$OPENAI_BASE_URL is set".into()),
+        ));
     }
     let anthropic = env("ANTHROPIC_API_KEY").is_some();
     let openai = env("OPENAI_API_KEY").is_some();
@@ -529,7 +577,10 @@ fn infer_provider(
                     "both OPENAI_API_KEY and ANTHROPIC_API_KEY are set; using openai — pass --provider anthropic to choose the other".into(),
                 );
             }
-            Some(Setting::new(ProviderKind::OpenAi, Source::Inferred("$OPENAI_API_KEY is set".into())))
+            Some(Setting::new(
+                ProviderKind::OpenAi,
+                Source::Inferred("$OPENAI_API_KEY is set".into()),
+            ))
         }
         (false, false) => None,
     }
@@ -550,7 +601,9 @@ impl LlmSettings {
             .map_or_else(|| kind.default_base_url().to_owned(), |b| b.value.clone());
         let Some(model) = &self.model else {
             return Err(LlmError::NotConfigured {
-                what: format!("no model set for {base} (use --model, $VAULTDM_MODEL or `model` in [llm])"),
+                what: format!(
+                    "no model set for {base} (use --model, $VAULTDM_MODEL or `model` in [llm])"
+                ),
             });
         };
         if self.api_key.is_none() {
@@ -583,7 +636,11 @@ impl LlmSettings {
 
     /// Rows for `vaultdm config`: name, value (key masked), source.
     pub fn rows(&self) -> Vec<SettingRow> {
-        fn row<T>(name: &'static str, s: Option<&Setting<T>>, show: impl Fn(&T) -> String) -> SettingRow {
+        fn row<T>(
+            name: &'static str,
+            s: Option<&Setting<T>>,
+            show: impl Fn(&T) -> String,
+        ) -> SettingRow {
             match s {
                 Some(s) => SettingRow {
                     name,
@@ -605,7 +662,11 @@ impl LlmSettings {
             row("api_key_env", self.api_key_env.as_ref(), Clone::clone),
             row("api_key", self.api_key.as_ref(), ApiKey::masked),
             row("max_tokens", Some(&self.max_tokens), u32::to_string),
-            row("history_budget", Some(&self.history_budget), usize::to_string),
+            row(
+                "history_budget",
+                Some(&self.history_budget),
+                usize::to_string,
+            ),
             row("connect_timeout", Some(&self.connect_timeout), secs),
             row("first_token_timeout", Some(&self.first_token_timeout), secs),
             row("idle_timeout", Some(&self.idle_timeout), secs),
@@ -620,7 +681,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
         move |k: &str| map.get(k).cloned()
     }
 
@@ -628,7 +692,12 @@ mod tests {
         s.parse().unwrap_or_else(|e| panic!("bad test toml: {e}"))
     }
 
-    fn resolve_with(flags: &LlmFlags, env: &[(&str, &str)], vault: Option<&str>, user: Option<&str>) -> Result<LlmSettings, SettingsError> {
+    fn resolve_with(
+        flags: &LlmFlags,
+        env: &[(&str, &str)],
+        vault: Option<&str>,
+        user: Option<&str>,
+    ) -> Result<LlmSettings, SettingsError> {
         let env = env_of(env);
         let vault = vault.map(toml);
         let user = user.map(toml);
@@ -642,23 +711,42 @@ mod tests {
 
     #[test]
     fn nothing_configured_explains_how() {
-        let s = resolve_with(&LlmFlags::default(), &[], None, None).unwrap_or_else(|e| panic!("{e}"));
+        let s =
+            resolve_with(&LlmFlags::default(), &[], None, None).unwrap_or_else(|e| panic!("{e}"));
         assert!(s.provider.is_none());
-        let err = s.to_config().err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(err.contains("--provider openai --base-url http://localhost:11434/v1 --model llama3.1"), "{err}");
+        let err = s
+            .to_config()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("--provider openai --base-url http://localhost:11434/v1 --model llama3.1"),
+            "{err}"
+        );
         assert!(err.contains("export OPENAI_API_KEY="), "{err}");
     }
 
     #[test]
     fn anthropic_key_alone_means_anthropic() {
-        let s = resolve_with(&LlmFlags::default(), &[("ANTHROPIC_API_KEY", "sk-ant-aaaaaaaaaaaaaaaa9999")], None, None)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let s = resolve_with(
+            &LlmFlags::default(),
+            &[("ANTHROPIC_API_KEY", "sk-ant-aaaaaaaaaaaaaaaa9999")],
+            None,
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let cfg = s.to_config().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(cfg.provider, ProviderKind::Anthropic);
         assert_eq!(cfg.base_url, "https://api.anthropic.com");
         assert_eq!(cfg.model, DEFAULT_ANTHROPIC_MODEL);
-        assert_eq!(cfg.api_key.as_ref().and_then(|k| k.source_var()), Some("ANTHROPIC_API_KEY"));
-        assert!(matches!(s.provider.map(|p| p.source), Some(Source::Inferred(_))));
+        assert_eq!(
+            cfg.api_key.as_ref().and_then(|k| k.source_var()),
+            Some("ANTHROPIC_API_KEY")
+        );
+        assert!(matches!(
+            s.provider.map(|p| p.source),
+            Some(Source::Inferred(_))
+        ));
     }
 
     #[test]
@@ -679,22 +767,47 @@ mod tests {
     fn precedence_flag_env_vault_user() {
         let vault = "[llm]\nprovider = \"openai\"\nmodel = \"vault-model\"\nbase_url = \"http://vault/v1\"\nmax_tokens = 500\n";
         let user = "[llm]\nmodel = \"user-model\"\nhistory_budget = 1234\nmax_tokens = 9\nidle_timeout = 5\n";
-        let s = resolve_with(&LlmFlags::default(), &[("VAULTDM_MODEL", "env-model")], Some(vault), Some(user))
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(s.model.as_ref().map(|m| (m.value.as_str(), &m.source)), Some(("env-model", &Source::Env("VAULTDM_MODEL".into()))));
-        assert_eq!(s.base_url.as_ref().map(|b| &b.source), Some(&Source::VaultFile));
-        assert_eq!((s.max_tokens.value, &s.max_tokens.source), (500, &Source::VaultFile));
-        assert_eq!((s.history_budget.value, &s.history_budget.source), (1234, &Source::UserFile));
+        let s = resolve_with(
+            &LlmFlags::default(),
+            &[("VAULTDM_MODEL", "env-model")],
+            Some(vault),
+            Some(user),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            s.model.as_ref().map(|m| (m.value.as_str(), &m.source)),
+            Some(("env-model", &Source::Env("VAULTDM_MODEL".into())))
+        );
+        assert_eq!(
+            s.base_url.as_ref().map(|b| &b.source),
+            Some(&Source::VaultFile)
+        );
+        assert_eq!(
+            (s.max_tokens.value, &s.max_tokens.source),
+            (500, &Source::VaultFile)
+        );
+        assert_eq!(
+            (s.history_budget.value, &s.history_budget.source),
+            (1234, &Source::UserFile)
+        );
         assert_eq!(s.idle_timeout.value, Duration::from_secs(5));
         let flags = LlmFlags {
             model: Some("flag-model".into()),
             ..LlmFlags::default()
         };
-        let s = resolve_with(&flags, &[("VAULTDM_MODEL", "env-model")], Some(vault), Some(user)).unwrap_or_else(|e| panic!("{e}"));
+        let s = resolve_with(
+            &flags,
+            &[("VAULTDM_MODEL", "env-model")],
+            Some(vault),
+            Some(user),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.model.map(|m| m.value), Some("flag-model".into()));
-        let s = resolve_with(&LlmFlags::default(), &[], Some(vault), Some(user)).unwrap_or_else(|e| panic!("{e}"));
+        let s = resolve_with(&LlmFlags::default(), &[], Some(vault), Some(user))
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.model.map(|m| m.value), Some("vault-model".into()));
-        let s = resolve_with(&LlmFlags::default(), &[], None, Some(user)).unwrap_or_else(|e| panic!("{e}"));
+        let s = resolve_with(&LlmFlags::default(), &[], None, Some(user))
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.model.as_ref().map(|m| &m.source), Some(&Source::UserFile));
     }
 
@@ -702,24 +815,46 @@ mod tests {
     fn openai_base_url_env_is_used_for_openai() {
         let s = resolve_with(
             &LlmFlags::default(),
-            &[("OPENAI_BASE_URL", "http://router/v1"), ("VAULTDM_MODEL", "m")],
+            &[
+                ("OPENAI_BASE_URL", "http://router/v1"),
+                ("VAULTDM_MODEL", "m"),
+            ],
             None,
             None,
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(s.base_url.map(|b| (b.value, b.source)), Some(("http://router/v1".into(), Source::Env("OPENAI_BASE_URL".into()))));
+        assert_eq!(
+            s.base_url.map(|b| (b.value, b.source)),
+            Some((
+                "http://router/v1".into(),
+                Source::Env("OPENAI_BASE_URL".into())
+            ))
+        );
     }
 
     #[test]
     fn custom_key_env() {
         let vault = "[llm]\nprovider = \"openai\"\nbase_url = \"https://openrouter.ai/api/v1\"\nmodel = \"x\"\napi_key_env = \"OPENROUTER_API_KEY\"\n";
-        let s = resolve_with(&LlmFlags::default(), &[("OPENROUTER_API_KEY", "sk-or-v1-0123456789abcdef")], Some(vault), None)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let s = resolve_with(
+            &LlmFlags::default(),
+            &[("OPENROUTER_API_KEY", "sk-or-v1-0123456789abcdef")],
+            Some(vault),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let cfg = s.to_config().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(cfg.api_key.as_ref().and_then(|k| k.source_var()), Some("OPENROUTER_API_KEY"));
+        assert_eq!(
+            cfg.api_key.as_ref().and_then(|k| k.source_var()),
+            Some("OPENROUTER_API_KEY")
+        );
         // Named but unset: a clear error.
-        let s = resolve_with(&LlmFlags::default(), &[], Some(vault), None).unwrap_or_else(|e| panic!("{e}"));
-        let err = s.to_config().err().map(|e| e.to_string()).unwrap_or_default();
+        let s = resolve_with(&LlmFlags::default(), &[], Some(vault), None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let err = s
+            .to_config()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.contains("$OPENROUTER_API_KEY is not set"), "{err}");
     }
 
@@ -731,38 +866,99 @@ mod tests {
             "api_key = \"sk-secret-abcdefghijklmnop\"\n",
             "[llm]\nopenai_api_key = \"x\"\n",
         ] {
-            let err = resolve_with(&LlmFlags::default(), &[], Some(vault), None).err().map(|e| e.to_string()).unwrap_or_default();
-            assert!(err.contains("vault vaultdm.toml") && err.contains("export"), "{err}");
+            let err = resolve_with(&LlmFlags::default(), &[], Some(vault), None)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                err.contains("vault vaultdm.toml") && err.contains("export"),
+                "{err}"
+            );
             assert!(!err.contains("abcdefghijklmnop"), "{err}");
         }
     }
 
     #[test]
     fn bad_values_name_file_and_key() {
-        let err = resolve_with(&LlmFlags::default(), &[], None, Some("[llm]\nmax_tokens = \"lots\"\n"))
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert_eq!(err, "user config: [llm] max_tokens must be a non-negative whole number in range");
-        let err = resolve_with(&LlmFlags::default(), &[("VAULTDM_PROVIDER", "gemini")], None, None)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(err.starts_with("env $VAULTDM_PROVIDER: unknown provider `gemini`"), "{err}");
+        let err = resolve_with(
+            &LlmFlags::default(),
+            &[],
+            None,
+            Some("[llm]\nmax_tokens = \"lots\"\n"),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert_eq!(
+            err,
+            "user config: [llm] max_tokens must be a non-negative whole number in range"
+        );
+        let err = resolve_with(
+            &LlmFlags::default(),
+            &[("VAULTDM_PROVIDER", "gemini")],
+            None,
+            None,
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(
+            err.starts_with("env $VAULTDM_PROVIDER: unknown provider `gemini`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn accepts_the_bare_llm_table() {
+        let s = resolve_with(
+            &LlmFlags::default(),
+            &[],
+            Some("provider = \"anthropic\"\nmodel = \"claude-x\"\n"),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            s.model.map(|m| (m.value, m.source)),
+            Some(("claude-x".into(), Source::VaultFile))
+        );
+        let err = resolve_with(
+            &LlmFlags::default(),
+            &[],
+            Some("api_key = \"sk-aaaaaaaaaaaaaaaaaaaaaaaa\"\n"),
+            None,
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(err.contains("contains an API key"), "{err}");
     }
 
     #[test]
     fn unknown_keys_warn() {
-        let s = resolve_with(&LlmFlags::default(), &[], Some("[llm]\ntemprature = 0.7\n"), None).unwrap_or_else(|e| panic!("{e}"));
+        let s = resolve_with(
+            &LlmFlags::default(),
+            &[],
+            Some("[llm]\ntemprature = 0.7\n"),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert!(s.warnings.iter().any(|w| w.contains("temprature")));
     }
 
     #[test]
     fn rows_mask_the_key() {
-        let s = resolve_with(&LlmFlags::default(), &[("OPENAI_API_KEY", "sk-proj-SECRETSECRETSECRET1234")], None, None)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let s = resolve_with(
+            &LlmFlags::default(),
+            &[("OPENAI_API_KEY", "sk-proj-SECRETSECRETSECRET1234")],
+            None,
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let rows = s.rows();
-        let key = rows.iter().find(|r| r.name == "api_key").map(|r| (r.value.clone(), r.source.clone()));
+        let key = rows
+            .iter()
+            .find(|r| r.name == "api_key")
+            .map(|r| (r.value.clone(), r.source.clone()));
         assert_eq!(key, Some(("sk-…1234".into(), "env $OPENAI_API_KEY".into())));
         assert!(!format!("{rows:?}{s:?}").contains("SECRETSECRET"));
     }
@@ -770,9 +966,15 @@ mod tests {
     #[test]
     fn user_config_path_order() {
         let e = env_of(&[("HOME", "/home/gm")]);
-        assert_eq!(user_config_path(&e), Some(PathBuf::from("/home/gm/.config/vaultdm/config.toml")));
+        assert_eq!(
+            user_config_path(&e),
+            Some(PathBuf::from("/home/gm/.config/vaultdm/config.toml"))
+        );
         let e = env_of(&[("HOME", "/home/gm"), ("XDG_CONFIG_HOME", "/xdg")]);
-        assert_eq!(user_config_path(&e), Some(PathBuf::from("/xdg/vaultdm/config.toml")));
+        assert_eq!(
+            user_config_path(&e),
+            Some(PathBuf::from("/xdg/vaultdm/config.toml"))
+        );
         let e = env_of(&[("HOME", "/home/gm"), ("VAULTDM_CONFIG", "/tmp/c.toml")]);
         assert_eq!(user_config_path(&e), Some(PathBuf::from("/tmp/c.toml")));
     }
@@ -780,10 +982,16 @@ mod tests {
     #[test]
     fn load_missing_and_broken_files() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        assert!(matches!(load_config_file(&dir.path().join("none.toml")), Ok(None)));
+        assert!(matches!(
+            load_config_file(&dir.path().join("none.toml")),
+            Ok(None)
+        ));
         let bad = dir.path().join("bad.toml");
         std::fs::write(&bad, "[llm\nmodel=").unwrap_or_else(|e| panic!("{e}"));
-        let err = load_config_file(&bad).err().map(|e| e.to_string()).unwrap_or_default();
+        let err = load_config_file(&bad)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.contains("bad.toml") && err.contains("line"), "{err}");
     }
 }

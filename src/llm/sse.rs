@@ -125,11 +125,7 @@ impl SseDecoder {
                 self.has_data = true;
             }
             "event" => self.event = Some(value.to_owned()),
-            "id" => {
-                if !value.contains('\0') {
-                    self.id = Some(value.to_owned());
-                }
-            }
+            "id" if !value.contains('\0') => self.id = Some(value.to_owned()),
             _ => {} // `retry` and unknown fields are ignored
         }
     }
@@ -218,7 +214,8 @@ mod tests {
         assert_eq!(decode_all(&chunks), vec![ev(None, "Dragón 🐉")]);
     }
 
-    const SAMPLE: &str = "\u{FEFF}: hi\r\nevent: message_start\r\ndata: {\"a\":\"Zwölf 🐉\"}\r\n\r\n\
+    const SAMPLE: &str =
+        "\u{FEFF}: hi\r\nevent: message_start\r\ndata: {\"a\":\"Zwölf 🐉\"}\r\n\r\n\
                           data: one\rdata: two\r\r: ka\n\ndata: x\ndata: y\n\nevent: e\ndata: z";
 
     proptest! {
@@ -260,7 +257,11 @@ mod tests {
         let whole = decode_all(&[bytes]);
         assert_eq!(whole.len(), 4);
         for i in 0..=bytes.len() {
-            assert_eq!(decode_all(&[&bytes[..i], &bytes[i..]]), whole, "split at {i}");
+            assert_eq!(
+                decode_all(&[&bytes[..i], &bytes[i..]]),
+                whole,
+                "split at {i}"
+            );
         }
         let singles: Vec<&[u8]> = bytes.chunks(1).collect();
         assert_eq!(decode_all(&singles), whole);

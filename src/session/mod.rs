@@ -1,1 +1,231 @@
-//! placeholder
+//! Crash-safe play sessions, kept inside the vault.
+//!
+//! A session is what happened at the table: every player message (with the context that was
+//! injected), every DM reply (complete, cut off or interrupted), and markers such as `/undo`.
+//! It must survive a crash, a closed laptop lid or a killed terminal without losing anything
+//! already shown, so it is stored as an **append-only JSONL log** at
+//! `<vault>/.vaultdm/sessions/<name>.jsonl`: each record is written with a single
+//! `write_all` of the whole line followed by `sync_data`. On load, a torn last line (a crash
+//! mid-write) is dropped with a warning and a corrupt line elsewhere is skipped with a
+//! `file:line` warning — nothing else is lost. Warnings are returned, never printed.
+//!
+//! Next to it, a readable **Markdown transcript** at `<vault>/sessions/<name>.md` gets a
+//! `**Player:** …` / `**DM:** …` block per message, with cut-off and interrupted replies
+//! marked visibly. It never contains injected context or keys; it is for the GM to read and
+//! link from their notes, the log is the source of truth.
+//!
+//! `/undo` never deletes: it appends a `{"role":"system","event":"undo"}` record, and
+//! rebuilding history ([`history_from_records`]) honours it.
+//!
+//! Session names are plain file stems (no path separators, no `..`). The default name is the
+//! date (`2026-11-22`, [`default_name`]); opening it again the same day continues that
+//! session — which is exactly what a GM restarting after a crash wants. [`next_free_name`]
+//! gives `2026-11-22-2`, `-3`, … for an explicitly new session.
+
+mod record;
+mod store;
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, FixedOffset, NaiveDate};
+
+pub use record::{history_from_records, ContextMode, Record, RecordRole, SystemEvent};
+pub use store::{load, log_path, transcript_path, LoadWarning, Loaded, Store};
+
+/// Longest accepted session name, in characters.
+pub const MAX_NAME_LEN: usize = 100;
+
+/// Session storage errors; each names the file involved.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The session name cannot be used as a file name.
+    #[error("invalid session name `{name}`: {reason}")]
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// Why it was refused.
+        reason: &'static str,
+    },
+    /// Reading or writing the session log (or its folder) failed.
+    #[error("session file {}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A record could not be encoded as JSON.
+    #[error("could not encode a record for {}", path.display())]
+    Encode {
+        /// The log file.
+        path: PathBuf,
+        /// The serde error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The Markdown transcript could not be written (the record *was* saved in the log).
+    #[error("could not update the transcript {} (the session log is saved): {source}", path.display())]
+    Transcript {
+        /// The transcript file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Check that `name` is a safe, portable file stem: 1–100 characters, letters, digits,
+/// spaces, `-`, `_`, `.` (not leading, no `..`), no surrounding whitespace.
+pub fn validate_name(name: &str) -> Result<(), SessionError> {
+    let bad = |reason| {
+        Err(SessionError::InvalidName {
+            name: name.to_owned(),
+            reason,
+        })
+    };
+    if name.is_empty() {
+        return bad("it is empty");
+    }
+    if name.chars().count() > MAX_NAME_LEN {
+        return bad("it is longer than 100 characters");
+    }
+    if name.contains('/') || name.contains('\\') {
+        return bad("it contains a path separator");
+    }
+    if name.contains("..") {
+        return bad("it contains `..`");
+    }
+    if name.starts_with('.') {
+        return bad("it starts with `.`");
+    }
+    if name.trim() != name {
+        return bad("it starts or ends with whitespace");
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.'))
+    {
+        return bad("use only letters, digits, spaces, `-`, `_` and `.`");
+    }
+    Ok(())
+}
+
+/// The default session name for a day: `YYYY-MM-DD`.
+pub fn default_name(today: NaiveDate) -> String {
+    today.format("%Y-%m-%d").to_string()
+}
+
+/// The first of `YYYY-MM-DD`, `YYYY-MM-DD-2`, `YYYY-MM-DD-3`, … with no session log yet.
+pub fn next_free_name(vault: &Path, today: NaiveDate) -> String {
+    let base = default_name(today);
+    if !log_path(vault, &base).exists() {
+        return base;
+    }
+    (2u32..)
+        .map(|n| format!("{base}-{n}"))
+        .find(|name| !log_path(vault, name).exists())
+        .unwrap_or(base)
+}
+
+/// Summary of one stored session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInfo {
+    /// Session name.
+    pub name: String,
+    /// Readable records in the log.
+    pub records: usize,
+    /// Time of the last record, if any.
+    pub last_time: Option<DateTime<FixedOffset>>,
+    /// Lines skipped while reading it.
+    pub warnings: Vec<LoadWarning>,
+}
+
+/// All sessions of a vault, sorted by name (date names sort chronologically). A vault
+/// without sessions gives an empty list.
+pub fn list_sessions(vault: &Path) -> Result<Vec<SessionInfo>, SessionError> {
+    let dir = vault.join(".vaultdm").join("sessions");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(SessionError::Io { path: dir, source }),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| SessionError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            continue;
+        }
+        let Some(name) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if validate_name(name).is_err() {
+            continue;
+        }
+        let loaded = store::load_file(&path)?;
+        out.push(SessionInfo {
+            name: name.to_owned(),
+            records: loaded.records.len(),
+            last_time: loaded.records.last().map(|r| r.time),
+            warnings: loaded.warnings,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("2026-11-22")]
+    #[case("Session 12 - The Sunless Citadel")]
+    #[case("dragón_vöyage.v2")]
+    fn valid_names(#[case] name: &str) {
+        assert!(validate_name(name).is_ok(), "{name}");
+    }
+
+    #[rstest]
+    #[case("", "empty")]
+    #[case("../secrets", "path separator")]
+    #[case("a/b", "path separator")]
+    #[case("a\\b", "path separator")]
+    #[case("..", "`..`")]
+    #[case("a..b", "`..`")]
+    #[case(".hidden", "starts with `.`")]
+    #[case(" padded", "whitespace")]
+    #[case("what?", "only letters")]
+    #[case("c:drive", "only letters")]
+    #[case("nul\0byte", "only letters")]
+    fn invalid_names(#[case] name: &str, #[case] why: &str) {
+        let err = validate_name(name)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains(why), "{name:?}: {err}");
+    }
+
+    #[test]
+    fn long_name_rejected() {
+        assert!(validate_name(&"a".repeat(101)).is_err());
+        assert!(validate_name(&"a".repeat(100)).is_ok());
+    }
+
+    #[test]
+    fn default_and_next_free_names() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let day = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap_or_default();
+        assert_eq!(default_name(day), "2026-11-22");
+        assert_eq!(next_free_name(dir.path(), day), "2026-11-22");
+        Store::open(dir.path(), "2026-11-22").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(next_free_name(dir.path(), day), "2026-11-22-2");
+        Store::open(dir.path(), "2026-11-22-2").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(next_free_name(dir.path(), day), "2026-11-22-3");
+    }
+}

@@ -29,7 +29,7 @@ impl fmt::Display for Severity {
 }
 
 /// One problem in one file, at one line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Diagnostic {
     /// Path relative to the vault root, with `/` separators.
     pub path: String,

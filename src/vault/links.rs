@@ -179,6 +179,27 @@ impl LinkIndex {
         }
     }
 
+    /// Renumbers note indices after a note was inserted at `at` (`inserted`) or removed
+    /// from `at` (not inserted): every index at or after the spot moves by one.
+    pub fn shift(&mut self, at: usize, inserted: bool) {
+        for map in [
+            &mut self.paths,
+            &mut self.stems,
+            &mut self.names,
+            &mut self.slugs,
+        ] {
+            for v in map.values_mut() {
+                for i in v.iter_mut() {
+                    if inserted && *i >= at {
+                        *i += 1;
+                    } else if !inserted && *i > at {
+                        *i -= 1;
+                    }
+                }
+            }
+        }
+    }
+
     /// Resolves a link target or a plain reference (a slug, a name, an alias, a path).
     pub fn resolve(&self, target: &str) -> Resolution {
         let t = target.trim().trim_start_matches("./").trim_start_matches('/');

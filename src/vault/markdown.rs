@@ -120,12 +120,24 @@ impl Body {
             .and_then(|s| s.heading.as_deref())
     }
 
-    /// The first paragraph that is not a heading, list or callout.
+    /// The first paragraph that is not a heading, list or callout, and not only `#tags`.
     pub fn first_paragraph(&self) -> Option<&Block> {
-        self.blocks
-            .iter()
-            .find(|b| b.kind == BlockKind::Paragraph && b.callout.is_none() && !b.text.trim().is_empty())
+        self.blocks.iter().find(|b| {
+            b.kind == BlockKind::Paragraph
+                && b.callout.is_none()
+                && !b.text.trim().is_empty()
+                && !is_only_tags(&b.text)
+        })
     }
+}
+
+/// True when a text is nothing but inline `#tags` (a line like `#npc #harbour`).
+fn is_only_tags(text: &str) -> bool {
+    text.split_whitespace().all(|w| {
+        let mut n = 0;
+        scan_tags(w, |_| n += 1);
+        n == 1 && w.starts_with('#')
+    })
 }
 
 /// Replaces `%% comments %%` with spaces (newlines kept) so byte offsets and lines stay put.
@@ -395,8 +407,16 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                 dest_url,
                 ..
             }) => {
-                let embed = cleaned[range.clone()].starts_with('!');
-                let target = LinkTarget::parse(&dest_url);
+                let raw = &cleaned[range.clone()];
+                let embed = raw.starts_with('!');
+                // Parse the link as written: pulldown-cmark hands over the destination
+                // without the `|alias`, which would otherwise be lost.
+                let inner = raw
+                    .trim_start_matches('!')
+                    .strip_prefix("[[")
+                    .and_then(|r| r.strip_suffix("]]"))
+                    .filter(|i| i.contains(dest_url.as_ref()));
+                let target = LinkTarget::parse(inner.unwrap_or(&dest_url));
                 out.links.push(BodyLink {
                     target: target.clone(),
                     embed,

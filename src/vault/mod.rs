@@ -49,6 +49,7 @@ pub fn read_note(abs: &Path, rel: &str) -> Note {
         Ok(m) if m.len() > note::MAX_NOTE_BYTES => {
             // Do not read huge files into memory: parse an over-limit placeholder.
             let mut n = Note::parse(rel, b"");
+            n.diagnostics.clear();
             n.diagnostics.push(Diagnostic::error(
                 rel,
                 0,
@@ -67,6 +68,7 @@ pub fn read_note(abs: &Path, rel: &str) -> Note {
         Ok(bytes) => Note::parse(rel, &bytes),
         Err(e) => {
             let mut n = Note::parse(rel, b"");
+            n.diagnostics.clear();
             n.diagnostics
                 .push(Diagnostic::error(rel, 0, "unreadable", format!("could not read note: {e}")));
             n
@@ -130,42 +132,104 @@ impl Vault {
     /// Every diagnostic from walking and parsing, plus unresolved and ambiguous links.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = self.walk_diagnostics.clone();
-        for n in &self.notes {
-            out.extend(n.diagnostics.iter().cloned());
-            for l in &n.links {
-                if l.embed && has_non_md_extension(&l.target.note) {
-                    continue;
-                }
-                if l.target.note.is_empty() {
-                    continue; // a link to a heading in the same note
-                }
-                if l.target.note.contains("://") {
-                    continue;
-                }
-                match self.resolve(&l.target.note) {
-                    Resolution::Found(_) => {}
-                    Resolution::NotFound => out.push(Diagnostic::warning(
-                        &n.path,
-                        l.line,
-                        "unresolved-link",
-                        format!("[[{}]] matches no note in the vault", l.target.note),
-                    )),
-                    Resolution::Ambiguous(c) => out.push(Diagnostic::warning(
-                        &n.path,
-                        l.line,
-                        "ambiguous-link",
-                        format!(
-                            "[[{}]] matches {} notes: {}; use the path, e.g. [[{}]]",
-                            l.target.note,
-                            c.len(),
-                            c.iter().map(|&i| self.notes[i].path.as_str()).collect::<Vec<_>>().join(", "),
-                            self.notes[c[0]].path.trim_end_matches(".md")
-                        ),
-                    )),
-                }
+        for i in 0..self.notes.len() {
+            out.extend(self.note_diagnostics(i));
+        }
+        out
+    }
+
+    /// The diagnostics of one note (by index): its parse problems, then its unresolved and
+    /// ambiguous links.
+    pub fn note_diagnostics(&self, i: usize) -> Vec<Diagnostic> {
+        let Some(n) = self.notes.get(i) else {
+            return Vec::new();
+        };
+        let mut out = n.diagnostics.clone();
+        for l in &n.links {
+            if l.embed && has_non_md_extension(&l.target.note) {
+                continue;
+            }
+            if l.target.note.is_empty() {
+                continue; // a link to a heading in the same note
+            }
+            if l.target.note.contains("://") {
+                continue;
+            }
+            match self.resolve(&l.target.note) {
+                Resolution::Found(_) => {}
+                Resolution::NotFound => out.push(Diagnostic::warning(
+                    &n.path,
+                    l.line,
+                    "unresolved-link",
+                    format!("[[{}]] matches no note in the vault", l.target.note),
+                )),
+                Resolution::Ambiguous(c) => out.push(Diagnostic::warning(
+                    &n.path,
+                    l.line,
+                    "ambiguous-link",
+                    format!(
+                        "[[{}]] matches {} notes: {}; use the path, e.g. [[{}]]",
+                        l.target.note,
+                        c.len(),
+                        c.iter().map(|&i| self.notes[i].path.as_str()).collect::<Vec<_>>().join(", "),
+                        self.notes[c[0]].path.trim_end_matches(".md")
+                    ),
+                )),
             }
         }
         out
+    }
+
+    /// Puts a note in the vault, replacing the note at the same path if there is one (which
+    /// is returned). The link index is updated in place.
+    pub fn upsert_note(&mut self, note: Note) -> Option<Note> {
+        match self.notes.binary_search_by(|n| n.path.as_str().cmp(&note.path)) {
+            Ok(i) => {
+                self.index.remove(i);
+                self.index.add(i, &note.path, &note.stem, &note.names());
+                Some(std::mem::replace(&mut self.notes[i], note))
+            }
+            Err(i) => {
+                self.index.shift(i, true);
+                self.index.add(i, &note.path, &note.stem, &note.names());
+                self.notes.insert(i, note);
+                None
+            }
+        }
+    }
+
+    /// Takes the note at a vault-relative path out of the vault. The link index is updated
+    /// in place.
+    pub fn remove_note(&mut self, path: &str) -> Option<Note> {
+        let i = self.note_index(path)?;
+        self.index.remove(i);
+        self.index.shift(i, false);
+        Some(self.notes.remove(i))
+    }
+
+    /// Applies many changes at once: removes `removals` (vault-relative paths), then puts
+    /// every note of `upserts` in (replacing same-path notes). A few changes update the
+    /// link index in place; more rebuild it once, which is faster than many small updates.
+    pub fn update_notes(&mut self, upserts: Vec<Note>, removals: &[String]) {
+        const IN_PLACE: usize = 8;
+        if upserts.len() + removals.len() <= IN_PLACE {
+            for r in removals {
+                self.remove_note(r);
+            }
+            for n in upserts {
+                self.upsert_note(n);
+            }
+            return;
+        }
+        let gone: std::collections::HashSet<&str> = removals
+            .iter()
+            .map(String::as_str)
+            .chain(upserts.iter().map(|n| n.path.as_str()))
+            .collect();
+        self.notes.retain(|n| !gone.contains(n.path.as_str()));
+        self.notes.extend(upserts);
+        self.notes.sort_by(|a, b| a.path.cmp(&b.path));
+        self.reindex();
     }
 }
 

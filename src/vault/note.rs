@@ -51,6 +51,12 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
+/// The content hash [`Note::content_hash`] holds for these bytes (to skip re-parsing a
+/// file that did not change).
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    fnv1a(bytes)
+}
+
 /// Normalises raw text: drops a UTF-8 BOM and turns CRLF / lone CR into LF (line numbers
 /// are unchanged).
 pub fn normalise(text: &str) -> std::borrow::Cow<'_, str> {
@@ -117,6 +123,16 @@ impl Note {
             }
         };
         let text = normalise(&text);
+        if text.trim().is_empty() {
+            note.diagnostics.push(Diagnostic::new(
+                path,
+                0,
+                super::Severity::Info,
+                "empty-note",
+                "note is empty; it is indexed by its file name only",
+            ));
+            return note;
+        }
         let lines = LineIndex::new(&text);
         let split = frontmatter::split(&text);
         note.frontmatter = Frontmatter::parse(path, &split, &mut note.diagnostics);
@@ -211,7 +227,8 @@ mod tests {
         let n = Note::parse("junk.md", &[0, 159, 146, 150, 0, 1]);
         assert_eq!(n.diagnostics[0].code, "binary");
         let e = Note::parse("empty.md", b"");
-        assert!(e.diagnostics.is_empty());
+        assert_eq!(e.diagnostics[0].code, "empty-note");
+        assert_eq!(e.diagnostics[0].severity, crate::vault::Severity::Info);
         assert_eq!(e.name(), "empty");
     }
 

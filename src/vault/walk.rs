@@ -42,11 +42,19 @@ pub fn is_ignored(rel: &str) -> bool {
 
 /// Walks the vault, returning its notes (sorted by path) and walk problems.
 pub fn walk(root: &Path) -> (Vec<Found>, Vec<Diagnostic>) {
+    walk_under(root, root)
+}
+
+/// Walks one folder of the vault (`dir`, inside `root`) with the same rules as [`walk`]:
+/// used when a folder appears or moves while watching.
+pub fn walk_under(root: &Path, dir: &Path) -> (Vec<Found>, Vec<Diagnostic>) {
     let mut found = Vec::new();
     let mut diags = Vec::new();
     let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut escaped: Vec<Diagnostic> = Vec::new();
-    let it = walkdir::WalkDir::new(root)
+    // Depth of `dir` below the root, so the root `sessions/` rule holds from any start.
+    let base = dir.strip_prefix(root).map_or(0, |r| r.components().count());
+    let it = walkdir::WalkDir::new(dir)
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
@@ -55,7 +63,8 @@ pub fn walk(root: &Path) -> (Vec<Found>, Vec<Diagnostic>) {
                 return true;
             }
             let name = e.file_name().to_string_lossy();
-            if name.starts_with('.') || (e.depth() == 1 && e.file_type().is_dir() && name == "sessions") {
+            let depth = base + e.depth();
+            if name.starts_with('.') || (depth == 1 && e.file_type().is_dir() && name == "sessions") {
                 return false;
             }
             if e.path_is_symlink() {

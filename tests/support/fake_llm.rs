@@ -246,11 +246,18 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result
         st.script.pop_front()
     };
     let scripted = scripted.unwrap_or_else(|| {
-        Scripted::json(500, r#"{"error":{"message":"fake server: no scripted response left"}}"#)
+        Scripted::json(
+            500,
+            r#"{"error":{"message":"fake server: no scripted response left"}}"#,
+        )
     });
 
     tokio::time::sleep(scripted.delay_headers).await;
-    let mut head = format!("HTTP/1.1 {} {}\r\n", scripted.status, reason(scripted.status));
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        scripted.status,
+        reason(scripted.status)
+    );
     for (k, v) in &scripted.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -360,16 +367,40 @@ pub fn anthropic_sse(tokens: &[&str], stop: bool) -> String {
     let ev = |s: &mut String, name: &str, data: Value| {
         s.push_str(&format!("event: {name}\ndata: {data}\n\n"));
     };
-    ev(&mut s, "message_start", serde_json::json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"usage":{"input_tokens":30,"cache_read_input_tokens":100,"cache_creation_input_tokens":0,"output_tokens":1}}}));
-    ev(&mut s, "content_block_start", serde_json::json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}));
+    ev(
+        &mut s,
+        "message_start",
+        serde_json::json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"usage":{"input_tokens":30,"cache_read_input_tokens":100,"cache_creation_input_tokens":0,"output_tokens":1}}}),
+    );
+    ev(
+        &mut s,
+        "content_block_start",
+        serde_json::json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+    );
     ev(&mut s, "ping", serde_json::json!({"type":"ping"}));
     for t in tokens {
-        ev(&mut s, "content_block_delta", serde_json::json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":t}}));
+        ev(
+            &mut s,
+            "content_block_delta",
+            serde_json::json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":t}}),
+        );
     }
     if stop {
-        ev(&mut s, "content_block_stop", serde_json::json!({"type":"content_block_stop","index":0}));
-        ev(&mut s, "message_delta", serde_json::json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}));
-        ev(&mut s, "message_stop", serde_json::json!({"type":"message_stop"}));
+        ev(
+            &mut s,
+            "content_block_stop",
+            serde_json::json!({"type":"content_block_stop","index":0}),
+        );
+        ev(
+            &mut s,
+            "message_delta",
+            serde_json::json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}),
+        );
+        ev(
+            &mut s,
+            "message_stop",
+            serde_json::json!({"type":"message_stop"}),
+        );
     }
     s
 }

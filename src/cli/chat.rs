@@ -1,0 +1,248 @@
+//! `vaultdm chat`: play with the DM in the terminal.
+//!
+//! A rustyline REPL: each line goes out with its injected canon, the reply streams back as
+//! tokens arrive (a spinner waits for the first one, only on a terminal), Ctrl-C cancels the
+//! reply in flight (what arrived is kept, marked interrupted), Ctrl-D exits. Canon reloads
+//! from the watcher are shown between turns, never inside a streamed reply.
+
+use super::llm_args::{open_table, resolve, LlmArgs};
+use super::Outcome;
+use crate::canon::Loaded;
+use crate::play::{PlayError, Table};
+use crate::watch::{Live, Watcher};
+use rustyline::error::ReadlineError;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Arguments of `chat`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Session name (default: today's date); an existing session resumes with its history.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Poll the vault for changes instead of native file events (network drives, WSL).
+    #[arg(long)]
+    pub poll: bool,
+    /// LLM flags.
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+const HELP: &str = "\
+/context [message]  what the next message would inject, with the reasons
+/full               send the full session context with the next message
+/roll 2d6+3         roll dice; the result rides along with your next message
+/undo               drop the last exchange from what the DM remembers (the log keeps it)
+/reload             re-read the whole vault now
+/sessions           list saved sessions
+/help               this help
+/quit               leave (Ctrl-D works too)
+Ctrl-C cancels a reply in flight; the part that arrived is kept.";
+
+fn spinner(active: Arc<AtomicBool>) -> Option<std::thread::JoinHandle<()>> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    Some(std::thread::spawn(move || {
+        let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+        let mut i = 0;
+        while active.load(Ordering::Relaxed) {
+            eprint!("\r{} the DM is thinking…", frames[i % frames.len()]);
+            let _ = std::io::stderr().flush();
+            i += 1;
+            std::thread::sleep(std::time::Duration::from_millis(80));
+        }
+        eprint!("\r\x1b[2K");
+        let _ = std::io::stderr().flush();
+    }))
+}
+
+/// Runs `chat`.
+pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+    let loaded = Loaded::load(root)?;
+    let settings = resolve(&loaded, &args.llm)?;
+    for w in &settings.warnings {
+        eprintln!("warning: {w}");
+    }
+    let session = match &args.session {
+        Some(s) => s.clone(),
+        None => crate::session::default_name(chrono::Local::now().date_naive()),
+    };
+    let mut table = open_table(root, &loaded, &settings, &session)?;
+    for w in table.store().warnings() {
+        eprintln!("warning: {w}");
+    }
+    let mut live = Live::new(root.to_path_buf(), loaded)?;
+    let watcher = match Watcher::start(root, args.poll) {
+        Ok((w, note)) => {
+            if let Some(n) = note {
+                eprintln!("{n}");
+            }
+            Some(w)
+        }
+        Err(e) => {
+            eprintln!("warning: canon will not reload on edits ({e}); use /reload after editing notes");
+            None
+        }
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut rl = rustyline::DefaultEditor::new()?;
+    let history_file = root.join(".vaultdm").join("chat-history.txt");
+    let _ = rl.load_history(&history_file);
+
+    let cfg = table.client().map(|c| c.config().clone());
+    println!(
+        "vaultdm: {} — session \"{}\" ({} earlier exchanges){}",
+        table.engine().campaign().name,
+        session,
+        table.store().history().len(),
+        cfg.map(|c| format!(", {} at {}", c.model, c.base_url)).unwrap_or_default()
+    );
+    println!("Type to play, /help for commands, Ctrl-D to leave.");
+
+    let mut resend: Option<String> = None;
+    loop {
+        if let Some(w) = &watcher {
+            apply_reloads(&mut live, &mut table, w.drain());
+        }
+        let line = match resend.take() {
+            Some(m) => rl.readline_with_initial("> ", (&m, "")),
+            None => rl.readline("> "),
+        };
+        let line = match line {
+            Ok(l) => l,
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(e.into()),
+        };
+        let msg = line.trim();
+        if msg.is_empty() {
+            continue;
+        }
+        let _ = rl.add_history_entry(msg);
+        if let Some(cmd) = msg.strip_prefix('/') {
+            let (name, rest) = cmd.split_once(' ').unwrap_or((cmd, ""));
+            match name {
+                "quit" | "exit" | "q" => break,
+                "help" | "?" => println!("{HELP}"),
+                "full" => {
+                    table.force_full();
+                    println!("the next message carries the full session context");
+                }
+                "undo" => match table.undo() {
+                    Ok(true) => println!("the last exchange is out of the DM's memory (the log keeps it)"),
+                    Ok(false) => println!("nothing to undo"),
+                    Err(e) => eprintln!("error: {e}"),
+                },
+                "roll" | "r" => match crate::dice::roll(rest.trim()) {
+                    Ok(r) => {
+                        println!("🎲 {r}  (sent with your next message)");
+                        table.add_roll(r.to_string());
+                    }
+                    Err(e) => eprintln!("error: {e}"),
+                },
+                "reload" => {
+                    let r = live.reload_now();
+                    table_reloaded(&mut table, &live, r);
+                }
+                "sessions" => match crate::session::list_sessions(root) {
+                    Ok(list) => {
+                        for s in list {
+                            println!(
+                                "{:<28} {:>4} records  {}",
+                                s.name,
+                                s.records,
+                                s.last_time.map(|t| t.format("%Y-%m-%d %H:%M").to_string()).unwrap_or_default()
+                            );
+                        }
+                    }
+                    Err(e) => eprintln!("error: {e}"),
+                },
+                "context" => {
+                    let probe = if rest.trim().is_empty() { "…" } else { rest.trim() };
+                    match table.prepare(probe) {
+                        Ok(p) => {
+                            println!("{}", p.block);
+                            let mut out = std::io::stdout().lock();
+                            let _ = super::context::write_explain(&mut out, &p.injected);
+                            if p.dropped_exchanges > 0 {
+                                println!("({} older exchanges left out of the prompt by the history budget)", p.dropped_exchanges);
+                            }
+                        }
+                        Err(e) => eprintln!("error: {e}"),
+                    }
+                }
+                _ => eprintln!("unknown command /{name}; /help lists them"),
+            }
+            continue;
+        }
+
+        let thinking = Arc::new(AtomicBool::new(true));
+        let spin = spinner(thinking.clone());
+        let mut first = true;
+        let t2 = thinking.clone();
+        let mut on_token = move |tok: &str| {
+            if first {
+                first = false;
+                t2.store(false, Ordering::Relaxed);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            let mut o = std::io::stdout().lock();
+            let _ = o.write_all(tok.as_bytes());
+            let _ = o.flush();
+        };
+        let cancel = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        let result = rt.block_on(table.send(msg, &mut on_token, cancel));
+        thinking.store(false, Ordering::Relaxed);
+        if let Some(h) = spin {
+            let _ = h.join();
+        }
+        println!();
+        match result {
+            Ok(turn) => {
+                if !turn.reply.complete {
+                    let why = turn.reply.cut_off.map(|c| c.to_string()).unwrap_or_else(|| "cut off".into());
+                    eprintln!("[reply incomplete: {why}; what arrived is kept]");
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                if let PlayError::Llm(l) = &e {
+                    if l.partial().is_some_and(|p| !p.text.is_empty()) {
+                        eprintln!("[the part of the reply that arrived is kept in the session]");
+                    }
+                }
+                eprintln!("[your message is saved; press Enter to send it again]");
+                resend = Some(msg.to_string());
+            }
+        }
+    }
+    if let Some(dir) = history_file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = rl.save_history(&history_file);
+    Ok(Outcome::Ok)
+}
+
+fn apply_reloads(live: &mut Live, table: &mut Table, batches: Vec<Vec<std::path::PathBuf>>) {
+    for paths in batches {
+        let r = live.apply(&paths);
+        table_reloaded(table, live, r);
+    }
+}
+
+fn table_reloaded(table: &mut Table, live: &Live, r: crate::watch::Reload) {
+    for d in &r.diagnostics {
+        eprintln!("{d}");
+    }
+    if r.changes.is_empty() {
+        return;
+    }
+    let lines: Vec<String> = r.changes.iter().map(|c| c.to_string()).collect();
+    println!("canon reloaded: {}", lines.join("; "));
+    table.canon_reloaded(live.engine().clone(), lines);
+}

@@ -1,0 +1,77 @@
+//! Flags shared by `chat`, `ask` and `config`, and turning them into a table at play.
+
+use crate::canon::Loaded;
+use crate::context::ModeChoice;
+use crate::llm::settings::{self, LlmFlags, LlmSettings, SettingsSources};
+use crate::llm::LlmClient;
+use crate::play::Table;
+use crate::session::Store;
+use std::path::Path;
+
+/// LLM flags.
+#[derive(Debug, Clone, clap::Args, Default)]
+pub struct LlmArgs {
+    /// `openai` (any OpenAI-compatible server: OpenAI, Ollama, LM Studio, llama.cpp, vLLM,
+    /// OpenRouter) or `anthropic`.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Model name.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Base URL, e.g. http://localhost:11434/v1.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the API key.
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// Max tokens of a reply.
+    #[arg(long)]
+    pub max_tokens: Option<u32>,
+    /// Token budget for the prompt history.
+    #[arg(long)]
+    pub history_budget: Option<usize>,
+}
+
+/// Resolves the effective LLM settings: flags > environment > vault > user config.
+pub fn resolve(loaded: &Loaded, args: &LlmArgs) -> anyhow::Result<LlmSettings> {
+    let flags = LlmFlags {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        api_key_env: args.api_key_env.clone(),
+        max_tokens: args.max_tokens,
+        history_budget: args.history_budget,
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    let user = match settings::user_config_path(&env) {
+        Some(p) => settings::load_config_file(&p)?,
+        None => None,
+    };
+    Ok(settings::resolve(&SettingsSources {
+        flags: &flags,
+        env: &env,
+        vault: loaded.config.llm.as_ref(),
+        user: user.as_ref(),
+    })?)
+}
+
+/// Sets up a table: canon, context engine, client and session.
+pub fn open_table(
+    root: &Path,
+    loaded: &Loaded,
+    settings: &LlmSettings,
+    session: &str,
+) -> anyhow::Result<Table> {
+    let engine = super::context::engine_for(root, loaded)?;
+    let base = super::context::options_for(loaded, None, ModeChoice::Auto, None, None);
+    let client = LlmClient::new(settings.to_config()?)?;
+    let store = Store::open(root, session)?;
+    Ok(Table::new(
+        engine,
+        base,
+        Some(client),
+        store,
+        settings.history_budget.value,
+        loaded.config.context.full_context_after_changes,
+    )?)
+}

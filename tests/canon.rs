@@ -1,0 +1,387 @@
+//! Typed canon from fixture vaults: every frontmatter synonym and list form, every way of
+//! writing a location, how a note's type is decided, NPC voices, location descriptions
+//! and parents, threads, timeline and the in-game clock.
+
+mod common;
+
+use common::{load_fixture, triples, Scratch};
+use rstest::rstest;
+use vaultdm::canon::{Campaign, Loaded, NoteKind, Priority};
+
+fn campaign(name: &str) -> Campaign {
+    load_fixture(name).built.campaign
+}
+
+fn kind_of(loaded: &Loaded, path: &str) -> NoteKind {
+    let i = loaded
+        .vault
+        .note_index(path)
+        .unwrap_or_else(|| panic!("{path} is not a note"));
+    loaded.built.kinds[i]
+}
+
+const EEL: &str = "canon/locations/the-gilded-eel.md";
+const DOCKS: &str = "canon/locations/the-lower-docks.md";
+const WARD: &str = "canon/locations/harbour-ward.md";
+const CAFE: &str = "canon/locations/Café Noir.md";
+
+// ---------------------------------------------------------------- note kinds
+
+#[rstest]
+#[case::canon_pcs_folder("canon/pcs/ada.md", NoteKind::Pc)]
+#[case::canon_npcs_folder("canon/npcs/nix.md", NoteKind::Npc)]
+#[case::canon_locations_folder_beats_type("canon/locations/the-gilded-eel.md", NoteKind::Location)]
+#[case::canon_threads_folder("canon/threads/the-stolen-map.md", NoteKind::Thread)]
+#[case::type_key_any_case("notes/grey.md", NoteKind::Npc)]
+#[case::type_pc("notes/quinn.md", NoteKind::Pc)]
+#[case::nested_tag_pc("notes/ghost.md", NoteKind::Pc)]
+#[case::nested_tag_npc("heist/contacts/old-gannet.md", NoteKind::Npc)]
+#[case::inline_tag_place("notes/lighthouse.md", NoteKind::Location)]
+#[case::tag_quest("notes/rumour.md", NoteKind::Thread)]
+#[case::folder_people("heist/people/jory.md", NoteKind::Npc)]
+#[case::folder_party("heist/party/fenn.md", NoteKind::Pc)]
+#[case::folder_places("heist/places/the-salt-vault.md", NoteKind::Location)]
+#[case::folder_quests("heist/quests/the-lost-crew.md", NoteKind::Thread)]
+#[case::gm_session_note_is_lore("heist/sessions/session-1.md", NoteKind::Lore)]
+#[case::faction_is_lore("lore/salt-priests.md", NoteKind::Lore)]
+#[case::threads_file_is_not_a_note_kind("canon/open-threads.md", NoteKind::Lore)]
+fn note_kinds(#[case] path: &str, #[case] kind: NoteKind) {
+    let loaded = load_fixture("variants");
+    assert_eq!(kind_of(&loaded, path), kind, "{path}");
+}
+
+#[test]
+fn configured_folders_mark_a_type() {
+    let s = Scratch::of("variants");
+    s.write("cast/hobb.md", "---\nname: Hobb\n---\n");
+    assert_eq!(kind_of(&s.load(), "cast/hobb.md"), NoteKind::Lore);
+    s.write(
+        "vaultdm.toml",
+        "name = \"Gullhaven\"\n[folders]\nnpcs = [\"cast\"]\n",
+    );
+    assert_eq!(kind_of(&s.load(), "cast/hobb.md"), NoteKind::Npc);
+}
+
+// ---------------------------------------------------------------- PCs
+
+#[rstest]
+//     id                     name          hp_cur    hp_max    gold       location
+#[case::canonical_keys("canon/pcs/ada.md", "Ada Quill", Some(17), Some(27), Some(42), Some(EEL))]
+#[case::upper_case_synonyms("canon/pcs/bram.md", "Bram Holt", Some(20), Some(24), Some(7), Some(EEL))]
+#[case::hp_max_hp_gp_with_unit("canon/pcs/cleo.md", "Cleo Marsh", Some(9), Some(12), Some(150), Some(EEL))]
+#[case::quoted_wikilink("canon/pcs/dax.md", "Dax", Some(30), Some(30), Some(0), Some(EEL))]
+#[case::unquoted_wikilink_crlf("canon/pcs/eve.md", "Eve Sorrel", Some(8), Some(21), Some(12), Some(EEL))]
+#[case::unquoted_wikilink_alias("heist/party/fenn.md", "Fenn Ashby", Some(11), Some(11), None, Some(EEL))]
+#[case::type_pc_retired("notes/quinn.md", "Quinn", Some(5), Some(20), None, Some(DOCKS))]
+fn pc_values(
+    #[case] id: &str,
+    #[case] name: &str,
+    #[case] hp_current: Option<i64>,
+    #[case] hp_max: Option<i64>,
+    #[case] gold: Option<i64>,
+    #[case] location: Option<&str>,
+) {
+    let c = campaign("variants");
+    let pc = c.pcs.iter().find(|p| p.id == id).expect("pc");
+    assert_eq!(pc.name, name);
+    assert_eq!(pc.hp_current, hp_current, "hp_current");
+    assert_eq!(pc.hp_max, hp_max, "hp_max");
+    assert_eq!(pc.gold, gold, "gold");
+    assert_eq!(pc.location.as_deref(), location, "location");
+    assert_eq!(pc.location_text, None);
+}
+
+#[rstest]
+#[case::yaml_list("canon/pcs/ada.md", &["thieves' tools", "brass astrolabe"])]
+#[case::flow_list_items("canon/pcs/bram.md", &["storm lantern", "coil of rope"])]
+#[case::comma_string_items("canon/pcs/cleo.md", &["lockpicks", "forged harbour pass", "smoke bomb"])]
+#[case::empty_flow_list("canon/pcs/dax.md", &[])]
+#[case::crlf_yaml_list("canon/pcs/eve.md", &["holy symbol"])]
+fn pc_inventory(#[case] id: &str, #[case] items: &[&str]) {
+    let c = campaign("variants");
+    let pc = c.pcs.iter().find(|p| p.id == id).expect("pc");
+    assert_eq!(pc.inventory, items);
+}
+
+#[test]
+fn pc_other_fields() {
+    let c = campaign("variants");
+    let ada = &c.pcs[0];
+    assert_eq!(ada.id, "canon/pcs/ada.md");
+    assert_eq!(ada.class.as_deref(), Some("Rogue"));
+    assert_eq!(ada.level, Some(3));
+    assert_eq!(ada.player.as_deref(), Some("Sam"));
+    assert_eq!(ada.conditions, ["poisoned"]);
+    assert_eq!(ada.status, "active");
+    assert!(ada.active);
+    assert_eq!(
+        ada.summary.as_deref(),
+        Some("A dockside cat burglar with quick hands.")
+    );
+    let bram = c.pcs.iter().find(|p| p.name == "Bram Holt").expect("Bram");
+    assert_eq!(bram.aliases, ["Big Bram"]);
+    assert_eq!(bram.level, Some(2));
+}
+
+#[rstest]
+#[case::active_by_default("canon/pcs/ada.md", true)]
+#[case::retired("notes/quinn.md", false)]
+#[case::away("notes/ghost.md", false)]
+fn pc_activity(#[case] id: &str, #[case] active: bool) {
+    let c = campaign("variants");
+    assert_eq!(c.pcs.iter().find(|p| p.id == id).expect("pc").active, active);
+}
+
+// ---------------------------------------------------------------- NPCs
+
+#[rstest]
+#[case::frontmatter_voice_beats_personality(
+    "canon/npcs/mother-ashka.md",
+    &["Speaks only in gambling metaphors."]
+)]
+#[case::personality_bullets_first_two(
+    "canon/npcs/pell-quickhand.md",
+    &["Rhymes when he is nervous.", "Shuffles a deck he never deals."]
+)]
+#[case::voice_section_beats_personality(
+    "canon/npcs/nix.md",
+    &["Whispers, then shouts.", "Clicks her tongue between sentences."]
+)]
+#[case::personality_after_callouts_and_code(
+    "canon/npcs/wren-ashdown.md",
+    &["Apologises before every sentence.", "Chews the end of her quill."]
+)]
+#[case::no_voice("heist/people/jory.md", &[])]
+fn npc_voice(#[case] id: &str, #[case] voice: &[&str]) {
+    let c = campaign("variants");
+    let n = c.npcs.iter().find(|n| n.id == id).expect("npc");
+    assert_eq!(n.voice, voice);
+}
+
+#[rstest]
+//     id                                    role                       disposition       aliases                           location
+#[case::synonyms("canon/npcs/mother-ashka.md", Some("fence and moneylender"), Some("wary ally"), &["the Widow"], Some(EEL))]
+#[case::non_ascii_location_name("canon/npcs/pell-quickhand.md", Some("card sharp"), Some("hostile"), &["Quickhand", "Pell the Hand"], Some(CAFE))]
+#[case::unquoted_wikilink_crlf("canon/npcs/nix.md", Some("lamplighter"), None, &[], Some(DOCKS))]
+#[case::bom("canon/npcs/wren-ashdown.md", Some("harbour clerk"), Some("nervous"), &[], Some(DOCKS))]
+#[case::type_key("notes/grey.md", Some("ferryman"), None, &[], Some(DOCKS))]
+fn npc_values(
+    #[case] id: &str,
+    #[case] role: Option<&str>,
+    #[case] disposition: Option<&str>,
+    #[case] aliases: &[&str],
+    #[case] location: Option<&str>,
+) {
+    let c = campaign("variants");
+    let n = c.npcs.iter().find(|n| n.id == id).expect("npc");
+    assert_eq!(n.role.as_deref(), role);
+    assert_eq!(n.disposition.as_deref(), disposition);
+    assert_eq!(n.aliases, aliases);
+    assert_eq!(n.location.as_deref(), location);
+}
+
+#[test]
+fn npc_status_and_summary() {
+    let c = campaign("variants");
+    let gannet = c.npcs.iter().find(|n| n.name == "Old Gannet").expect("Gannet");
+    assert_eq!(gannet.status, "dead");
+    assert!(gannet.is_absent());
+    let wren = c.npcs.iter().find(|n| n.name == "Wren Ashdown").expect("Wren");
+    assert_eq!(wren.status, "active");
+    assert_eq!(
+        wren.summary.as_deref(),
+        Some("Wren keeps the harbour ledgers. She signs everything twice.")
+    );
+}
+
+// ---------------------------------------------------------------- locations
+
+#[rstest]
+//     id                                   name                       description                                                                  parent
+#[case::description_section_beats_first_paragraph(EEL, "The Gilded Eel", "A beached galleon turned tavern. Lanterns swing from the old rigging.", Some(WARD))]
+#[case::first_paragraph(WARD, "Harbour Ward", "Salt-crusted streets that run downhill to the water. Every door has a bolt.", None)]
+#[case::region_quoted_wikilink(DOCKS, "The Lower Docks", "Fish-gut stink and rotten planks. The tide comes in fast here.", Some(WARD))]
+#[case::district_display_name_no_h1(CAFE, "Café Noir", "A black-fronted coffee house where debts are bought and sold. Nobody orders the coffee.", Some(WARD))]
+#[case::parent_unquoted_wikilink_tag_line_skipped("notes/lighthouse.md", "The Lighthouse", "The lamp has not been lit in ten years.", Some(WARD))]
+#[case::parent_by_alias("heist/places/the-salt-vault.md", "The Salt Vault Chamber", "A dry room under the customs house.", Some(CAFE))]
+fn location_values(
+    #[case] id: &str,
+    #[case] name: &str,
+    #[case] description: &str,
+    #[case] parent: Option<&str>,
+) {
+    let c = campaign("variants");
+    let l = c.location(id).expect("location");
+    assert_eq!(l.name, name);
+    assert_eq!(l.description.as_deref(), Some(description));
+    assert_eq!(l.parent.as_deref(), parent);
+}
+
+#[test]
+fn location_kind_and_nesting() {
+    let c = campaign("variants");
+    assert_eq!(c.location(EEL).and_then(|l| l.kind.as_deref()), Some("tavern"));
+    assert_eq!(c.location(WARD).and_then(|l| l.kind.as_deref()), Some("district"));
+    assert!(c.is_within("heist/places/the-salt-vault.md", WARD));
+    assert!(!c.is_within(WARD, EEL));
+}
+
+// ---------------------------------------------------------------- threads, timeline, clock
+
+#[test]
+fn threads_from_the_file_and_from_notes() {
+    let c = campaign("variants");
+    let got: Vec<_> = c
+        .threads
+        .iter()
+        .map(|t| (t.title.as_str(), t.priority, t.next.as_deref(), t.source.line))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("The Salt Vault", Priority::Urgent, Some("Steal the key from Pell before the moon turns."), 4),
+            ("The Forged Seal", Priority::High, Some("Find the engraver."), 9),
+            ("Ashka's Debt", Priority::Medium, Some("Repay her by Day 5."), 13),
+            ("The Singing Gull", Priority::Low, Some("Listen at midnight."), 17),
+            ("The First Job", Priority::Resolved, None, 22),
+            ("The Stolen Map", Priority::High, Some("Ask Wren who signed it out."), 1),
+            ("The Lost Crew", Priority::Low, None, 1),
+            ("The Drowned Rumour", Priority::Medium, Some("Buy a drink for a fisherman."), 1),
+        ]
+    );
+    assert_eq!(c.threads[0].summary, ["The vault under the customs house opens only at the new moon."]);
+    assert_eq!(c.threads[1].summary, ["the harbourmaster's seal is a fake."]);
+    assert_eq!(c.threads[2].summary, ["The crew owes Mother Ashka a favour."]);
+}
+
+#[test]
+fn threads_before_any_priority_heading_are_flagged_not_silently_medium() {
+    let s = Scratch::of("split-party");
+    s.write(
+        "canon/open-threads.md",
+        "# Open Threads\n\n- **Orphan** — no section.\n  → Next: file it.\n\n## Low\n- **Kept** — fine.\n",
+    );
+    let loaded = s.load();
+    let t = &loaded.built.campaign.threads;
+    assert_eq!(t[0].title, "Orphan");
+    assert_eq!(t[0].priority, Priority::Medium);
+    assert_eq!(t[1].priority, Priority::Low);
+    assert!(triples(&loaded.diagnostics()).contains(&(
+        "canon/open-threads.md".into(),
+        3,
+        "thread-no-priority"
+    )));
+}
+
+#[rstest]
+#[case::single_word_h1("# Urgent\n### Fire\nIt burns.\n", Priority::Urgent)]
+#[case::h2_with_suffix("## High priority\n### Fire\nIt burns.\n", Priority::High)]
+#[case::h2_synonym("## Background\n- **Fire** — it burns.\n", Priority::Low)]
+#[case::resolved("## Resolved\n- **Fire** — it burnt.\n", Priority::Resolved)]
+fn priority_headings(#[case] body: &str, #[case] want: Priority) {
+    let s = Scratch::of("split-party");
+    s.write("canon/open-threads.md", body);
+    let loaded = s.load();
+    let t = &loaded.built.campaign.threads;
+    assert_eq!(t.len(), 1, "{t:?}");
+    assert_eq!((t[0].title.as_str(), t[0].priority), ("Fire", want));
+    assert!(loaded.diagnostics().is_empty(), "{:?}", loaded.diagnostics());
+}
+
+#[test]
+fn timeline_and_clock() {
+    let c = campaign("variants");
+    let got: Vec<_> = c.events.iter().map(|e| (e.day, e.source.line)).collect();
+    assert_eq!(got, [(1, 4), (1, 5), (2, 8), (3, 11), (3, 12)]);
+    assert_eq!(c.events[4].text, "Old Gannet was found floating under the pier.");
+    assert_eq!((c.day, c.time.as_deref()), (Some(3), Some("night")));
+    assert_eq!(c.name, "Gullhaven");
+    assert_eq!(
+        c.setting.as_deref(),
+        Some("A fog-bound port of smugglers, salt-priests and bad debts.")
+    );
+}
+
+#[rstest]
+#[case::missing_falls_back_to_the_timeline(None, Some(2), None, &["no-temporal-index"])]
+#[case::string_day(Some(r#"{"current_day": "Day 9", "current_time": "noon"}"#), Some(9), Some("noon"), &["no-current-day"])]
+#[case::short_keys(Some(r#"{"day": 7, "time": "dusk"}"#), Some(7), Some("dusk"), &["no-current-day"])]
+#[case::not_an_object(Some("[6]"), Some(2), None, &["temporal-index"])]
+#[case::no_day(Some(r#"{"current_time": "dawn"}"#), Some(2), Some("dawn"), &["temporal-index"])]
+#[case::bom(Some("\u{feff}{\"current_day\": 2}"), Some(2), None, &[])]
+fn temporal_index_forms(
+    #[case] json: Option<&str>,
+    #[case] day: Option<i64>,
+    #[case] time: Option<&str>,
+    #[case] codes: &[&str],
+) {
+    let s = Scratch::of("split-party");
+    match json {
+        Some(j) => {
+            s.write("canon/temporal-index.json", j);
+        }
+        None => {
+            s.remove("canon/temporal-index.json");
+        }
+    }
+    let loaded = s.load();
+    let c = &loaded.built.campaign;
+    assert_eq!((c.day, c.time.as_deref()), (day, time));
+    let got: Vec<_> = loaded.diagnostics().iter().map(|d| d.code).collect();
+    assert_eq!(got, codes);
+}
+
+#[test]
+fn campaign_name_from_the_folder_when_no_config_names_it() {
+    let loaded = load_fixture("no-canon");
+    let c = &loaded.built.campaign;
+    assert_eq!(c.name, "No Canon");
+    assert!(c.pcs.is_empty() && c.npcs.is_empty() && c.threads.is_empty());
+    assert_eq!(c.day, None);
+    assert_eq!(c.lore.len(), 1);
+    let codes: Vec<_> = loaded.diagnostics().iter().map(|d| (d.path.clone(), d.code)).collect();
+    assert_eq!(
+        codes,
+        [
+            ("canon/open-threads.md".to_string(), "no-threads"),
+            ("canon/temporal-index.json".to_string(), "no-temporal-index"),
+            ("canon/timeline.md".to_string(), "no-timeline"),
+        ]
+    );
+}
+
+#[test]
+fn saltreach_loads_every_entity() {
+    let c = campaign("saltreach");
+    assert_eq!(
+        (c.pcs.len(), c.npcs.len(), c.locations.len(), c.threads.len(), c.events.len()),
+        (3, 16, 8, 5, 12)
+    );
+    assert!(load_fixture("saltreach").diagnostics().is_empty());
+}
+
+#[test]
+fn unknown_and_non_location_references() {
+    let s = Scratch::of("variants");
+    s.edit("canon/pcs/ada.md", "location: the-gilded-eel", "location: Atlantis")
+        .edit("canon/npcs/nix.md", "location: [[the-lower-docks]]", "location: Mother Ashka");
+    let loaded = s.load();
+    let c = &loaded.built.campaign;
+    let ada = c.pcs.iter().find(|p| p.name == "Ada Quill").expect("Ada");
+    assert_eq!(ada.location, None);
+    assert_eq!(ada.location_text.as_deref(), Some("Atlantis"));
+    let nix = c.npcs.iter().find(|n| n.name == "Nix").expect("Nix");
+    assert_eq!(nix.location, None);
+    let d = triples(&loaded.diagnostics());
+    assert!(d.contains(&("canon/pcs/ada.md".into(), 13, "unknown-location")), "{d:?}");
+    assert!(d.contains(&("canon/npcs/nix.md".into(), 5, "not-a-location")), "{d:?}");
+}
+
+#[test]
+fn shared_alias_is_reported_on_the_alias_line() {
+    let s = Scratch::of("variants");
+    s.edit("canon/npcs/nix.md", "role: lamplighter", "role: lamplighter\r\naliases: [the Widow]");
+    let d = triples(&s.load().diagnostics());
+    assert!(d.contains(&("canon/npcs/mother-ashka.md".into(), 6, "shared-alias")), "{d:?}");
+    assert!(d.contains(&("canon/npcs/nix.md".into(), 4, "shared-alias")), "{d:?}");
+}

@@ -1,0 +1,147 @@
+//! Helpers shared by the integration tests: fixture paths, scratch copies of fixture
+//! vaults, and short ways to load canon and build contexts.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::path::{Path, PathBuf};
+
+use vaultdm::canon::Loaded;
+use vaultdm::context::{Engine, Injected, ModeChoice, Options, Templates};
+use vaultdm::vault::Diagnostic;
+
+/// The folder of a committed fixture vault.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// A scratch copy of a fixture vault (at `<tmp>/<name>`, so the folder keeps its name).
+pub struct Scratch {
+    _dir: tempfile::TempDir,
+    /// The copied vault.
+    pub root: PathBuf,
+}
+
+impl Scratch {
+    /// Copies `tests/fixtures/<name>` into a fresh temporary folder.
+    pub fn of(name: &str) -> Scratch {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join(name);
+        copy_dir(&fixture(name), &root);
+        Scratch { _dir: dir, root }
+    }
+
+    /// An empty vault folder named `name`.
+    pub fn empty(name: &str) -> Scratch {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join(name);
+        std::fs::create_dir_all(&root).expect("mkdir");
+        Scratch { _dir: dir, root }
+    }
+
+    /// Writes (or overwrites) a file in the vault, creating folders.
+    pub fn write(&self, rel: &str, text: &str) -> &Self {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, text).expect("write");
+        self
+    }
+
+    /// Replaces `find` (which must occur) with `replace` in a vault file.
+    pub fn edit(&self, rel: &str, find: &str, replace: &str) -> &Self {
+        let p = self.root.join(rel);
+        let text = std::fs::read_to_string(&p).expect("read");
+        assert!(text.contains(find), "{rel} does not contain {find:?}");
+        std::fs::write(&p, text.replacen(find, replace, 1)).expect("write");
+        self
+    }
+
+    /// Deletes a file from the vault.
+    pub fn remove(&self, rel: &str) -> &Self {
+        std::fs::remove_file(self.root.join(rel)).expect("remove");
+        self
+    }
+
+    /// Loads the vault.
+    pub fn load(&self) -> Loaded {
+        load(&self.root)
+    }
+}
+
+/// Recursively copies a folder (files and folders only).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let target = to.join(e.file_name());
+        if e.file_type().expect("file type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// Loads a vault to typed canon.
+pub fn load(root: &Path) -> Loaded {
+    Loaded::load(root).expect("vault loads")
+}
+
+/// Loads a fixture vault.
+pub fn load_fixture(name: &str) -> Loaded {
+    load(&fixture(name))
+}
+
+/// `(path, line, code)` of every diagnostic, for readable assertions.
+pub fn triples(diags: &[Diagnostic]) -> Vec<(String, usize, &'static str)> {
+    diags
+        .iter()
+        .map(|d| (d.path.clone(), d.line, d.code))
+        .collect()
+}
+
+/// The engine for a loaded vault, with its configured template overrides.
+pub fn engine(loaded: &Loaded) -> Engine {
+    let dir = loaded
+        .config
+        .templates
+        .as_ref()
+        .map(|t| loaded.vault.root.join(t));
+    let templates = Templates::load(dir.as_deref()).expect("templates load");
+    Engine::new(loaded.built.campaign.clone(), templates)
+}
+
+/// Options with the vault's defaults.
+pub fn options(loaded: &Loaded) -> Options {
+    Options {
+        npc_cap: loaded.config.context.npc_cap,
+        recent_events: loaded.config.context.recent_events,
+        ..Options::default()
+    }
+}
+
+/// Builds a context for a message (None: the full session context).
+pub fn context(loaded: &Loaded, message: Option<&str>) -> Injected {
+    let opts = Options {
+        message: message.map(str::to_string),
+        ..options(loaded)
+    };
+    engine(loaded).build(&opts).expect("context builds")
+}
+
+/// Builds a context with a budget and mode.
+pub fn context_with(
+    loaded: &Loaded,
+    message: Option<&str>,
+    mode: ModeChoice,
+    budget: Option<usize>,
+) -> Injected {
+    let opts = Options {
+        message: message.map(str::to_string),
+        mode,
+        budget,
+        ..options(loaded)
+    };
+    engine(loaded).build(&opts).expect("context builds")
+}

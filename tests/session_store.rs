@@ -1,0 +1,329 @@
+//! Session storage on a real file system (in a temp dir): crash recovery, undo, transcript,
+//! names, listing.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use vaultdm::llm::{CutOff, Reply, Usage};
+use vaultdm::session::{list_sessions, load, ContextMode, Record, RecordRole, SessionError, Store};
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"))
+}
+
+fn reply(text: &str) -> Reply {
+    Reply {
+        text: text.into(),
+        complete: true,
+        finish_reason: Some("stop".into()),
+        usage: Some(Usage {
+            input_tokens: Some(100),
+            output_tokens: Some(20),
+            cached_tokens: None,
+        }),
+        ..Reply::default()
+    }
+}
+
+fn open(vault: &Path, name: &str) -> Store {
+    Store::open(vault, name).unwrap_or_else(|e| panic!("open {name}: {e}"))
+}
+
+/// Play two exchanges: the first with full context, the second light.
+fn play_two(vault: &Path, name: &str) {
+    let mut s = open(vault, name);
+    s.record_player(
+        "We enter the tavern.",
+        Some("## Canon\nThe Yawning Portal.".into()),
+        Some(ContextMode::Full),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.record_dm(&reply("Durnan nods at you."), "openai", "llama3.1")
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.record_player(
+        "I order an ale.",
+        Some("- Durnan: barkeep".into()),
+        Some(ContextMode::Light),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.record_dm(&reply("He slides it over."), "openai", "llama3.1")
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn records_are_one_json_line_each_with_the_documented_fields() {
+    let dir = tmp();
+    play_two(dir.path(), "s1");
+    let text =
+        fs::read_to_string(dir.path().join(".vaultdm/sessions/s1.jsonl")).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert!(text.ends_with('\n'));
+    let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap_or_default();
+    assert_eq!(first["role"], "player");
+    assert_eq!(first["mode"], "full");
+    assert_eq!(first["injected_context"], "## Canon\nThe Yawning Portal.");
+    assert!(chrono::DateTime::parse_from_rfc3339(first["time"].as_str().unwrap_or("")).is_ok());
+    let dm: serde_json::Value = serde_json::from_str(lines[1]).unwrap_or_default();
+    assert_eq!(dm["role"], "dm");
+    assert_eq!(dm["provider"], "openai");
+    assert_eq!(dm["model"], "llama3.1");
+    assert_eq!(dm["usage"]["input_tokens"], 100);
+    assert_eq!(dm["complete"], true);
+    assert_eq!(dm["interrupted"], false);
+}
+
+#[test]
+fn reopening_restores_history_with_only_full_context_kept() {
+    let dir = tmp();
+    play_two(dir.path(), "s1");
+    let s = open(dir.path(), "s1");
+    assert!(s.warnings().is_empty());
+    let h = s.history();
+    assert_eq!(h.len(), 2);
+    assert_eq!(h[0].player, "We enter the tavern.");
+    assert_eq!(
+        h[0].full_context.as_deref(),
+        Some("## Canon\nThe Yawning Portal.")
+    );
+    assert_eq!(h[1].dm, "He slides it over.");
+    assert_eq!(
+        h[1].full_context, None,
+        "light context is not kept in history"
+    );
+}
+
+#[test]
+fn torn_last_line_is_dropped_with_a_warning_and_nothing_else_is_lost() {
+    let dir = tmp();
+    play_two(dir.path(), "s1");
+    let log = dir.path().join(".vaultdm/sessions/s1.jsonl");
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .unwrap_or_else(|e| panic!("{e}"));
+    f.write_all(br#"{"time":"2026-11-22T20:00:00+01:00","role":"player","text":"I cast fi"#)
+        .unwrap_or_else(|e| panic!("{e}"));
+    drop(f);
+
+    // Read-only load reports it and keeps everything before it.
+    let loaded = load(dir.path(), "s1").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.records.len(), 4);
+    assert_eq!(loaded.warnings.len(), 1);
+    assert_eq!(loaded.warnings[0].line, 5);
+    assert!(
+        loaded.warnings[0]
+            .to_string()
+            .contains("s1.jsonl:5: incomplete last line"),
+        "{}",
+        loaded.warnings[0]
+    );
+
+    // Opening for writing removes the fragment so the next record starts on its own line.
+    let mut s = open(dir.path(), "s1");
+    assert_eq!(s.warnings().len(), 1);
+    assert_eq!(s.history().len(), 2);
+    s.record_player("I cast fireball.", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    drop(s);
+    let s = open(dir.path(), "s1");
+    assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    assert_eq!(s.records().len(), 5);
+    assert_eq!(s.records()[4].text, "I cast fireball.");
+}
+
+#[test]
+fn complete_last_line_without_newline_is_kept_and_terminated() {
+    let dir = tmp();
+    play_two(dir.path(), "s1");
+    let log = dir.path().join(".vaultdm/sessions/s1.jsonl");
+    let text = fs::read_to_string(&log).unwrap_or_default();
+    fs::write(&log, text.trim_end()).unwrap_or_else(|e| panic!("{e}"));
+    let mut s = open(dir.path(), "s1");
+    assert!(s.warnings().is_empty());
+    assert_eq!(s.records().len(), 4);
+    s.append(Record::undo()).unwrap_or_else(|e| panic!("{e}"));
+    drop(s);
+    let loaded = load(dir.path(), "s1").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.records.len(), 5);
+    assert!(loaded.warnings.is_empty());
+}
+
+#[test]
+fn corrupt_middle_line_is_skipped_with_file_and_line() {
+    let dir = tmp();
+    play_two(dir.path(), "s1");
+    let log = dir.path().join(".vaultdm/sessions/s1.jsonl");
+    let text = fs::read_to_string(&log).unwrap_or_default();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines.insert(2, "{this is not json}".into());
+    lines.insert(3, String::new());
+    fs::write(&log, lines.join("\n") + "\n").unwrap_or_else(|e| panic!("{e}"));
+
+    let s = open(dir.path(), "s1");
+    assert_eq!(s.records().len(), 4);
+    assert_eq!(s.warnings().len(), 1);
+    let w = s.warnings()[0].to_string();
+    assert!(w.contains("s1.jsonl:3:") && w.contains("skipped"), "{w}");
+    assert_eq!(s.history().len(), 2);
+    // The bad line is left on disk untouched.
+    assert!(fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("{this is not json}"));
+}
+
+#[test]
+fn undo_drops_from_history_but_not_from_disk() {
+    let dir = tmp();
+    play_two(dir.path(), "s1");
+    let mut s = open(dir.path(), "s1");
+    assert!(s.undo().unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(s.history().len(), 1);
+    assert_eq!(s.history()[0].dm, "Durnan nods at you.");
+    drop(s);
+
+    let log = dir.path().join(".vaultdm/sessions/s1.jsonl");
+    let text = fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(text.lines().count(), 5, "nothing deleted");
+    let last: serde_json::Value =
+        serde_json::from_str(text.lines().last().unwrap_or("")).unwrap_or_default();
+    assert_eq!(
+        (last["role"].as_str(), last["event"].as_str()),
+        (Some("system"), Some("undo"))
+    );
+
+    let mut s = open(dir.path(), "s1");
+    assert_eq!(s.history().len(), 1, "undo honoured on load");
+    assert!(s.undo().unwrap_or_else(|e| panic!("{e}")));
+    assert!(s.history().is_empty());
+    assert!(
+        !s.undo().unwrap_or_else(|e| panic!("{e}")),
+        "nothing left to undo"
+    );
+    assert_eq!(s.records().len(), 6, "a no-op undo writes nothing");
+}
+
+#[test]
+fn undo_removes_an_unanswered_player_message() {
+    let dir = tmp();
+    let mut s = open(dir.path(), "s1");
+    s.record_player("hello?", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(s.undo().unwrap_or_else(|e| panic!("{e}")));
+    s.record_player("hello again", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.record_dm(&reply("Hi."), "anthropic", "claude")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let h = s.history();
+    assert_eq!(h.len(), 1);
+    assert_eq!(h[0].player, "hello again");
+}
+
+#[test]
+fn transcript_is_readable_marks_cut_offs_and_hides_context() {
+    let dir = tmp();
+    play_two(dir.path(), "s1");
+    let mut s = open(dir.path(), "s1");
+    s.record_player(
+        "I attack the ogre.",
+        Some("SECRET CANON".into()),
+        Some(ContextMode::Full),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let interrupted = Reply {
+        text: "The ogre swings".into(),
+        complete: false,
+        cut_off: Some(CutOff::Interrupted),
+        ..Reply::default()
+    };
+    s.record_dm(&interrupted, "openai", "m")
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.record_player("Again.", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dropped = Reply {
+        text: "It roa".into(),
+        complete: false,
+        cut_off: Some(CutOff::ConnectionLost),
+        ..Reply::default()
+    };
+    s.record_dm(&dropped, "openai", "m")
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.undo().unwrap_or_else(|e| panic!("{e}"));
+
+    let md = fs::read_to_string(dir.path().join("sessions/s1.md")).unwrap_or_default();
+    insta::assert_snapshot!(md, @r"
+    # Session s1
+
+    **Player:** We enter the tavern.
+
+    **DM:** Durnan nods at you.
+
+    **Player:** I order an ale.
+
+    **DM:** He slides it over.
+
+    **Player:** I attack the ogre.
+
+    **DM:** The ogre swings
+
+    *(reply interrupted)*
+
+    **Player:** Again.
+
+    **DM:** It roa
+
+    *(reply cut off: the connection broke)*
+
+    *(last exchange undone — the DM no longer sees it)*
+    ");
+    assert!(!md.contains("SECRET CANON"));
+    assert!(!md.contains("Yawning Portal"));
+
+    // The interrupted reply is on record as such.
+    let dm = &s.records()[5];
+    assert_eq!(dm.role, RecordRole::Dm);
+    assert!(dm.interrupted && !dm.complete);
+}
+
+#[test]
+fn names_are_validated_before_touching_the_disk() {
+    let dir = tmp();
+    for bad in ["../escape", "a/b", "..", ".hidden", "", "x\\y"] {
+        let err = Store::open(dir.path(), bad).err();
+        assert!(
+            matches!(err, Some(SessionError::InvalidName { .. })),
+            "{bad:?}: {err:?}"
+        );
+    }
+    assert!(!dir.path().join(".vaultdm").exists());
+    assert!(!dir
+        .path()
+        .parent()
+        .unwrap_or(dir.path())
+        .join("escape.jsonl")
+        .exists());
+}
+
+#[test]
+fn list_sessions_reports_name_count_and_last_time() {
+    let dir = tmp();
+    assert!(list_sessions(dir.path())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .is_empty());
+    play_two(dir.path(), "2026-11-22");
+    let mut s = open(dir.path(), "2026-11-29");
+    s.record_player("hi", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    drop(s);
+    fs::write(
+        dir.path().join(".vaultdm/sessions/notes.txt"),
+        "not a session",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+
+    let list = list_sessions(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let summary: Vec<(&str, usize)> = list.iter().map(|i| (i.name.as_str(), i.records)).collect();
+    assert_eq!(summary, vec![("2026-11-22", 4), ("2026-11-29", 1)]);
+    assert!(list.iter().all(|i| i.last_time.is_some()));
+}
