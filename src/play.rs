@@ -13,7 +13,33 @@ use crate::llm::prompt::{build_prompt, plan_history, PromptInput};
 use crate::llm::{ChatRequest, LlmClient, LlmError, Reply};
 use crate::session::{ContextMode, SessionError, Store};
 use crate::tokens;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::future::Future;
+use std::hash::{Hash, Hasher};
+
+/// Token counts of texts already seen: history is re-counted every turn, and an exact count
+/// of a full context costs milliseconds.
+#[derive(Debug, Default)]
+struct CountCache(RefCell<HashMap<u64, usize>>);
+
+impl CountCache {
+    fn count(&self, text: &str) -> usize {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        let key = h.finish();
+        if let Some(n) = self.0.borrow().get(&key) {
+            return *n;
+        }
+        let n = tokens::count(text);
+        let mut m = self.0.borrow_mut();
+        if m.len() > 4096 {
+            m.clear();
+        }
+        m.insert(key, n);
+        n
+    }
+}
 
 /// Errors of a turn.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +90,7 @@ pub struct Table {
     changes: Vec<String>,
     changes_since_full: usize,
     force_full: bool,
+    counts: CountCache,
 }
 
 impl Table {
@@ -89,6 +116,7 @@ impl Table {
             changes: Vec::new(),
             changes_since_full: 0,
             force_full: false,
+            counts: CountCache::default(),
         })
     }
 
@@ -140,7 +168,7 @@ impl Table {
 
     fn mode_choice(&self, message: &str) -> ModeChoice {
         let history = self.store.history();
-        let plan = plan_history(&history, self.history_budget, &tokens::count);
+        let plan = plan_history(&history, self.history_budget, &|t| self.counts.count(t));
         if self.force_full
             || !plan.has_full_context
             || crate::context::is_resume(message)
@@ -189,7 +217,7 @@ impl Table {
                 context: &block,
                 history_budget: self.history_budget,
             },
-            &tokens::count,
+            &|t| self.counts.count(t),
         );
         Ok(Prepared {
             injected,

@@ -423,6 +423,21 @@ fn a_huge_note_is_skipped_with_a_message_and_the_rest_loads() {
 }
 
 #[test]
+fn md_extension_in_any_case_is_stripped_once() {
+    let s = Scratch::empty("ext");
+    s.write("notes/Shout.MD", "# Loud\n")
+        .write("notes/double.md.md", "# Double\n")
+        .write("notes/links.md", "[[Shout]] [[double.md]] [[notes/Shout.MD]]\n");
+    let loaded = s.load();
+    let v = &loaded.vault;
+    assert_eq!(note(v, "notes/Shout.MD").stem, "Shout");
+    assert_eq!(note(v, "notes/double.md.md").stem, "double.md");
+    assert_eq!(resolved_path(v, "Shout").as_deref(), Some("notes/Shout.MD"));
+    assert_eq!(resolved_path(v, "double.md").as_deref(), Some("notes/double.md.md"));
+    assert_eq!(triples(&v.diagnostics()), vec![], "every link resolves");
+}
+
+#[test]
 fn a_missing_vault_folder_is_an_error_not_a_panic() {
     let s = Scratch::empty("gone");
     let missing = s.root.join("nope");

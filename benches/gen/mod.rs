@@ -654,7 +654,7 @@ impl Gen {
     fn lore(&mut self, root: &Path) -> io::Result<()> {
         for e in self.lore.clone() {
             let mut s = String::new();
-            if !e.path.starts_with("notes/") && self.rng.pct(90) {
+            if !e.path.starts_with("notes/") && (self.rng.pct(90) || !e.aliases.is_empty()) {
                 s.push_str("---\n");
                 if self.rng.pct(50) {
                     let _ = writeln!(s, "title: {}", e.name);

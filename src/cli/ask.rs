@@ -67,9 +67,9 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let turn = match turn {
         Ok(t) => t,
         Err(e) => {
-            return Err(anyhow::Error::new(e).context(format!(
-                "the message was saved in session \"{session}\"; re-send it with: vaultdm ask --session {session:?} ..."
-            )))
+            anyhow::bail!(
+                "{e}\n(your message is saved in session \"{session}\"; re-send it with: vaultdm ask --session {session:?} ...)"
+            )
         }
     };
     let mut out = super::stdout();

@@ -7,7 +7,7 @@
 //! also a common English word fires only when capitalised ("Grey" the ferryman, not grey fog).
 
 use crate::canon::Campaign;
-use crate::vault::links::{find_wikilinks, norm_key, slug};
+use crate::vault::links::{find_wikilinks, norm_key, slug, strip_md};
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
@@ -219,7 +219,7 @@ impl Matcher {
             .chain(c.locations.iter().enumerate().map(|(i, l)| (&l.id, Target::Location(i))))
             .chain(c.lore.iter().enumerate().map(|(i, l)| (&l.id, Target::Lore(i))));
         for (id, t) in ids {
-            let p = id.trim_end_matches(".md");
+            let p = strip_md(id);
             links.insert(norm_key(p), t);
             let stem = p.rsplit('/').next().unwrap_or(p);
             links.entry(norm_key(stem)).or_insert(t);
@@ -254,7 +254,7 @@ impl Matcher {
         };
         // [[wikilinks]] first: resolved by path or stem, else matched as text below.
         for l in find_wikilinks(message) {
-            let key = l.target.note.trim_end_matches(".md");
+            let key = strip_md(&l.target.note);
             if let Some(t) = self.links.get(&norm_key(key)).or_else(|| self.links.get(&slug(key))) {
                 push(l.range.start, Mention { target: *t, text: l.target.display(), ambiguous: false }, &mut out);
             }

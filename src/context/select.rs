@@ -43,6 +43,10 @@ struct PcRow {
     inventory: Vec<String>,
     status: Option<String>,
     summary: Option<String>,
+    #[serde(skip)]
+    source: String,
+    #[serde(skip)]
+    active: bool,
 }
 
 fn pc_row(c: &Campaign, p: &Pc) -> PcRow {
@@ -68,6 +72,8 @@ fn pc_row(c: &Campaign, p: &Pc) -> PcRow {
         inventory: p.inventory.clone(),
         status: (!p.active).then(|| p.status.clone()),
         summary: p.summary.as_deref().map(|s| first_sentence(s).to_string()),
+        source: p.source.to_string(),
+        active: p.active,
     }
 }
 
@@ -357,7 +363,7 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
                 p.name.to_lowercase() == key
                     || p.name.to_lowercase().split_whitespace().next() == Some(key.as_str())
                     || p.aliases.iter().any(|a| a.to_lowercase() == key)
-                    || p.id.to_lowercase().trim_end_matches(".md").ends_with(&key)
+                    || crate::vault::links::strip_md(&p.id).rsplit('/').next().map(str::to_lowercase).as_deref() == Some(key.as_str())
             });
             match found {
                 Some(i) => Some(i),
@@ -770,14 +776,14 @@ fn explain(p: &Plan<'_>, budget: Option<usize>) -> Vec<Item> {
         included: c.day.is_some() || c.time.is_some(),
         reason: if c.day.is_some() { "always".into() } else { "no current day in the temporal index or timeline".into() },
     });
-    for (r, pc) in p.party.iter().zip(c.party()) {
+    for r in &p.party {
         items.push(Item {
             kind: "pc",
             name: r.name.clone(),
-            source: pc.source.to_string(),
+            source: r.source.clone(),
             tokens: est(&format!("{r:?}")) / 2,
             included: true,
-            reason: "active PC".into(),
+            reason: if r.active { "active PC".into() } else { "the focus PC (--pc), though not in the active party".into() },
         });
     }
     for l in &p.scene {

@@ -44,7 +44,7 @@ impl LinkTarget {
             return a.clone();
         }
         let last = self.note.rsplit('/').next().unwrap_or(&self.note);
-        last.strip_suffix(".md").unwrap_or(last).to_string()
+        strip_md(last).to_string()
     }
 }
 
@@ -95,6 +95,14 @@ pub fn as_single_link(value: &str) -> Option<LinkTarget> {
     match links.as_slice() {
         [one] if one.range == (0..v.len()) => Some(one.target.clone()),
         _ => None,
+    }
+}
+
+/// Drops one trailing `.md` (any case) from a path or link target.
+pub fn strip_md(s: &str) -> &str {
+    match s.len().checked_sub(3) {
+        Some(i) if s.is_char_boundary(i) && s[i..].eq_ignore_ascii_case(".md") => &s[..i],
+        _ => s,
     }
 }
 
@@ -155,7 +163,7 @@ fn push(map: &mut HashMap<String, Vec<usize>>, key: String, idx: usize) {
 impl LinkIndex {
     /// Adds a note: its vault path (with `.md`), its stem, and its display names and aliases.
     pub fn add(&mut self, idx: usize, path: &str, stem: &str, names: &[String]) {
-        let p = path.strip_suffix(".md").unwrap_or(path);
+        let p = strip_md(path);
         push(&mut self.paths, norm_key(p), idx);
         push(&mut self.stems, norm_key(stem), idx);
         push(&mut self.slugs, slug(stem), idx);
@@ -203,7 +211,7 @@ impl LinkIndex {
     /// Resolves a link target or a plain reference (a slug, a name, an alias, a path).
     pub fn resolve(&self, target: &str) -> Resolution {
         let t = target.trim().trim_start_matches("./").trim_start_matches('/');
-        let t = t.strip_suffix(".md").unwrap_or(t);
+        let t = strip_md(t);
         if t.is_empty() {
             return Resolution::NotFound;
         }

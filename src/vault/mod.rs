@@ -172,7 +172,7 @@ impl Vault {
                         l.target.note,
                         c.len(),
                         c.iter().map(|&i| self.notes[i].path.as_str()).collect::<Vec<_>>().join(", "),
-                        self.notes[c[0]].path.trim_end_matches(".md")
+                        links::strip_md(&self.notes[c[0]].path)
                     ),
                 )),
             }

@@ -71,12 +71,7 @@ pub fn normalise(text: &str) -> std::borrow::Cow<'_, str> {
 impl Note {
     /// Parses a note from its bytes. Never fails: problems become diagnostics.
     pub fn parse(path: &str, bytes: &[u8]) -> Note {
-        let stem = path
-            .rsplit('/')
-            .next()
-            .unwrap_or(path)
-            .trim_end_matches(".md")
-            .to_string();
+        let stem = super::links::strip_md(path.rsplit('/').next().unwrap_or(path)).to_string();
         let mut note = Note {
             path: path.to_string(),
             stem,
