@@ -55,6 +55,8 @@ fn main() -> ExitCode {
     let took = t.elapsed();
     let peak = status_bytes("VmHWM:").unwrap_or(0);
     let rss = status_bytes("VmRSS:").unwrap_or(0);
+    let anon = status_bytes("RssAnon:").unwrap_or(0);
+    let file = status_bytes("RssFile:").unwrap_or(0);
     let c = &loaded.built.campaign;
     println!("vault:            {}", root.display());
     println!("notes:            {files} ({} loaded)", loaded.vault.notes.len());
@@ -71,7 +73,12 @@ fn main() -> ExitCode {
     println!("load time:        {took:.2?}");
     println!("VmHWM before:     {:.1} MiB", mb(before));
     println!("VmHWM after:      {:.1} MiB", mb(peak));
-    println!("VmRSS after:      {:.1} MiB (canon still held)", mb(rss));
+    println!(
+        "VmRSS after:      {:.1} MiB (canon still held: {:.1} MiB anonymous, {:.1} MiB file-backed)",
+        mb(rss),
+        mb(anon),
+        mb(file)
+    );
     println!("peak / size:      {:.2}x", peak as f64 / bytes.max(1) as f64);
     println!(
         "(peak - baseline) / size: {:.2}x",

@@ -132,6 +132,20 @@ fn mention_rules(#[case] message: &str, #[case] want: &[&str]) {
     assert_eq!(mentions(&loaded, message), want, "{message:?}");
 }
 
+#[rstest]
+#[case::thread_note_stem("I read [[the-stolen-map]].", &["thread:The Stolen Map"])]
+#[case::thread_note_path("[[notes/rumour.md|that rumour]]", &["thread:The Drowned Rumour"])]
+#[case::location_note_non_ascii("[[Café Noir]] opens late", &["location:Café Noir"])]
+#[case::lore_alias("The Brine Order blesses us.", &["lore:The Salt Priests"])]
+#[case::gm_session_note("[[session-1]]", &["lore:Session One Prep"])]
+#[case::heading_link("[[the-gilded-eel#Description]]", &["location:The Gilded Eel"])]
+#[case::longest_location_over_thread("the salt vault chamber", &["location:The Salt Vault Chamber"])]
+#[case::thread_title("the salt vault", &["thread:The Salt Vault"])]
+fn mention_rules_variants(#[case] message: &str, #[case] want: &[&str]) {
+    let loaded = load_fixture("variants");
+    assert_eq!(mentions(&loaded, message), want, "{message:?}");
+}
+
 #[test]
 fn a_first_name_two_npcs_share_is_not_a_mention() {
     let s = Scratch::of("saltreach");

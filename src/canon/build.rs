@@ -142,6 +142,13 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
             "active PC has no `location:`; the context cannot place them in a scene",
         ));
     }
+    // `hp: 17/27` carries both numbers.
+    const HP_KEYS: &[&str] = &["hp_current", "hp", "current_hp", "hp_cur"];
+    const MAX_KEYS: &[&str] = &["hp_max", "max_hp", "maxhp", "hpmax"];
+    let (hp_current, hp_max) = match fm.text(HP_KEYS).and_then(|t| hp_pair(&t)) {
+        Some((cur, max)) => (Some(cur), cx.int(note, MAX_KEYS, "max HP").or(Some(max))),
+        None => (cx.int(note, HP_KEYS, "current HP"), cx.int(note, MAX_KEYS, "max HP")),
+    };
     Pc {
         id: note.path.clone(),
         name: note.name(),
@@ -151,16 +158,26 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
         player: fm.text(&["player"]),
         status,
         active,
-        hp_current: cx.int(note, &["hp_current", "hp", "current_hp", "hp_cur"], "current HP"),
-        hp_max: cx.int(note, &["hp_max", "max_hp", "maxhp", "hpmax"], "max HP"),
+        hp_current,
+        hp_max,
         location,
         location_text,
         gold: cx.int(note, &["gold", "gp"], "gold"),
-        conditions: fm.list(&["conditions", "condition"]),
+        conditions: fm
+            .list(&["conditions", "condition"])
+            .into_iter()
+            .filter(|c| !matches!(c.to_lowercase().as_str(), "none" | "-" | "n/a" | "healthy" | "ok" | "fine"))
+            .collect(),
         inventory: fm.list(&["inventory", "items"]),
         summary: first_paragraph(note),
         source: source(note),
     }
+}
+
+/// Reads `17/27` (or `17 / 27`) as current and max HP.
+fn hp_pair(t: &str) -> Option<(i64, i64)> {
+    let (a, b) = t.split_once('/')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
 }
 
 fn bullets(blocks: &[&Block], n: usize) -> Vec<String> {
@@ -731,6 +748,22 @@ mod tests {
         let got: Vec<_> = e.iter().map(|e| (e.day, e.text.as_str())).collect();
         assert_eq!(got, [(1, "a"), (1, "b"), (6, "c")]);
         assert_eq!(d.len(), 1);
+    }
+
+    #[test]
+    fn hp_as_a_pair_and_no_conditions() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pcs = dir.path().join("canon/pcs");
+        std::fs::create_dir_all(&pcs).expect("mkdir");
+        std::fs::write(pcs.join("jake.md"), "---\nname: Jake\nhp: 13/20\nconditions: none\n---\n").expect("write");
+        std::fs::write(pcs.join("ann.md"), "---\nname: Ann\nhp: 4 / 9\nmax_hp: 10\n---\n").expect("write");
+        let v = Vault::load(dir.path()).expect("load");
+        let b = build(&v, &Config::default());
+        let jake = b.campaign.pcs.iter().find(|p| p.name == "Jake").expect("jake");
+        assert_eq!((jake.hp_current, jake.hp_max), (Some(13), Some(20)));
+        assert!(jake.conditions.is_empty());
+        let ann = b.campaign.pcs.iter().find(|p| p.name == "Ann").expect("ann");
+        assert_eq!((ann.hp_current, ann.hp_max), (Some(4), Some(10)));
     }
 
     #[test]

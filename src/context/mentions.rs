@@ -217,7 +217,9 @@ impl Matcher {
             .map(|(i, p)| (&p.id, Target::Pc(i)))
             .chain(c.npcs.iter().enumerate().map(|(i, n)| (&n.id, Target::Npc(i))))
             .chain(c.locations.iter().enumerate().map(|(i, l)| (&l.id, Target::Location(i))))
-            .chain(c.lore.iter().enumerate().map(|(i, l)| (&l.id, Target::Lore(i))));
+            .chain(c.lore.iter().enumerate().map(|(i, l)| (&l.id, Target::Lore(i))))
+            // Thread notes (threads from canon/open-threads.md have a `#Title` id, no note).
+            .chain(c.threads.iter().enumerate().filter(|(_, t)| !t.id.contains('#')).map(|(i, t)| (&t.id, Target::Thread(i))));
         for (id, t) in ids {
             let p = strip_md(id);
             links.insert(norm_key(p), t);

@@ -236,9 +236,33 @@ pub fn value_list(v: &Value) -> Vec<String> {
         return vec![link];
     }
     match v {
-        Value::Sequence(seq) => seq.iter().filter_map(value_text).collect(),
+        Value::Sequence(seq) => seq.iter().filter_map(item_text).collect(),
         Value::String(s) => split_commas(s),
         other => value_text(other).into_iter().collect(),
+    }
+}
+
+/// A list item as text; a mapping like `{name: rope, qty: 2}` reads as `rope (qty: 2)`.
+fn item_text(v: &Value) -> Option<String> {
+    let Value::Mapping(m) = v else {
+        return value_text(v);
+    };
+    let mut name = None;
+    let mut rest = Vec::new();
+    for (k, val) in m {
+        let k = value_text(k).unwrap_or_default();
+        let Some(t) = value_text(val) else { continue };
+        if name.is_none() && matches!(k.to_lowercase().as_str(), "name" | "item" | "title") {
+            name = Some(t);
+        } else {
+            rest.push(format!("{k}: {t}"));
+        }
+    }
+    match (name, rest.is_empty()) {
+        (Some(n), true) => Some(n),
+        (Some(n), false) => Some(format!("{n} ({})", rest.join(", "))),
+        (None, false) => Some(rest.join(", ")),
+        (None, true) => None,
     }
 }
 
@@ -345,6 +369,7 @@ mod tests {
     #[case("items: one\n", vec!["one"])]
     #[case("items: \"[[A, B]], c\"\n", vec!["[[A, B]]", "c"])]
     #[case("items: [[Loc]]\n", vec!["[[Loc]]"])]
+    #[case("items:\n  - name: rope\n    qty: 2\n  - torch\n", vec!["rope (qty: 2)", "torch"])]
     fn lists(#[case] yaml: &str, #[case] want: Vec<&str>) {
         let (f, d) = fm(yaml);
         assert!(d.is_empty(), "{d:?}");
