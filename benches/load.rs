@@ -36,10 +36,12 @@ fn floor(root: &Path) -> usize {
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
     for e in walk.filter_map(Result::ok) {
-        if !e.file_type().is_file() || e.path().extension().is_none_or(|x| x != "md") {
+        if !e.file_type().is_file() || !e.path().extension().is_some_and(|x| x == "md") {
             continue;
         }
-        let Ok(bytes) = std::fs::read(e.path()) else { continue };
+        let Ok(bytes) = std::fs::read(e.path()) else {
+            continue;
+        };
         let text = String::from_utf8_lossy(&bytes);
         events += Parser::new_ext(&text, opts).count();
     }
@@ -48,7 +50,8 @@ fn floor(root: &Path) -> usize {
 
 fn load(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("a temp dir for the generated vault");
-    let s = gen::generate(dir.path(), gen::DEFAULT_NOTES, gen::DEFAULT_SEED).expect("generate the vault");
+    let s = gen::generate(dir.path(), gen::DEFAULT_NOTES, gen::DEFAULT_SEED)
+        .expect("generate the vault");
     let root = dir.path();
     eprintln!(
         "generated {} notes, {:.1} MB in {}",

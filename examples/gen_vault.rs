@@ -14,7 +14,10 @@ use std::time::Instant;
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let Some(out) = args.next().map(PathBuf::from) else {
-        eprintln!("usage: gen_vault OUT_DIR [N (default {})] [SEED]", gen::DEFAULT_NOTES);
+        eprintln!(
+            "usage: gen_vault OUT_DIR [N (default {})] [SEED]",
+            gen::DEFAULT_NOTES
+        );
         return ExitCode::from(2);
     };
     let n = match args.next().map(|a| a.parse::<usize>()) {
@@ -43,7 +46,10 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             if let Err(e) = std::fs::remove_dir_all(&out) {
-                eprintln!("{}: could not clear the old generated vault: {e}", out.display());
+                eprintln!(
+                    "{}: could not clear the old generated vault: {e}",
+                    out.display()
+                );
                 return ExitCode::from(2);
             }
         }

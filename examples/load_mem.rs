@@ -20,7 +20,10 @@ fn status_bytes(field: &str) -> Option<u64> {
 fn md_bytes(root: &std::path::Path) -> (usize, u64) {
     let mut files = 0;
     let mut bytes = 0;
-    for e in walkdir::WalkDir::new(root).into_iter().filter_map(Result::ok) {
+    for e in walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
         if e.file_type().is_file() {
             if let Ok(m) = e.metadata() {
                 if e.path().extension().is_some_and(|x| x == "md") {
@@ -59,7 +62,10 @@ fn main() -> ExitCode {
     let file = status_bytes("RssFile:").unwrap_or(0);
     let c = &loaded.built.campaign;
     println!("vault:            {}", root.display());
-    println!("notes:            {files} ({} loaded)", loaded.vault.notes.len());
+    println!(
+        "notes:            {files} ({} loaded)",
+        loaded.vault.notes.len()
+    );
     println!(
         "canon:            {} PCs, {} NPCs, {} locations, {} threads, {} events, {} lore",
         c.pcs.len(),
@@ -79,7 +85,10 @@ fn main() -> ExitCode {
         mb(anon),
         mb(file)
     );
-    println!("peak / size:      {:.2}x", peak as f64 / bytes.max(1) as f64);
+    println!(
+        "peak / size:      {:.2}x",
+        peak as f64 / bytes.max(1) as f64
+    );
     println!(
         "(peak - baseline) / size: {:.2}x",
         peak.saturating_sub(before) as f64 / bytes.max(1) as f64

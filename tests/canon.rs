@@ -66,12 +66,47 @@ fn configured_folders_mark_a_type() {
 
 #[rstest]
 //     id                     name          hp_cur    hp_max    gold       location
-#[case::canonical_keys("canon/pcs/ada.md", "Ada Quill", Some(17), Some(27), Some(42), Some(EEL))]
-#[case::upper_case_synonyms("canon/pcs/bram.md", "Bram Holt", Some(20), Some(24), Some(7), Some(EEL))]
-#[case::hp_max_hp_gp_with_unit("canon/pcs/cleo.md", "Cleo Marsh", Some(9), Some(12), Some(150), Some(EEL))]
+#[case::canonical_keys(
+    "canon/pcs/ada.md",
+    "Ada Quill",
+    Some(17),
+    Some(27),
+    Some(42),
+    Some(EEL)
+)]
+#[case::upper_case_synonyms(
+    "canon/pcs/bram.md",
+    "Bram Holt",
+    Some(20),
+    Some(24),
+    Some(7),
+    Some(EEL)
+)]
+#[case::hp_max_hp_gp_with_unit(
+    "canon/pcs/cleo.md",
+    "Cleo Marsh",
+    Some(9),
+    Some(12),
+    Some(150),
+    Some(EEL)
+)]
 #[case::quoted_wikilink("canon/pcs/dax.md", "Dax", Some(30), Some(30), Some(0), Some(EEL))]
-#[case::unquoted_wikilink_crlf("canon/pcs/eve.md", "Eve Sorrel", Some(8), Some(21), Some(12), Some(EEL))]
-#[case::unquoted_wikilink_alias("heist/party/fenn.md", "Fenn Ashby", Some(11), Some(11), None, Some(EEL))]
+#[case::unquoted_wikilink_crlf(
+    "canon/pcs/eve.md",
+    "Eve Sorrel",
+    Some(8),
+    Some(21),
+    Some(12),
+    Some(EEL)
+)]
+#[case::unquoted_wikilink_alias(
+    "heist/party/fenn.md",
+    "Fenn Ashby",
+    Some(11),
+    Some(11),
+    None,
+    Some(EEL)
+)]
 #[case::type_pc_retired("notes/quinn.md", "Quinn", Some(5), Some(20), None, Some(DOCKS))]
 fn pc_values(
     #[case] id: &str,
@@ -129,7 +164,10 @@ fn pc_other_fields() {
 #[case::away("notes/ghost.md", false)]
 fn pc_activity(#[case] id: &str, #[case] active: bool) {
     let c = campaign("variants");
-    assert_eq!(c.pcs.iter().find(|p| p.id == id).expect("pc").active, active);
+    assert_eq!(
+        c.pcs.iter().find(|p| p.id == id).expect("pc").active,
+        active
+    );
 }
 
 // ---------------------------------------------------------------- NPCs
@@ -183,10 +221,18 @@ fn npc_values(
 #[test]
 fn npc_status_and_summary() {
     let c = campaign("variants");
-    let gannet = c.npcs.iter().find(|n| n.name == "Old Gannet").expect("Gannet");
+    let gannet = c
+        .npcs
+        .iter()
+        .find(|n| n.name == "Old Gannet")
+        .expect("Gannet");
     assert_eq!(gannet.status, "dead");
     assert!(gannet.is_absent());
-    let wren = c.npcs.iter().find(|n| n.name == "Wren Ashdown").expect("Wren");
+    let wren = c
+        .npcs
+        .iter()
+        .find(|n| n.name == "Wren Ashdown")
+        .expect("Wren");
     assert_eq!(wren.status, "active");
     assert_eq!(
         wren.summary.as_deref(),
@@ -198,12 +244,42 @@ fn npc_status_and_summary() {
 
 #[rstest]
 //     id                                   name                       description                                                                  parent
-#[case::description_section_beats_first_paragraph(EEL, "The Gilded Eel", "A beached galleon turned tavern. Lanterns swing from the old rigging.", Some(WARD))]
-#[case::first_paragraph(WARD, "Harbour Ward", "Salt-crusted streets that run downhill to the water. Every door has a bolt.", None)]
-#[case::region_quoted_wikilink(DOCKS, "The Lower Docks", "Fish-gut stink and rotten planks. The tide comes in fast here.", Some(WARD))]
-#[case::district_display_name_no_h1(CAFE, "Café Noir", "A black-fronted coffee house where debts are bought and sold. Nobody orders the coffee.", Some(WARD))]
-#[case::parent_unquoted_wikilink_tag_line_skipped("notes/lighthouse.md", "The Lighthouse", "The lamp has not been lit in ten years.", Some(WARD))]
-#[case::parent_by_alias("heist/places/the-salt-vault.md", "The Salt Vault Chamber", "A dry room under the customs house.", Some(CAFE))]
+#[case::description_section_beats_first_paragraph(
+    EEL,
+    "The Gilded Eel",
+    "A beached galleon turned tavern. Lanterns swing from the old rigging.",
+    Some(WARD)
+)]
+#[case::first_paragraph(
+    WARD,
+    "Harbour Ward",
+    "Salt-crusted streets that run downhill to the water. Every door has a bolt.",
+    None
+)]
+#[case::region_quoted_wikilink(
+    DOCKS,
+    "The Lower Docks",
+    "Fish-gut stink and rotten planks. The tide comes in fast here.",
+    Some(WARD)
+)]
+#[case::district_display_name_no_h1(
+    CAFE,
+    "Café Noir",
+    "A black-fronted coffee house where debts are bought and sold. Nobody orders the coffee.",
+    Some(WARD)
+)]
+#[case::parent_unquoted_wikilink_tag_line_skipped(
+    "notes/lighthouse.md",
+    "The Lighthouse",
+    "The lamp has not been lit in ten years.",
+    Some(WARD)
+)]
+#[case::parent_by_alias(
+    "heist/places/the-salt-vault.md",
+    "The Salt Vault Chamber",
+    "A dry room under the customs house.",
+    Some(CAFE)
+)]
 fn location_values(
     #[case] id: &str,
     #[case] name: &str,
@@ -220,8 +296,14 @@ fn location_values(
 #[test]
 fn location_kind_and_nesting() {
     let c = campaign("variants");
-    assert_eq!(c.location(EEL).and_then(|l| l.kind.as_deref()), Some("tavern"));
-    assert_eq!(c.location(WARD).and_then(|l| l.kind.as_deref()), Some("district"));
+    assert_eq!(
+        c.location(EEL).and_then(|l| l.kind.as_deref()),
+        Some("tavern")
+    );
+    assert_eq!(
+        c.location(WARD).and_then(|l| l.kind.as_deref()),
+        Some("district")
+    );
     assert!(c.is_within("heist/places/the-salt-vault.md", WARD));
     assert!(!c.is_within(WARD, EEL));
 }
@@ -234,24 +316,70 @@ fn threads_from_the_file_and_from_notes() {
     let got: Vec<_> = c
         .threads
         .iter()
-        .map(|t| (t.title.as_str(), t.priority, t.next.as_deref(), t.source.line))
+        .map(|t| {
+            (
+                t.title.as_str(),
+                t.priority,
+                t.next.as_deref(),
+                t.source.line,
+            )
+        })
         .collect();
     assert_eq!(
         got,
         [
-            ("The Salt Vault", Priority::Urgent, Some("Steal the key from Pell before the moon turns."), 4),
-            ("The Forged Seal", Priority::High, Some("Find the engraver."), 9),
-            ("Ashka's Debt", Priority::Medium, Some("Repay her by Day 5."), 13),
-            ("The Singing Gull", Priority::Low, Some("Listen at midnight."), 17),
+            (
+                "The Salt Vault",
+                Priority::Urgent,
+                Some("Steal the key from Pell before the moon turns."),
+                4
+            ),
+            (
+                "The Forged Seal",
+                Priority::High,
+                Some("Find the engraver."),
+                9
+            ),
+            (
+                "Ashka's Debt",
+                Priority::Medium,
+                Some("Repay her by Day 5."),
+                13
+            ),
+            (
+                "The Singing Gull",
+                Priority::Low,
+                Some("Listen at midnight."),
+                17
+            ),
             ("The First Job", Priority::Resolved, None, 22),
-            ("The Stolen Map", Priority::High, Some("Ask Wren who signed it out."), 1),
+            (
+                "The Stolen Map",
+                Priority::High,
+                Some("Ask Wren who signed it out."),
+                1
+            ),
             ("The Lost Crew", Priority::Low, None, 1),
-            ("The Drowned Rumour", Priority::Medium, Some("Buy a drink for a fisherman."), 1),
+            (
+                "The Drowned Rumour",
+                Priority::Medium,
+                Some("Buy a drink for a fisherman."),
+                1
+            ),
         ]
     );
-    assert_eq!(c.threads[0].summary, ["The vault under the customs house opens only at the new moon."]);
-    assert_eq!(c.threads[1].summary, ["the harbourmaster's seal is a fake."]);
-    assert_eq!(c.threads[2].summary, ["The crew owes Mother Ashka a favour."]);
+    assert_eq!(
+        c.threads[0].summary,
+        ["The vault under the customs house opens only at the new moon."]
+    );
+    assert_eq!(
+        c.threads[1].summary,
+        ["the harbourmaster's seal is a fake."]
+    );
+    assert_eq!(
+        c.threads[2].summary,
+        ["The crew owes Mother Ashka a favour."]
+    );
 }
 
 #[test]
@@ -285,7 +413,11 @@ fn priority_headings(#[case] body: &str, #[case] want: Priority) {
     let t = &loaded.built.campaign.threads;
     assert_eq!(t.len(), 1, "{t:?}");
     assert_eq!((t[0].title.as_str(), t[0].priority), ("Fire", want));
-    assert!(loaded.diagnostics().is_empty(), "{:?}", loaded.diagnostics());
+    assert!(
+        loaded.diagnostics().is_empty(),
+        "{:?}",
+        loaded.diagnostics()
+    );
 }
 
 #[test]
@@ -293,7 +425,10 @@ fn timeline_and_clock() {
     let c = campaign("variants");
     let got: Vec<_> = c.events.iter().map(|e| (e.day, e.source.line)).collect();
     assert_eq!(got, [(1, 4), (1, 5), (2, 8), (3, 11), (3, 12)]);
-    assert_eq!(c.events[4].text, "Old Gannet was found floating under the pier.");
+    assert_eq!(
+        c.events[4].text,
+        "Old Gannet was found floating under the pier."
+    );
     assert_eq!((c.day, c.time.as_deref()), (Some(3), Some("night")));
     assert_eq!(c.name, "Gullhaven");
     assert_eq!(
@@ -339,7 +474,11 @@ fn campaign_name_from_the_folder_when_no_config_names_it() {
     assert!(c.pcs.is_empty() && c.npcs.is_empty() && c.threads.is_empty());
     assert_eq!(c.day, None);
     assert_eq!(c.lore.len(), 1);
-    let codes: Vec<_> = loaded.diagnostics().iter().map(|d| (d.path.clone(), d.code)).collect();
+    let codes: Vec<_> = loaded
+        .diagnostics()
+        .iter()
+        .map(|d| (d.path.clone(), d.code))
+        .collect();
     assert_eq!(
         codes,
         [
@@ -354,7 +493,13 @@ fn campaign_name_from_the_folder_when_no_config_names_it() {
 fn saltreach_loads_every_entity() {
     let c = campaign("saltreach");
     assert_eq!(
-        (c.pcs.len(), c.npcs.len(), c.locations.len(), c.threads.len(), c.events.len()),
+        (
+            c.pcs.len(),
+            c.npcs.len(),
+            c.locations.len(),
+            c.threads.len(),
+            c.events.len()
+        ),
         (3, 16, 8, 5, 12)
     );
     assert!(load_fixture("saltreach").diagnostics().is_empty());
@@ -363,8 +508,16 @@ fn saltreach_loads_every_entity() {
 #[test]
 fn unknown_and_non_location_references() {
     let s = Scratch::of("variants");
-    s.edit("canon/pcs/ada.md", "location: the-gilded-eel", "location: Atlantis")
-        .edit("canon/npcs/nix.md", "location: [[the-lower-docks]]", "location: Mother Ashka");
+    s.edit(
+        "canon/pcs/ada.md",
+        "location: the-gilded-eel",
+        "location: Atlantis",
+    )
+    .edit(
+        "canon/npcs/nix.md",
+        "location: [[the-lower-docks]]",
+        "location: Mother Ashka",
+    );
     let loaded = s.load();
     let c = &loaded.built.campaign;
     let ada = c.pcs.iter().find(|p| p.name == "Ada Quill").expect("Ada");
@@ -373,15 +526,31 @@ fn unknown_and_non_location_references() {
     let nix = c.npcs.iter().find(|n| n.name == "Nix").expect("Nix");
     assert_eq!(nix.location, None);
     let d = triples(&loaded.diagnostics());
-    assert!(d.contains(&("canon/pcs/ada.md".into(), 13, "unknown-location")), "{d:?}");
-    assert!(d.contains(&("canon/npcs/nix.md".into(), 5, "not-a-location")), "{d:?}");
+    assert!(
+        d.contains(&("canon/pcs/ada.md".into(), 13, "unknown-location")),
+        "{d:?}"
+    );
+    assert!(
+        d.contains(&("canon/npcs/nix.md".into(), 5, "not-a-location")),
+        "{d:?}"
+    );
 }
 
 #[test]
 fn shared_alias_is_reported_on_the_alias_line() {
     let s = Scratch::of("variants");
-    s.edit("canon/npcs/nix.md", "role: lamplighter", "role: lamplighter\r\naliases: [the Widow]");
+    s.edit(
+        "canon/npcs/nix.md",
+        "role: lamplighter",
+        "role: lamplighter\r\naliases: [the Widow]",
+    );
     let d = triples(&s.load().diagnostics());
-    assert!(d.contains(&("canon/npcs/mother-ashka.md".into(), 6, "shared-alias")), "{d:?}");
-    assert!(d.contains(&("canon/npcs/nix.md".into(), 4, "shared-alias")), "{d:?}");
+    assert!(
+        d.contains(&("canon/npcs/mother-ashka.md".into(), 6, "shared-alias")),
+        "{d:?}"
+    );
+    assert!(
+        d.contains(&("canon/npcs/nix.md".into(), 4, "shared-alias")),
+        "{d:?}"
+    );
 }

@@ -57,7 +57,9 @@ fn check_exits_1_on_errors() {
         .stdout(predicate::str::contains(
             "canon/npcs/yaml-error.md:3: error[yaml-syntax]: ",
         ))
-        .stdout(predicate::str::contains("    3 | role: spy: double agent\n"))
+        .stdout(predicate::str::contains(
+            "    3 | role: spy: double agent\n",
+        ))
         .stderr("");
 }
 
@@ -70,8 +72,12 @@ fn check_with_only_warnings_exits_0() {
         .stdout(predicate::str::contains(
             "canon/temporal-index.json:0: warning[no-temporal-index]",
         ))
-        .stdout(predicate::str::contains("canon/open-threads.md:0: info[no-threads]"))
-        .stdout(predicate::str::contains("canon/timeline.md:0: info[no-timeline]"));
+        .stdout(predicate::str::contains(
+            "canon/open-threads.md:0: info[no-threads]",
+        ))
+        .stdout(predicate::str::contains(
+            "canon/timeline.md:0: info[no-timeline]",
+        ));
 }
 
 #[test]
@@ -81,13 +87,21 @@ fn check_exits_2_when_the_vault_is_missing() {
         .assert()
         .code(2)
         .stdout("")
-        .stderr(predicate::str::contains("does-not-exist: no such vault folder"));
+        .stderr(predicate::str::contains(
+            "does-not-exist: no such vault folder",
+        ));
 }
 
 #[test]
 fn check_json() {
     let out = vaultdm()
-        .args(["check", "--vault", "tests/fixtures/broken", "--format", "json"])
+        .args([
+            "check",
+            "--vault",
+            "tests/fixtures/broken",
+            "--format",
+            "json",
+        ])
         .assert()
         .code(1)
         .get_output()
@@ -108,7 +122,9 @@ fn check_json() {
     assert_eq!(yaml["path"], "canon/npcs/yaml-error.md");
     assert_eq!(yaml["line"], 3);
     assert_eq!(yaml["severity"], "error");
-    assert!(yaml["message"].as_str().is_some_and(|m| m.contains("mapping values")));
+    assert!(yaml["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("mapping values")));
 }
 
 #[test]
@@ -127,7 +143,9 @@ fn check_never_panics_on_a_hostile_vault() {
         .arg(&s.root)
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("notes/huge.md:0: error[too-large]"))
+        .stdout(predicate::str::contains(
+            "notes/huge.md:0: error[too-large]",
+        ))
         .stderr(predicate::str::contains("panicked").not());
 }
 
@@ -147,7 +165,11 @@ fn init_creates_a_clean_campaign_named_after_its_folder() {
     assert!(toml.contains("name = \"Frost Road\"\n"), "{toml}");
     // Every template file is there, byte for byte (except the name).
     let template = fixture("../../vault-template");
-    for rel in ["canon/open-threads.md", "canon/pcs/hesper-quill.md", "canon/temporal-index.json"] {
+    for rel in [
+        "canon/open-threads.md",
+        "canon/pcs/hesper-quill.md",
+        "canon/temporal-index.json",
+    ] {
         assert_eq!(
             std::fs::read(dir.join(rel)).expect("copied"),
             std::fs::read(template.join(rel)).expect("template"),
@@ -166,7 +188,9 @@ fn init_creates_a_clean_campaign_named_after_its_folder() {
         .arg(&dir)
         .assert()
         .code(0)
-        .stdout(predicate::str::starts_with("## SESSION CONTEXT: Frost Road\n"));
+        .stdout(predicate::str::starts_with(
+            "## SESSION CONTEXT: Frost Road\n",
+        ));
 }
 
 #[test]
@@ -202,7 +226,10 @@ fn init_refuses_a_non_empty_folder_and_touches_nothing() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("folder is not empty"));
-    assert_eq!(std::fs::read_to_string(s.root.join("notes.md")).expect("kept"), "mine\n");
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("notes.md")).expect("kept"),
+        "mine\n"
+    );
     assert!(!s.root.join("vaultdm.toml").exists());
 }
 
@@ -211,7 +238,9 @@ fn init_refuses_a_non_empty_folder_and_touches_nothing() {
 #[test]
 fn context_text_is_exactly_what_is_injected() {
     let text = stdout_of(vaultdm().args(["context", "--vault", "tests/fixtures/split-party"]));
-    assert!(text.starts_with("## SESSION CONTEXT: Split Party\nTwo crews, one city, one night.\nDay 2 - midnight\n"));
+    assert!(text.starts_with(
+        "## SESSION CONTEXT: Split Party\nTwo crews, one city, one night.\nDay 2 - midnight\n"
+    ));
     assert!(text.ends_with("- Day 2: Sable went down into the sewers.\n"));
     assert!(!text.contains("explain"));
 }
@@ -235,7 +264,10 @@ fn context_json() {
     let items = v["items"].as_array().expect("items");
     for i in items {
         let keys: Vec<_> = i.as_object().expect("object").keys().cloned().collect();
-        assert_eq!(keys, ["included", "kind", "name", "reason", "source", "tokens"]);
+        assert_eq!(
+            keys,
+            ["included", "kind", "name", "reason", "source", "tokens"]
+        );
     }
     let rat = items
         .iter()
@@ -249,24 +281,50 @@ fn context_json() {
 #[test]
 fn context_flags_full_light_budget_pc() {
     let full = stdout_of(vaultdm().args([
-        "context", "--vault", "tests/fixtures/split-party", "-m", "We wait.", "--full", "--pc", "Rook",
+        "context",
+        "--vault",
+        "tests/fixtures/split-party",
+        "-m",
+        "We wait.",
+        "--full",
+        "--pc",
+        "Rook",
     ]));
     assert!(full.contains("### Location: The Bell Tower"));
     assert!(!full.contains("### Location: The Sewers"));
     let light = stdout_of(vaultdm().args([
-        "context", "--vault", "tests/fixtures/split-party", "--light", "--budget", "30",
+        "context",
+        "--vault",
+        "tests/fixtures/split-party",
+        "--light",
+        "--budget",
+        "30",
     ]));
     assert!(light.starts_with("[Day 2 | midnight | Rook HP 14/16"));
     vaultdm()
-        .args(["context", "--vault", "tests/fixtures/split-party", "--full", "--light"])
+        .args([
+            "context",
+            "--vault",
+            "tests/fixtures/split-party",
+            "--full",
+            "--light",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("cannot be used with"));
     vaultdm()
-        .args(["context", "--vault", "tests/fixtures/split-party", "--pc", "Nobody"])
+        .args([
+            "context",
+            "--vault",
+            "tests/fixtures/split-party",
+            "--pc",
+            "Nobody",
+        ])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no PC named \"Nobody\"; the PCs are: Rook, Sable Vey"));
+        .stderr(predicate::str::contains(
+            "no PC named \"Nobody\"; the PCs are: Rook, Sable Vey",
+        ));
 }
 
 #[test]
@@ -279,23 +337,51 @@ fn context_explain_prints_a_table_after_the_text() {
         "Ask the Widow about Old Gannet.",
         "--explain",
     ]));
-    let (injected, table) = text.split_once("\n---- explain: Light context, ").expect("explain header");
+    let (injected, table) = text
+        .split_once("\n---- explain: Light context, ")
+        .expect("explain header");
     assert!(injected.starts_with("[Day 3 | night | Ada Quill"));
     let mut lines = table.lines();
     assert!(lines.next().is_some_and(|l| l.ends_with(" tokens ----")));
-    assert!(lines.next().is_some_and(|l| l.starts_with("in  kind") && l.ends_with("reason")));
+    assert!(lines
+        .next()
+        .is_some_and(|l| l.starts_with("in  kind") && l.ends_with("reason")));
     let rows: Vec<&str> = lines.collect();
-    assert!(rows.iter().any(|r| r.starts_with("+   npc      Mother Ashka") && r.ends_with("present, mentioned as \"the Widow\"")), "{table}");
-    assert!(rows.iter().any(|r| r.starts_with("-   npc      Old Gannet") && r.ends_with("at The Gilded Eel but dead")), "{table}");
-    assert!(rows.iter().any(|r| r.starts_with("+   card     npc Old Gannet") && r.contains("heist/contacts/old-gannet.md:1")), "{table}");
-    assert!(rows.iter().any(|r| r.starts_with("-   pc       Quinn") && r.ends_with("not in the active party (status retired)")), "{table}");
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("+   npc      Mother Ashka")
+                && r.ends_with("present, mentioned as \"the Widow\"")),
+        "{table}"
+    );
+    assert!(
+        rows.iter().any(|r| r.starts_with("-   npc      Old Gannet")
+            && r.ends_with("at The Gilded Eel but dead")),
+        "{table}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("+   card     npc Old Gannet")
+                && r.contains("heist/contacts/old-gannet.md:1")),
+        "{table}"
+    );
+    assert!(
+        rows.iter().any(|r| r.starts_with("-   pc       Quinn")
+            && r.ends_with("not in the active party (status retired)")),
+        "{table}"
+    );
 }
 
 #[test]
 fn a_broken_override_template_fails_with_its_line() {
     let s = Scratch::of("split-party");
-    s.write("vaultdm.toml", "name = \"Split Party\"\ntemplates = \"tpl\"\n")
-        .write("tpl/full.j2", "## {{ campaign }}\n{% for pc in party %}\n- {{ pc.name ) }}\n{% endfor %}\n");
+    s.write(
+        "vaultdm.toml",
+        "name = \"Split Party\"\ntemplates = \"tpl\"\n",
+    )
+    .write(
+        "tpl/full.j2",
+        "## {{ campaign }}\n{% for pc in party %}\n- {{ pc.name ) }}\n{% endfor %}\n",
+    );
     let path = s.root.join("tpl/full.j2");
     vaultdm()
         .args(["context", "--vault"])
@@ -303,7 +389,10 @@ fn a_broken_override_template_fails_with_its_line() {
         .assert()
         .code(2)
         .stdout("")
-        .stderr(predicate::str::contains(format!("{}:3: template error", path.display())));
+        .stderr(predicate::str::contains(format!(
+            "{}:3: template error",
+            path.display()
+        )));
     // Every template is checked up front: a follow-up fails the same way, rather than
     // running on a half-working set.
     vaultdm()
@@ -318,8 +407,20 @@ fn a_broken_override_template_fails_with_its_line() {
 
 #[test]
 fn vault_flag_before_or_after_the_subcommand() {
-    let before = stdout_of(vaultdm().args(["--vault", "tests/fixtures/split-party", "context", "-m", "hm"]));
-    let after = stdout_of(vaultdm().args(["context", "-m", "hm", "--vault", "tests/fixtures/split-party"]));
+    let before = stdout_of(vaultdm().args([
+        "--vault",
+        "tests/fixtures/split-party",
+        "context",
+        "-m",
+        "hm",
+    ]));
+    let after = stdout_of(vaultdm().args([
+        "context",
+        "-m",
+        "hm",
+        "--vault",
+        "tests/fixtures/split-party",
+    ]));
     assert_eq!(before, after);
     assert!(before.starts_with("[Day 2 | midnight"));
     let check = stdout_of(vaultdm().args(["--vault", "tests/fixtures/split-party", "check"]));
@@ -374,13 +475,18 @@ fn no_vault_anywhere_is_a_clear_error() {
         .arg("check")
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no vault found: pass --vault DIR, set VAULTDM_VAULT"));
+        .stderr(predicate::str::contains(
+            "no vault found: pass --vault DIR, set VAULTDM_VAULT",
+        ));
 }
 
 #[test]
 fn check_reports_template_overrides_that_would_stop_context() {
     let s = Scratch::of("split-party");
-    s.write("vaultdm.toml", "name = \"Split Party\"\n\ntemplates = \"tpl\"\n");
+    s.write(
+        "vaultdm.toml",
+        "name = \"Split Party\"\n\ntemplates = \"tpl\"\n",
+    );
     vaultdm()
         .args(["check", "--vault"])
         .arg(&s.root)
@@ -389,7 +495,10 @@ fn check_reports_template_overrides_that_would_stop_context() {
         .stdout(predicate::str::starts_with(
             "vaultdm.toml:3: warning[templates]: templates = \"tpl\": no such folder in the vault",
         ));
-    s.write("tpl/light.j2", "[{{ day }}]\n{{ party | no_such_filter }}\n");
+    s.write(
+        "tpl/light.j2",
+        "[{{ day }}]\n{{ party | no_such_filter }}\n",
+    );
     vaultdm()
         .args(["check", "--vault"])
         .arg(&s.root)
@@ -398,11 +507,16 @@ fn check_reports_template_overrides_that_would_stop_context() {
         .stdout(predicate::str::starts_with(
             "tpl/light.j2:2: error[template]: template error: filter no_such_filter is unknown",
         ));
-    s.write("tpl/full.j2", "## {{ campaign }}\n\n{% for pc in party %}\n");
+    s.write(
+        "tpl/full.j2",
+        "## {{ campaign }}\n\n{% for pc in party %}\n",
+    );
     vaultdm()
         .args(["check", "--vault"])
         .arg(&s.root)
         .assert()
         .code(1)
-        .stdout(predicate::str::starts_with("tpl/full.j2:3: error[template]: "));
+        .stdout(predicate::str::starts_with(
+            "tpl/full.j2:3: error[template]: ",
+        ));
 }

@@ -174,9 +174,16 @@ fn a_mentioned_dead_npc_shows_as_dead() {
         inj.text
     );
     // In the full context he is not in the room, but the mention still gets a card.
-    let full = context_with(&loaded, Some("Who killed Old Gannet?"), ModeChoice::Full, None);
+    let full = context_with(
+        &loaded,
+        Some("Who killed Old Gannet?"),
+        ModeChoice::Full,
+        None,
+    );
     assert!(!full.text.contains("Old Gannet [dead] -"), "{}", full.text);
-    assert!(full.text.contains("### Mentioned\n- NPC Old Gannet - pier fisherman [dead]"));
+    assert!(full
+        .text
+        .contains("### Mentioned\n- NPC Old Gannet - pier fisherman [dead]"));
     assert_eq!(
         item(&full, "npc", "Old Gannet").reason,
         "at The Gilded Eel but dead"
@@ -202,15 +209,24 @@ fn two_npcs_sharing_an_alias_still_build_and_explain_says_so() {
     );
     let loaded = s.load();
     let d = triples(&loaded.diagnostics());
-    assert!(d.contains(&("canon/npcs/lisbet-fairweather.md".into(), 4, "shared-alias")), "{d:?}");
-    assert!(d.contains(&("canon/npcs/wren-ashdown.md".into(), 4, "shared-alias")), "{d:?}");
+    assert!(
+        d.contains(&("canon/npcs/lisbet-fairweather.md".into(), 4, "shared-alias")),
+        "{d:?}"
+    );
+    assert!(
+        d.contains(&("canon/npcs/wren-ashdown.md".into(), 4, "shared-alias")),
+        "{d:?}"
+    );
     let inj = context(&loaded, Some("I ask the Songbird for a tune."));
     assert_eq!(
         mentions(&loaded, "I ask the Songbird for a tune."),
         ["npc:Lisbet Fairweather", "npc:Wren Ashdown"]
     );
     let shared = "mentioned as \"the Songbird\" (shared by several)";
-    assert_eq!(item(&inj, "npc", "Lisbet Fairweather").reason, format!("present, {shared}"));
+    assert_eq!(
+        item(&inj, "npc", "Lisbet Fairweather").reason,
+        format!("present, {shared}")
+    );
     assert_eq!(item(&inj, "card", "npc Wren Ashdown").reason, shared);
 }
 
@@ -218,8 +234,14 @@ fn two_npcs_sharing_an_alias_still_build_and_explain_says_so() {
 #[case::npc("Captain Idris Marr", "- NPC Captain Idris Marr - captain of the harbour watch [active] | hostile | at The Lower Docks | voice: clipped military cadence, never uses contractions")]
 #[case::location("the Cathedral of the Drowned", "- Place Cathedral of the Drowned: ")]
 #[case::thread("the Forged Pass", "- Thread The Forged Pass [high]: Captain Marr has posted Orla's likeness at every dock gate. → Next: Get Jory Two-Knives to alter the pass seal.")]
-#[case::item("the forged harbour pass", "- Item forged harbour pass: carried by Orla Venn")]
-#[case::pc("Brother Tomas", "- PC Brother Tomas (Cleric 4) | HP 31/31 | at The Gilded Eel | carries: ")]
+#[case::item(
+    "the forged harbour pass",
+    "- Item forged harbour pass: carried by Orla Venn"
+)]
+#[case::pc(
+    "Brother Tomas",
+    "- PC Brother Tomas (Cleric 4) | HP 31/31 | at The Gilded Eel | carries: "
+)]
 fn mention_cards(#[case] named: &str, #[case] card: &str) {
     let loaded = load_fixture("saltreach");
     let inj = context(&loaded, Some(&format!("What about {named}?")));
@@ -240,7 +262,10 @@ fn location_card_has_the_first_sentence_and_who_is_there() {
         line,
         "- Place Cathedral of the Drowned: A half-sunk basilica where the tide rings the bells at midnight. | here: Abbess Corwenna"
     );
-    assert!(!inj.text.contains("Pilgrims wade"), "only the first sentence");
+    assert!(
+        !inj.text.contains("Pilgrims wade"),
+        "only the first sentence"
+    );
 }
 
 #[test]
@@ -299,23 +324,38 @@ fn the_npc_cap_keeps_the_best_ranked() {
 #[test]
 fn a_mentioned_npc_is_never_dropped_by_the_cap() {
     let loaded = crowded_eel().load();
-    let inj = context_with(&loaded, Some("Lisbet, sing for us."), ModeChoice::Full, None);
+    let inj = context_with(
+        &loaded,
+        Some("Lisbet, sing for us."),
+        ModeChoice::Full,
+        None,
+    );
     let lisbet = item(&inj, "npc", "Lisbet Fairweather");
     assert!(lisbet.included);
     assert_eq!(lisbet.reason, "present, mentioned as \"Lisbet\"");
     assert!(inj.text.contains("- Lisbet Fairweather [active] - singer"));
     assert!(item(&inj, "npc", "Ivo").included);
-    assert!(!item(&inj, "npc", "Jessa").included, "the cap still holds for the rest");
+    assert!(
+        !item(&inj, "npc", "Jessa").included,
+        "the cap still holds for the rest"
+    );
 }
 
 #[test]
 fn the_cap_comes_from_the_vault_config() {
     let s = crowded_eel();
-    s.write("vaultdm.toml", "name = \"Saltreach\"\n[context]\nnpc_cap = 2\n");
+    s.write(
+        "vaultdm.toml",
+        "name = \"Saltreach\"\n[context]\nnpc_cap = 2\n",
+    );
     let loaded = s.load();
     assert_eq!(options(&loaded).npc_cap, 2);
     let inj = context(&loaded, None);
-    let shown = inj.items.iter().filter(|i| i.kind == "npc" && i.included).count();
+    let shown = inj
+        .items
+        .iter()
+        .filter(|i| i.kind == "npc" && i.included)
+        .count();
     assert_eq!(shown, 2);
 }
 
@@ -397,12 +437,27 @@ fn the_budget_drops_in_the_documented_order() {
             assert!(dropped <= n);
         }
         // Never dropped: header, day, party.
-        for kept in ["## SESSION CONTEXT: Saltreach", "Day 6 - dusk", "Orla Venn", "17/27", "Brother Tomas", "31/31"] {
-            assert!(inj.text.contains(kept), "budget {budget} dropped {kept:?}\n{}", inj.text);
+        for kept in [
+            "## SESSION CONTEXT: Saltreach",
+            "Day 6 - dusk",
+            "Orla Venn",
+            "17/27",
+            "Brother Tomas",
+            "31/31",
+        ] {
+            assert!(
+                inj.text.contains(kept),
+                "budget {budget} dropped {kept:?}\n{}",
+                inj.text
+            );
         }
         assert_eq!(inj.tokens, vaultdm::tokens::count(&inj.text));
         let everything_gone = counts.iter().all(|&(n, d)| n == d);
-        assert!(inj.tokens <= budget || everything_gone, "budget {budget}: {} tokens", inj.tokens);
+        assert!(
+            inj.tokens <= budget || everything_gone,
+            "budget {budget}: {} tokens",
+            inj.tokens
+        );
     }
     assert_eq!(seen_started, [true; 6], "every stage was reached");
 }
@@ -439,7 +494,12 @@ fn a_tight_budget_keeps_mentions_and_shortens_them_before_dropping() {
 #[test]
 fn a_mentioned_present_npc_survives_the_budget_in_full_context() {
     let loaded = load_fixture("saltreach");
-    let inj = context_with(&loaded, Some("Lisbet, a song!"), ModeChoice::Full, Some(150));
+    let inj = context_with(
+        &loaded,
+        Some("Lisbet, a song!"),
+        ModeChoice::Full,
+        Some(150),
+    );
     let lisbet = item(&inj, "npc", "Lisbet Fairweather");
     assert!(lisbet.included, "{:#?}", inj.items);
     assert!(inj.text.contains("Lisbet Fairweather"));
@@ -463,11 +523,17 @@ fn an_override_template_changes_the_wording() {
     let inj = context(&loaded, Some("Ich schaue mich um."));
     assert_eq!(inj.text, "Tag 2, Rook (TP 14/16), Sable Vey (TP 6/15)\n");
     // Templates not overridden keep the built-in wording.
-    assert!(context(&loaded, None).text.starts_with("## SESSION CONTEXT: Split Party\n"));
+    assert!(context(&loaded, None)
+        .text
+        .starts_with("## SESSION CONTEXT: Split Party\n"));
 }
 
 #[rstest]
-#[case::syntax_error("full.j2", "## {{ campaign }}\n\n{% for x in party %}\n{{ x.name }\n{% endfor %}\n", 4)]
+#[case::syntax_error(
+    "full.j2",
+    "## {{ campaign }}\n\n{% for x in party %}\n{{ x.name }\n{% endfor %}\n",
+    4
+)]
 #[case::unclosed_block("full.j2", "## {{ campaign }}\n{% if day %}\nDay\n", 3)]
 #[case::unknown_filter("light.j2", "[{{ day }}]\n{{ party | no_such_filter }}\n", 2)]
 fn a_broken_override_is_an_error_with_its_line(
@@ -486,7 +552,11 @@ fn a_broken_override_is_an_error_with_its_line(
             let engine = vaultdm::context::Engine::new(loaded.built.campaign.clone(), t);
             let opts = Options {
                 message: Some("hello".into()),
-                mode: if name == "full.j2" { ModeChoice::Full } else { ModeChoice::Light },
+                mode: if name == "full.j2" {
+                    ModeChoice::Full
+                } else {
+                    ModeChoice::Light
+                },
                 ..options(&loaded)
             };
             match engine.build(&opts) {
@@ -511,7 +581,11 @@ fn pc_focus_puts_the_scene_where_that_pc_is() {
     };
     let inj = engine(&loaded).build(&opts).expect("builds");
     assert!(inj.text.contains("### Location: The Sewers"));
-    assert!(!inj.text.contains("### Location: The Bell Tower"), "{}", inj.text);
+    assert!(
+        !inj.text.contains("### Location: The Bell Tower"),
+        "{}",
+        inj.text
+    );
     assert!(inj.text.contains("The Rat King"));
     assert!(!inj.text.contains("Old Tobin"));
     let party: Vec<_> = inj
@@ -522,10 +596,17 @@ fn pc_focus_puts_the_scene_where_that_pc_is() {
         .collect();
     assert_eq!(
         party,
-        [("Sable Vey", "canon/pcs/sable.md:1"), ("Rook", "canon/pcs/rook.md:1")],
+        [
+            ("Sable Vey", "canon/pcs/sable.md:1"),
+            ("Rook", "canon/pcs/rook.md:1")
+        ],
         "the focus PC comes first, each with its own source"
     );
-    let first_pc_line = inj.text.lines().find(|l| l.starts_with("- ")).expect("party line");
+    let first_pc_line = inj
+        .text
+        .lines()
+        .find(|l| l.starts_with("- "))
+        .expect("party line");
     assert!(first_pc_line.starts_with("- Sable Vey"), "{first_pc_line}");
 }
 
@@ -555,7 +636,11 @@ fn pc_focus_by_name(#[case] asked: &str, #[case] found: Option<&str>) {
 #[test]
 fn focus_on_an_inactive_pc_is_explained() {
     let s = Scratch::of("split-party");
-    s.edit("canon/pcs/rook.md", "level: 2", "level: 2\nstatus: inactive");
+    s.edit(
+        "canon/pcs/rook.md",
+        "level: 2",
+        "level: 2\nstatus: inactive",
+    );
     let loaded = s.load();
     let opts = Options {
         pc: Some("Rook".into()),
@@ -565,7 +650,10 @@ fn focus_on_an_inactive_pc_is_explained() {
     let rook = item(&inj, "pc", "Rook");
     assert!(rook.included);
     assert_eq!(rook.source, "canon/pcs/rook.md:1");
-    assert_eq!(rook.reason, "the focus PC (--pc), though not in the active party");
+    assert_eq!(
+        rook.reason,
+        "the focus PC (--pc), though not in the active party"
+    );
 }
 
 #[test]
@@ -577,7 +665,10 @@ fn an_unknown_pc_is_an_error_naming_the_pcs() {
     };
     match engine(&loaded).build(&opts) {
         Err(e @ ContextError::UnknownPc { .. }) => {
-            assert_eq!(e.to_string(), "no PC named \"Nobody\"; the PCs are: Rook, Sable Vey")
+            assert_eq!(
+                e.to_string(),
+                "no PC named \"Nobody\"; the PCs are: Rook, Sable Vey"
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -589,9 +680,16 @@ fn a_split_party_shows_each_location_and_who_is_where() {
     let full = context(&loaded, None);
     assert!(full.text.contains("### Location: The Bell Tower (Lowtown)"));
     assert!(full.text.contains("### Location: The Sewers (Lowtown)"));
-    assert!(full.text.contains("- Old Tobin [active] - bellringer | at The Bell Tower"));
-    assert!(full.text.contains("- The Rat King [active] - sewer boss | at The Sewers"));
-    assert!(!full.text.contains("Marta Vell"), "in the district, not in either scene");
+    assert!(full
+        .text
+        .contains("- Old Tobin [active] - bellringer | at The Bell Tower"));
+    assert!(full
+        .text
+        .contains("- The Rat King [active] - sewer boss | at The Sewers"));
+    assert!(
+        !full.text.contains("Marta Vell"),
+        "in the district, not in either scene"
+    );
     let light = context(&loaded, Some("We wait."));
     assert_eq!(
         light.text,
@@ -604,22 +702,48 @@ fn a_pc_with_no_location_still_builds_and_explain_says_so() {
     let s = Scratch::of("split-party");
     s.edit("canon/pcs/rook.md", "location: bell-tower\n", "");
     let loaded = s.load();
-    assert!(triples(&loaded.diagnostics()).contains(&("canon/pcs/rook.md".into(), 1, "no-location")));
+    assert!(triples(&loaded.diagnostics()).contains(&(
+        "canon/pcs/rook.md".into(),
+        1,
+        "no-location"
+    )));
     let inj = context(&loaded, None);
-    assert!(inj.text.contains("- Rook (Monk 2) | HP 14/16 | 3 gp\n"), "{}", inj.text);
+    assert!(
+        inj.text.contains("- Rook (Monk 2) | HP 14/16 | 3 gp\n"),
+        "{}",
+        inj.text
+    );
     assert!(inj.text.contains("### Location: The Sewers"));
-    assert_eq!(item(&inj, "location", "(none)").reason, "Rook has no location");
+    assert_eq!(
+        item(&inj, "location", "(none)").reason,
+        "Rook has no location"
+    );
     let light = context(&loaded, Some("hm"));
-    assert!(light.text.starts_with("[Day 2 | midnight | Rook HP 14/16 | Sable Vey"), "{}", light.text);
+    assert!(
+        light
+            .text
+            .starts_with("[Day 2 | midnight | Rook HP 14/16 | Sable Vey"),
+        "{}",
+        light.text
+    );
 }
 
 #[test]
 fn a_location_no_note_matches_still_builds_and_explain_says_so() {
     let s = Scratch::of("split-party");
-    s.edit("canon/pcs/rook.md", "location: bell-tower", "location: The Moon");
+    s.edit(
+        "canon/pcs/rook.md",
+        "location: bell-tower",
+        "location: The Moon",
+    );
     let loaded = s.load();
     let inj = context(&loaded, None);
-    assert!(inj.text.contains("- Rook (Monk 2) | HP 14/16 | at The Moon | 3 gp"), "{}", inj.text);
+    assert!(
+        inj.text
+            .contains("- Rook (Monk 2) | HP 14/16 | at The Moon | 3 gp"),
+        "{}",
+        inj.text
+    );
     assert_eq!(
         item(&inj, "location", "The Moon").reason,
         "Rook's location \"The Moon\" matches no location note"
@@ -632,13 +756,26 @@ fn an_npc_with_no_voice_is_explained() {
     let inj = context(&loaded, None);
     assert!(inj.text.contains("- Mother Ashka [active]"));
     let s = Scratch::of("variants");
-    s.edit("canon/npcs/mother-ashka.md", "voice: Speaks only in gambling metaphors.\n", "")
-        .edit("canon/npcs/mother-ashka.md", "## Personality", "## Other");
+    s.edit(
+        "canon/npcs/mother-ashka.md",
+        "voice: Speaks only in gambling metaphors.\n",
+        "",
+    )
+    .edit("canon/npcs/mother-ashka.md", "## Personality", "## Other");
     let inj = context(&s.load(), None);
     let ashka = item(&inj, "npc", "Mother Ashka");
     assert!(ashka.included);
-    assert!(ashka.reason.ends_with("; no voice in the note"), "{}", ashka.reason);
-    assert!(inj.text.contains("- Mother Ashka [active] - fence and moneylender | wary ally\n"), "{}", inj.text);
+    assert!(
+        ashka.reason.ends_with("; no voice in the note"),
+        "{}",
+        ashka.reason
+    );
+    assert!(
+        inj.text
+            .contains("- Mother Ashka [active] - fence and moneylender | wary ally\n"),
+        "{}",
+        inj.text
+    );
 }
 
 #[test]
@@ -659,12 +796,21 @@ fn an_empty_threads_file_still_builds_and_explain_says_so() {
 #[test]
 fn a_timeline_with_no_current_day_still_builds_and_explain_says_so() {
     let s = Scratch::of("split-party");
-    s.write("canon/temporal-index.json", r#"{"current_day": 5, "current_time": "dawn"}"#);
+    s.write(
+        "canon/temporal-index.json",
+        r#"{"current_day": 5, "current_time": "dawn"}"#,
+    );
     let loaded = s.load();
-    assert!(triples(&loaded.diagnostics()).contains(&("canon/timeline.md".into(), 0, "no-current-day")));
+    assert!(triples(&loaded.diagnostics()).contains(&(
+        "canon/timeline.md".into(),
+        0,
+        "no-current-day"
+    )));
     let inj = context(&loaded, None);
     assert!(inj.text.contains("Day 5 - dawn"));
-    assert!(inj.text.contains("- Day 2: Sable went down into the sewers."));
+    assert!(inj
+        .text
+        .contains("- Day 2: Sable went down into the sewers."));
     assert!(item(&inj, "event", "(nothing on Day 5)")
         .reason
         .starts_with("the timeline has no events for the current day"));
@@ -684,7 +830,11 @@ fn a_timeline_with_no_current_day_still_builds_and_explain_says_so() {
 fn recent_events_are_the_last_of_the_current_day_topped_up() {
     let loaded = load_fixture("saltreach");
     let inj = context(&loaded, None);
-    let events: Vec<_> = inj.text.lines().filter(|l| l.starts_with("- Day ")).collect();
+    let events: Vec<_> = inj
+        .text
+        .lines()
+        .filter(|l| l.starts_with("- Day "))
+        .collect();
     assert_eq!(
         events,
         [
@@ -738,12 +888,34 @@ mod robustness {
 
     fn piece() -> impl Strategy<Value = &'static str> {
         prop_oneof![
-            Just("---\n"), Just("name: Ada\n"), Just("name: Grey\n"), Just("aliases: [Ada, the Eel]\n"),
-            Just("location: the-eel\n"), Just("location: [[Ada]]\n"), Just("hp: ten\n"), Just("hp: 3\n"),
-            Just("status: dead\n"), Just("voice: Hm.\n"), Just("parent: the-eel\n"), Just("priority: low\n"),
-            Just("# The Eel\n"), Just("## Urgent\n"), Just("## Day 2\n"), Just("### T\n"), Just("- **B** — c\n"),
-            Just("→ Next: go\n"), Just("- event\n"), Just("## Personality\n"), Just("[[Ada]] "), Just("%%"),
-            Just("```\n"), Just("text. More text. "), Just("\r\n"), Just("é"), Just("#npc "), Just("\u{0}"),
+            Just("---\n"),
+            Just("name: Ada\n"),
+            Just("name: Grey\n"),
+            Just("aliases: [Ada, the Eel]\n"),
+            Just("location: the-eel\n"),
+            Just("location: [[Ada]]\n"),
+            Just("hp: ten\n"),
+            Just("hp: 3\n"),
+            Just("status: dead\n"),
+            Just("voice: Hm.\n"),
+            Just("parent: the-eel\n"),
+            Just("priority: low\n"),
+            Just("# The Eel\n"),
+            Just("## Urgent\n"),
+            Just("## Day 2\n"),
+            Just("### T\n"),
+            Just("- **B** — c\n"),
+            Just("→ Next: go\n"),
+            Just("- event\n"),
+            Just("## Personality\n"),
+            Just("[[Ada]] "),
+            Just("%%"),
+            Just("```\n"),
+            Just("text. More text. "),
+            Just("\r\n"),
+            Just("é"),
+            Just("#npc "),
+            Just("\u{0}"),
         ]
     }
 

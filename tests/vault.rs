@@ -68,7 +68,10 @@ fn decoys_in_skipped_folders_never_reach_the_index() {
 fn crlf_note_reads_like_lf_with_the_same_lines() {
     let v = vault("variants");
     let raw = std::fs::read(fixture("variants/canon/pcs/eve.md")).expect("read");
-    assert!(raw.windows(2).any(|w| w == b"\r\n"), "fixture lost its CRLF");
+    assert!(
+        raw.windows(2).any(|w| w == b"\r\n"),
+        "fixture lost its CRLF"
+    );
     let n = note(&v, "canon/pcs/eve.md");
     assert!(n.diagnostics.is_empty(), "{:?}", n.diagnostics);
     assert_eq!(n.name(), "Eve Sorrel");
@@ -87,7 +90,10 @@ fn bom_note_still_has_frontmatter() {
     assert!(raw.starts_with(b"\xef\xbb\xbf"), "fixture lost its BOM");
     let n = note(&v, "canon/npcs/wren-ashdown.md");
     assert!(n.diagnostics.is_empty(), "{:?}", n.diagnostics);
-    assert_eq!(n.frontmatter.text(&["role"]).as_deref(), Some("harbour clerk"));
+    assert_eq!(
+        n.frontmatter.text(&["role"]).as_deref(),
+        Some("harbour clerk")
+    );
     assert_eq!(n.frontmatter.line_of("role"), 3);
 }
 
@@ -120,7 +126,10 @@ fn all_text(n: &Note) -> String {
 fn ignored_syntax_is_not_content(#[case] hidden: &str) {
     let v = vault("variants");
     let n = note(&v, "canon/npcs/wren-ashdown.md");
-    assert!(!all_text(n).contains(hidden), "{hidden} leaked into the body");
+    assert!(
+        !all_text(n).contains(hidden),
+        "{hidden} leaked into the body"
+    );
     assert!(n.links.iter().all(|l| !l.target.note.contains(hidden)));
 }
 
@@ -184,7 +193,9 @@ fn every_wikilink_form_with_its_line() {
         ]
     );
     // Links show as their display text in the body.
-    assert!(all_text(n).contains("See the-gilded-eel, the docks, Mother Ashka and harbour-map.png."));
+    assert!(
+        all_text(n).contains("See the-gilded-eel, the docks, Mother Ashka and harbour-map.png.")
+    );
 }
 
 #[test]
@@ -212,7 +223,9 @@ fn unquoted_wikilink_in_frontmatter_is_a_link() {
 #[test]
 fn list_forms_in_frontmatter() {
     let v = vault("variants");
-    let yaml_list = note(&v, "canon/pcs/ada.md").frontmatter.list(&["inventory"]);
+    let yaml_list = note(&v, "canon/pcs/ada.md")
+        .frontmatter
+        .list(&["inventory"]);
     let flow = note(&v, "canon/pcs/bram.md").frontmatter.list(&["items"]);
     let comma = note(&v, "canon/pcs/cleo.md").frontmatter.list(&["items"]);
     assert_eq!(yaml_list, ["thieves' tools", "brass astrolabe"]);
@@ -226,7 +239,10 @@ fn list_forms_in_frontmatter() {
 // ---------------------------------------------------------------- link resolution
 
 #[rstest]
-#[case::exact_path("canon/locations/the-gilded-eel.md", "canon/locations/the-gilded-eel.md")]
+#[case::exact_path(
+    "canon/locations/the-gilded-eel.md",
+    "canon/locations/the-gilded-eel.md"
+)]
 #[case::path_without_md("canon/locations/the-gilded-eel", "canon/locations/the-gilded-eel.md")]
 #[case::stem("the-gilded-eel", "canon/locations/the-gilded-eel.md")]
 #[case::stem_any_case("THE-Gilded-EEL", "canon/locations/the-gilded-eel.md")]
@@ -335,7 +351,10 @@ fn yaml_error_message_is_readable_and_keeps_the_body() {
     let n = note(&v, "canon/npcs/yaml-error.md");
     let d = &n.diagnostics[0];
     assert!(d.message.contains("mapping values are not allowed"), "{d}");
-    assert!(!d.message.contains(" at line "), "line belongs in the position: {d}");
+    assert!(
+        !d.message.contains(" at line "),
+        "line belongs in the position: {d}"
+    );
     assert!(n.frontmatter.is_empty());
     assert_eq!(n.name(), "Yaml Error");
     assert_eq!(
@@ -351,7 +370,10 @@ fn the_rest_of_a_broken_vault_still_loads() {
     assert_eq!(loaded.vault.notes.len(), 19);
     let ada = c.pcs.iter().find(|p| p.name == "Ada Good").expect("Ada");
     assert_eq!((ada.hp_current, ada.hp_max), (Some(10), Some(10)));
-    assert_eq!(ada.location.as_deref(), Some("canon/locations/the-harbour.md"));
+    assert_eq!(
+        ada.location.as_deref(),
+        Some("canon/locations/the-harbour.md")
+    );
     let bad = c.pcs.iter().find(|p| p.name == "Bad Hp").expect("Bad Hp");
     assert_eq!((bad.hp_current, bad.hp_max), (None, Some(12)));
     let gull = c.npcs.iter().find(|n| n.name == "Good Gull").expect("Gull");
@@ -376,7 +398,11 @@ fn symlink_loops_and_links_out_of_the_vault_are_not_followed() {
     std::fs::create_dir_all(outside.path().join("dir")).expect("mkdir");
     std::fs::write(outside.path().join("dir/other.md"), "# Outside Other\n").expect("write");
     symlink(&s.root, s.root.join("canon/loop")).expect("symlink");
-    symlink(outside.path().join("secret.md"), s.root.join("notes-secret.md")).expect("symlink");
+    symlink(
+        outside.path().join("secret.md"),
+        s.root.join("notes-secret.md"),
+    )
+    .expect("symlink");
     symlink(outside.path().join("dir"), s.root.join("outside-dir")).expect("symlink");
     symlink(s.root.join("canon/npcs"), s.root.join("npc-alias")).expect("symlink");
 
@@ -427,13 +453,19 @@ fn md_extension_in_any_case_is_stripped_once() {
     let s = Scratch::empty("ext");
     s.write("notes/Shout.MD", "# Loud\n")
         .write("notes/double.md.md", "# Double\n")
-        .write("notes/links.md", "[[Shout]] [[double.md]] [[notes/Shout.MD]]\n");
+        .write(
+            "notes/links.md",
+            "[[Shout]] [[double.md]] [[notes/Shout.MD]]\n",
+        );
     let loaded = s.load();
     let v = &loaded.vault;
     assert_eq!(note(v, "notes/Shout.MD").stem, "Shout");
     assert_eq!(note(v, "notes/double.md.md").stem, "double.md");
     assert_eq!(resolved_path(v, "Shout").as_deref(), Some("notes/Shout.MD"));
-    assert_eq!(resolved_path(v, "double.md").as_deref(), Some("notes/double.md.md"));
+    assert_eq!(
+        resolved_path(v, "double.md").as_deref(),
+        Some("notes/double.md.md")
+    );
     assert_eq!(triples(&v.diagnostics()), vec![], "every link resolves");
 }
 

@@ -1,9 +1,9 @@
 //! A deterministic synthetic campaign vault for the benchmarks.
 //!
 //! Shared, without being part of the library, by the criterion benches
-//! (`#[path = "gen/mod.rs"] mod gen;`) and by `examples/gen_vault.rs` and
-//! `examples/load_mem.rs`. It uses only std: a splitmix64 generator picks from word lists,
-//! so the same `(notes, seed)` always writes byte-identical files.
+//! (`#[path = "gen/mod.rs"] mod gen;`) and by `examples/gen_vault.rs`. It uses only std:
+//! a splitmix64 generator picks from word lists, so the same `(notes, seed)` always writes
+//! byte-identical files.
 //!
 //! The mix follows a long-running campaign: a handful of PCs, ~40% NPCs, ~8% locations
 //! (regions, districts and places nested under them), a few hundred threads in
@@ -12,9 +12,9 @@
 //! list / flow-list / comma-string values, locations written as slugs, names, aliases and
 //! quoted or unquoted wikilinks, nested tags, inline `#tags`, Dataview fields, callouts,
 //! `%% comments %%`, embeds and links with headings and aliases. Every name is unique, so
-//! links resolve and the vault checks (nearly) clean.
+//! links resolve and `vaultdm check` reports nothing.
 
-#![allow(dead_code)] // each includer uses a different part
+#![allow(dead_code)] // the benches and the example each use a different part
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -24,7 +24,7 @@ use std::path::Path;
 /// Notes in the benchmark vault.
 pub const DEFAULT_NOTES: usize = 10_000;
 /// Seed of the benchmark vault.
-pub const DEFAULT_SEED: u64 = 0x5eed_0f_7a11;
+pub const DEFAULT_SEED: u64 = 0x5e_ed0f_7a11;
 /// A hidden file (skipped by the walk) that marks a folder as generated, so it may be replaced.
 pub const MARKER: &str = ".vaultdm-bench-vault";
 
@@ -105,10 +105,42 @@ const HONORIFICS: &[&str] = &[
     "Captain", "Sister", "Brother", "Old", "Lord", "Lady", "Doctor", "Mother", "Sergeant", "Master",
 ];
 const ADJ: &[&str] = &[
-    "Ashen", "Brass", "Copper", "Crimson", "Drowned", "Gilded", "Grey", "Hollow", "Iron", "Silent",
-    "Silver", "Sunken", "Tallow", "Velvet", "Weeping", "Winter", "Broken", "Burning", "Crooked",
-    "Gentle", "Hanged", "Laughing", "Lonely", "Painted", "Pale", "Quiet", "Rusted", "Salted",
-    "Scarlet", "Sleeping", "Thorned", "Twice-Born", "Veiled", "Wandering", "Whispering", "Wicked",
+    "Ashen",
+    "Brass",
+    "Copper",
+    "Crimson",
+    "Drowned",
+    "Gilded",
+    "Grey",
+    "Hollow",
+    "Iron",
+    "Silent",
+    "Silver",
+    "Sunken",
+    "Tallow",
+    "Velvet",
+    "Weeping",
+    "Winter",
+    "Broken",
+    "Burning",
+    "Crooked",
+    "Gentle",
+    "Hanged",
+    "Laughing",
+    "Lonely",
+    "Painted",
+    "Pale",
+    "Quiet",
+    "Rusted",
+    "Salted",
+    "Scarlet",
+    "Sleeping",
+    "Thorned",
+    "Twice-Born",
+    "Veiled",
+    "Wandering",
+    "Whispering",
+    "Wicked",
 ];
 const NOUN: &[&str] = &[
     "Anchor", "Bell", "Candle", "Crow", "Crown", "Eel", "Fox", "Gate", "Hand", "Harp", "Heron",
@@ -116,35 +148,121 @@ const NOUN: &[&str] = &[
     "Saint", "Serpent", "Spire", "Stag", "Thorn", "Tower", "Veil", "Widow", "Wolf", "Wren",
 ];
 const PLACE_KINDS: &[&str] = &[
-    "Market", "Docks", "Chapel", "Square", "Bridge", "Warehouse", "Stair", "Yard", "Gardens",
-    "Baths", "Archive", "Foundry", "Lighthouse", "Almshouse", "Barracks", "Cistern", "Rookery",
+    "Market",
+    "Docks",
+    "Chapel",
+    "Square",
+    "Bridge",
+    "Warehouse",
+    "Stair",
+    "Yard",
+    "Gardens",
+    "Baths",
+    "Archive",
+    "Foundry",
+    "Lighthouse",
+    "Almshouse",
+    "Barracks",
+    "Cistern",
+    "Rookery",
 ];
 const PLACE_TYPES: &[&str] = &[
-    "tavern", "market", "temple", "docks", "manor", "shop", "ruin", "warehouse", "guildhall",
-    "street", "bridge", "tower", "graveyard", "inn",
+    "tavern",
+    "market",
+    "temple",
+    "docks",
+    "manor",
+    "shop",
+    "ruin",
+    "warehouse",
+    "guildhall",
+    "street",
+    "bridge",
+    "tower",
+    "graveyard",
+    "inn",
 ];
 const REGION_KINDS: &[&str] = &["Ward", "District", "Reach", "Quarter", "Vale", "March"];
 const LORE_KINDS: &[&str] = &[
-    "Accord", "Compact", "Rebellion", "Schism", "Liturgy", "Codex", "Chronicle", "Charter",
-    "Pact", "Heresy", "Feast", "Plague", "Treaty", "Ballad", "Order", "Society",
+    "Accord",
+    "Compact",
+    "Rebellion",
+    "Schism",
+    "Liturgy",
+    "Codex",
+    "Chronicle",
+    "Charter",
+    "Pact",
+    "Heresy",
+    "Feast",
+    "Plague",
+    "Treaty",
+    "Ballad",
+    "Order",
+    "Society",
 ];
 const LORE_FOLDERS: &[&str] = &[
-    "factions", "history", "religion", "bestiary", "artifacts", "rumours", "songs", "customs",
-    "families", "trade",
+    "factions",
+    "history",
+    "religion",
+    "bestiary",
+    "artifacts",
+    "rumours",
+    "songs",
+    "customs",
+    "families",
+    "trade",
 ];
-const REALMS: &[&str] = &["north", "south", "coast", "old-empire", "underways", "isles"];
+const REALMS: &[&str] = &[
+    "north",
+    "south",
+    "coast",
+    "old-empire",
+    "underways",
+    "isles",
+];
 const ROLES: &[&str] = &[
-    "fence", "harbourmaster", "priest", "smuggler", "guard captain", "alchemist", "innkeeper",
-    "moneylender", "scribe", "courier", "bosun", "gravedigger", "apothecary", "spy", "magistrate",
-    "cartographer", "fortune teller", "blacksmith", "ropemaker", "tax collector", "bard",
-    "street urchin", "archivist", "mercenary", "noble", "ferryman", "tinker", "lamplighter",
+    "fence",
+    "harbourmaster",
+    "priest",
+    "smuggler",
+    "guard captain",
+    "alchemist",
+    "innkeeper",
+    "moneylender",
+    "scribe",
+    "courier",
+    "bosun",
+    "gravedigger",
+    "apothecary",
+    "spy",
+    "magistrate",
+    "cartographer",
+    "fortune teller",
+    "blacksmith",
+    "ropemaker",
+    "tax collector",
+    "bard",
+    "street urchin",
+    "archivist",
+    "mercenary",
+    "noble",
+    "ferryman",
+    "tinker",
+    "lamplighter",
 ];
 const ROLE_KEYS: &[&str] = &["role", "occupation", "Role"];
 const DISPOSITIONS: &[&str] = &[
     "friendly", "wary", "hostile", "neutral", "loyal", "scheming", "indebted", "unknown", "fond",
 ];
 const DISPOSITION_KEYS: &[&str] = &["disposition", "relationship", "attitude"];
-const LOCATION_KEYS: &[&str] = &["location", "location", "location", "loc", "current_location"];
+const LOCATION_KEYS: &[&str] = &[
+    "location",
+    "location",
+    "location",
+    "loc",
+    "current_location",
+];
 const PARENT_KEYS: &[&str] = &["parent", "parent", "region", "district"];
 const TRAITS: &[&str] = &[
     "Speaks in clipped sentences and never uses a name twice",
@@ -171,13 +289,27 @@ const VOICES: &[&str] = &[
     "Sing-song lilt, full of old harbour slang.",
 ];
 const SUBJECTS: &[&str] = &[
-    "The night watch", "A travelling tinker", "Half the harbour", "Someone in the guild",
-    "Every dockhand", "The council", "A masked courier", "The temple choir", "Two smugglers",
-    "The old families", "A drunk sailor", "The lamplighters",
+    "The night watch",
+    "A travelling tinker",
+    "Half the harbour",
+    "Someone in the guild",
+    "Every dockhand",
+    "The council",
+    "A masked courier",
+    "The temple choir",
+    "Two smugglers",
+    "The old families",
+    "A drunk sailor",
+    "The lamplighters",
 ];
 const VERBS: &[&str] = &[
-    "swears that", "whispers that", "once claimed that", "will not admit that",
-    "keeps a ledger proving that", "heard at the market that", "is certain that",
+    "swears that",
+    "whispers that",
+    "once claimed that",
+    "will not admit that",
+    "keeps a ledger proving that",
+    "heard at the market that",
+    "is certain that",
     "sold the rumour that",
 ];
 const CLAUSES: &[&str] = &[
@@ -192,17 +324,46 @@ const CLAUSES: &[&str] = &[
     "{} keeps a second set of books",
     "a door under {} opens only at low tide",
 ];
+const PHRASES: &[&str] = &[
+    "the old lighthouse",
+    "the harbour master's widow",
+    "the drowned chapel",
+    "the night market",
+    "the salt tax",
+    "the eastern breakwater",
+    "the guild of lamplighters",
+    "the last tide-priest",
+];
 const TAILS: &[&str] = &[
-    "", "", " and nobody believes it", " before the winter feast", " for the third year running",
-    ", though the proof went missing", " and the watch looks the other way",
+    "",
+    "",
+    " and nobody believes it",
+    " before the winter feast",
+    " for the third year running",
+    ", though the proof went missing",
+    " and the watch looks the other way",
 ];
 const RELATIONS: &[&str] = &[
-    "owes a favour", "old rival", "sworn enemy", "former lover", "business partner",
-    "blackmails them", "sibling, estranged", "pays them for news",
+    "owes a favour",
+    "old rival",
+    "sworn enemy",
+    "former lover",
+    "business partner",
+    "blackmails them",
+    "sibling, estranged",
+    "pays them for news",
 ];
 const ITEMS: &[&str] = &[
-    "silvered dagger", "rope (50 ft)", "thieves' tools", "healing potion", "lockpicks",
-    "grappling hook", "signet ring", "forged writ of passage", "spyglass", "bag of caltrops",
+    "silvered dagger",
+    "rope (50 ft)",
+    "thieves' tools",
+    "healing potion",
+    "lockpicks",
+    "grappling hook",
+    "signet ring",
+    "forged writ of passage",
+    "spyglass",
+    "bag of caltrops",
 ];
 const PC_CLASSES: &[&str] = &["Rogue", "Wizard", "Fighter", "Cleric", "Bard", "Ranger"];
 const PCS: &[&str] = &[
@@ -213,7 +374,15 @@ const PCS: &[&str] = &[
     "Wren Castellane",
     "Tobiah Greaves",
 ];
-const TIMES: &[&str] = &["dawn", "morning", "noon", "afternoon", "dusk", "evening", "midnight"];
+const TIMES: &[&str] = &[
+    "dawn",
+    "morning",
+    "noon",
+    "afternoon",
+    "dusk",
+    "evening",
+    "midnight",
+];
 const TAGS: &[&str] = &[
     "lore", "history", "faction", "rumour", "secret", "religion", "mystery", "politics", "trade",
 ];
@@ -316,7 +485,8 @@ impl Gen {
             self.used.insert(slug(name));
             let first = name.split(' ').next().unwrap_or(name).to_string();
             let aliases = if i % 2 == 0 { vec![first] } else { vec![] };
-            self.pcs.push(Gen::ent(name.to_string(), "canon/pcs", aliases));
+            self.pcs
+                .push(Gen::ent(name.to_string(), "canon/pcs", aliases));
         }
         let regions = (locations / 12).max(3);
         for i in 0..locations {
@@ -334,7 +504,8 @@ impl Gen {
                 let a = self.unique(|g| format!("{} {}", g.rng.pick(ADJ), g.rng.pick(NOUN)));
                 aliases.push(a);
             }
-            self.locations.push(Gen::ent(name, "canon/locations", aliases));
+            self.locations
+                .push(Gen::ent(name, "canon/locations", aliases));
         }
         for _ in 0..npcs {
             let name = self.unique(|g| {
@@ -349,13 +520,17 @@ impl Gen {
             match self.rng.below(100) {
                 0..=11 => aliases.push(self.unique(Gen::the_adj_noun)),
                 12..=23 => aliases.push(self.unique(|g| g.word())),
-                24..=29 => aliases.push(self.unique(|g| format!("{} the {}", g.word(), g.rng.pick(ADJ)))),
+                24..=29 => {
+                    aliases.push(self.unique(|g| format!("{} the {}", g.word(), g.rng.pick(ADJ))))
+                }
                 _ => {}
             }
             self.npcs.push(Gen::ent(name, "canon/npcs", aliases));
         }
         let sessions = (lore / 25).max(1);
-        let subfolders: Vec<String> = (0..12).map(|_| format!("{}-papers", slug(&self.word()))).collect();
+        let subfolders: Vec<String> = (0..12)
+            .map(|_| format!("{}-papers", slug(&self.word())))
+            .collect();
         for i in 0..lore {
             if i < sessions {
                 let name = format!("Session {}", i + 1);
@@ -371,7 +546,12 @@ impl Gen {
             }
             let name = self.unique(|g| match g.rng.below(4) {
                 0 => format!("The {} {}", g.word(), g.rng.pick(LORE_KINDS)),
-                1 => format!("{} of the {} {}", g.rng.pick(LORE_KINDS), g.rng.pick(ADJ), g.rng.pick(NOUN)),
+                1 => format!(
+                    "{} of the {} {}",
+                    g.rng.pick(LORE_KINDS),
+                    g.rng.pick(ADJ),
+                    g.rng.pick(NOUN)
+                ),
                 2 => format!("House {}", g.word()),
                 _ => format!("{} {}", g.word(), g.rng.pick(LORE_KINDS)),
             });
@@ -380,7 +560,10 @@ impl Gen {
             let dir = if self.rng.pct(50) {
                 format!("lore/{realm}/{folder}")
             } else {
-                format!("lore/{realm}/{folder}/{}", subfolders[self.rng.below(subfolders.len())])
+                format!(
+                    "lore/{realm}/{folder}/{}",
+                    subfolders[self.rng.below(subfolders.len())]
+                )
             };
             let aliases = if self.rng.pct(15) {
                 vec![self.unique(|g| g.word())]
@@ -427,12 +610,20 @@ impl Gen {
         let verb = self.rng.pick(VERBS);
         let clause = self.rng.pick(CLAUSES);
         let tail = self.rng.pick(TAILS);
-        let l = self.link();
+        // About half the sentences link a note; the rest name one in plain text or name nothing.
+        let l = match self.rng.below(10) {
+            0..=4 => self.link(),
+            5..=6 => self.any_ent().name.clone(),
+            _ => self.rng.pick(PHRASES).to_string(),
+        };
         format!("{subj} {verb} {}{tail}.", clause.replacen("{}", &l, 1))
     }
 
     fn paragraph(&mut self, sentences: usize) -> String {
-        (0..sentences).map(|_| self.sentence()).collect::<Vec<_>>().join(" ")
+        (0..sentences)
+            .map(|_| self.sentence())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// A location reference for frontmatter, in one of the accepted forms.
@@ -442,7 +633,11 @@ impl Gen {
             2 => loc.name.clone(),
             3 => format!("\"[[{}]]\"", loc.name),
             4 => format!("[[{}]]", loc.slug),
-            5 => loc.aliases.first().cloned().unwrap_or_else(|| loc.slug.clone()),
+            5 => loc
+                .aliases
+                .first()
+                .cloned()
+                .unwrap_or_else(|| loc.slug.clone()),
             _ => format!("\"[[{}|{}]]\"", loc.path.trim_end_matches(".md"), loc.name),
         }
     }
@@ -530,20 +725,36 @@ impl Gen {
             let _ = writeln!(s, "player: Player {}", i + 1);
             let _ = writeln!(s, "status: {}", if retired { "retired" } else { "active" });
             let hp_max = 18 + 7 * i;
-            let (hk, mk) = if i % 2 == 0 { ("hp_current", "hp_max") } else { ("hp", "max_hp") };
+            let (hk, mk) = if i % 2 == 0 {
+                ("hp_current", "hp_max")
+            } else {
+                ("hp", "max_hp")
+            };
             let _ = writeln!(s, "{hk}: {}\n{mk}: {hp_max}", hp_max - i * 2);
             let _ = writeln!(s, "location: {}", self.place_value(&loc));
-            let _ = writeln!(s, "{}: {}", if i % 2 == 0 { "gold" } else { "gp" }, 20 + 13 * i);
+            let _ = writeln!(
+                s,
+                "{}: {}",
+                if i % 2 == 0 { "gold" } else { "gp" },
+                20 + 13 * i
+            );
             if i == 1 {
                 s.push_str("conditions: [poisoned]\n");
             }
-            let mut items: Vec<String> = (0..4).map(|k| ITEMS[(i * 3 + k) % ITEMS.len()].to_string()).collect();
+            let mut items: Vec<String> = (0..4)
+                .map(|k| ITEMS[(i * 3 + k) % ITEMS.len()].to_string())
+                .collect();
             items.push(format!("the Lantern of {}", self.word()));
             s.push_str(&self.list_value(if i % 2 == 0 { "inventory" } else { "items" }, &items));
             s.push_str(&self.aliases_fm(&e.aliases));
             s.push_str(&self.tags_fm(&["pc".into(), "party/active".into()]));
             let _ = write!(s, "---\n# {}\n\n{}\n", e.name, self.paragraph(3));
-            let _ = write!(s, "\n## Goals\n- {}\n- {}\n", self.sentence(), self.sentence());
+            let _ = write!(
+                s,
+                "\n## Goals\n- {}\n- {}\n",
+                self.sentence(),
+                self.sentence()
+            );
             let target = 3500;
             self.pad(&mut s, target);
             self.write(root, &e.path, &s)?;
@@ -575,11 +786,21 @@ impl Gen {
             };
             let _ = writeln!(s, "status: {status}");
             if self.rng.pct(85) {
-                let _ = writeln!(s, "{}: {}", self.rng.pick(DISPOSITION_KEYS), self.rng.pick(DISPOSITIONS));
+                let _ = writeln!(
+                    s,
+                    "{}: {}",
+                    self.rng.pick(DISPOSITION_KEYS),
+                    self.rng.pick(DISPOSITIONS)
+                );
             }
             if let Some(l) = loc {
                 let loc = self.locations[l].clone();
-                let _ = writeln!(s, "{}: {}", self.rng.pick(LOCATION_KEYS), self.place_value(&loc));
+                let _ = writeln!(
+                    s,
+                    "{}: {}",
+                    self.rng.pick(LOCATION_KEYS),
+                    self.place_value(&loc)
+                );
             }
             let voice_fm = self.rng.pct(25);
             if voice_fm {
@@ -588,14 +809,24 @@ impl Gen {
             s.push_str(&self.aliases_fm(&e.aliases));
             let tags = match self.rng.below(4) {
                 0 => vec!["npc".to_string()],
-                1 => vec![format!("npc/{}", if status == "dead" { "dead" } else { "alive" })],
+                1 => vec![format!(
+                    "npc/{}",
+                    if status == "dead" { "dead" } else { "alive" }
+                )],
                 2 => vec!["npc".to_string(), self.rng.pick(TAGS).to_string()],
-                _ => vec![format!("city/npc/{}", self.rng.pick(ROLES).replace(' ', "-"))],
+                _ => vec![format!(
+                    "city/npc/{}",
+                    self.rng.pick(ROLES).replace(' ', "-")
+                )],
             };
             s.push_str(&self.tags_fm(&tags));
             let _ = write!(s, "---\n# {}\n\n{}\n", e.name, self.paragraph(2));
             if !voice_fm || self.rng.pct(30) {
-                let heading = if self.rng.pct(15) { "Voice" } else { "Personality" };
+                let heading = if self.rng.pct(15) {
+                    "Voice"
+                } else {
+                    "Personality"
+                };
                 let _ = writeln!(s, "\n## {heading}");
                 for _ in 0..self.rng.range(2, 4) {
                     let _ = writeln!(s, "- {}.", self.rng.pick(TRAITS));
@@ -621,17 +852,35 @@ impl Gen {
                 s.push_str("type: region\n");
                 if i > 0 && self.rng.pct(30) {
                     let p = self.locations[self.rng.below(i)].clone();
-                    let _ = writeln!(s, "{}: {}", self.rng.pick(PARENT_KEYS), self.place_value(&p));
+                    let _ = writeln!(
+                        s,
+                        "{}: {}",
+                        self.rng.pick(PARENT_KEYS),
+                        self.place_value(&p)
+                    );
                 }
             } else {
                 let _ = writeln!(s, "type: {}", self.rng.pick(PLACE_TYPES));
                 // Mostly a region, sometimes another place (a room in a manor, a stall in a market).
-                let p = if self.rng.pct(75) { self.rng.below(regions) } else { self.rng.below(i) };
+                let p = if self.rng.pct(75) {
+                    self.rng.below(regions)
+                } else {
+                    self.rng.below(i)
+                };
                 let p = self.locations[p].clone();
-                let _ = writeln!(s, "{}: {}", self.rng.pick(PARENT_KEYS), self.place_value(&p));
+                let _ = writeln!(
+                    s,
+                    "{}: {}",
+                    self.rng.pick(PARENT_KEYS),
+                    self.place_value(&p)
+                );
             }
             s.push_str(&self.aliases_fm(&e.aliases));
-            let tag = if self.rng.pct(50) { "location" } else { "place/city" };
+            let tag = if self.rng.pct(50) {
+                "location"
+            } else {
+                "place/city"
+            };
             s.push_str(&self.tags_fm(&[tag.to_string()]));
             let _ = write!(s, "---\n# {}\n\n", e.name);
             if self.rng.pct(20) {
@@ -660,7 +909,12 @@ impl Gen {
                     let _ = writeln!(s, "title: {}", e.name);
                 }
                 if self.rng.pct(30) {
-                    let _ = writeln!(s, "type: {}", self.rng.pick(&["faction", "event", "artifact", "deity", "custom"]));
+                    let _ = writeln!(
+                        s,
+                        "type: {}",
+                        self.rng
+                            .pick(&["faction", "event", "artifact", "deity", "custom"])
+                    );
                 }
                 s.push_str(&self.aliases_fm(&e.aliases));
                 let mut tags = vec![format!("lore/{}", self.rng.pick(TAGS))];
@@ -668,7 +922,12 @@ impl Gen {
                     tags.push(self.rng.pick(TAGS).to_string());
                 }
                 s.push_str(&self.tags_fm(&tags));
-                let _ = writeln!(s, "created: 2025-{:02}-{:02}", self.rng.range(1, 12), self.rng.range(1, 28));
+                let _ = writeln!(
+                    s,
+                    "created: 2025-{:02}-{:02}",
+                    self.rng.range(1, 12),
+                    self.rng.range(1, 28)
+                );
                 s.push_str("---\n");
             }
             let k = self.rng.range(2, 4);
@@ -689,7 +948,13 @@ impl Gen {
 
     fn threads(&mut self, root: &Path, n: usize) -> io::Result<()> {
         // Share of each priority, in percent: a long campaign has resolved most of its threads.
-        let shares = [("Urgent", 3), ("High", 10), ("Medium", 22), ("Low", 20), ("Resolved", 45)];
+        let shares = [
+            ("Urgent", 3),
+            ("High", 10),
+            ("Medium", 22),
+            ("Low", 20),
+            ("Resolved", 45),
+        ];
         let mut s = String::from("# Open Threads\n");
         for (section, pct) in shares {
             let _ = write!(s, "\n## {section}\n");
@@ -704,7 +969,11 @@ impl Gen {
                 if self.rng.pct(50) {
                     let _ = write!(s, "### {title}\n{summary}\n→ Next: {next}\n\n");
                 } else {
-                    let arrow = if self.rng.pct(70) { "→ Next:" } else { "Next:" };
+                    let arrow = if self.rng.pct(70) {
+                        "→ Next:"
+                    } else {
+                        "Next:"
+                    };
                     let _ = writeln!(s, "- **{title}** — {summary}\n  {arrow} {next}");
                 }
                 self.summary.threads += 1;
@@ -768,8 +1037,16 @@ pub fn generate(root: &Path, notes: usize, seed: u64) -> io::Result<Summary> {
          setting = \"A rain-soaked harbour city of guilds, smugglers and a god asleep under the bay.\"\n\n\
          [context]\nnpc_cap = 5\nbudget = 0\nrecent_events = 5\n",
     )?;
-    g.write(root, ".obsidian/app.json", "{\"alwaysUpdateLinks\": true}\n")?;
-    g.write(root, "attachments/README.txt", "maps and handouts live here\n")?;
+    g.write(
+        root,
+        ".obsidian/app.json",
+        "{\"alwaysUpdateLinks\": true}\n",
+    )?;
+    g.write(
+        root,
+        "attachments/README.txt",
+        "maps and handouts live here\n",
+    )?;
     g.pcs(root, hot)?;
     g.npcs(root, hot)?;
     g.locations(root, regions)?;

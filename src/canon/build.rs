@@ -132,7 +132,7 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
     let active = !INACTIVE_PC_STATUSES
         .iter()
         .any(|s| st.split(|c: char| !c.is_alphanumeric()).next() == Some(s))
-        && fm.text(&["active"]).is_none_or(|a| a != "false");
+        && fm.text(&["active"]).map_or(true, |a| a != "false");
     let (location, location_text) = cx.place(note, &["location", "loc", "current_location"]);
     if active && location.is_none() && location_text.is_none() {
         cx.diags.push(Diagnostic::warning(

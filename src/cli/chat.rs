@@ -7,9 +7,8 @@
 
 use super::llm_args::{open_table, resolve, LlmArgs};
 use super::Outcome;
-use crate::canon::Loaded;
 use crate::play::{PlayError, Table};
-use crate::watch::{Live, Watcher};
+use crate::watch::{Live, LiveWatch, Reload, WatchOptions};
 use rustyline::error::ReadlineError;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -59,9 +58,55 @@ fn spinner(active: Arc<AtomicBool>) -> Option<std::thread::JoinHandle<()>> {
     }))
 }
 
+/// Canon for the session: watched, or static when the watcher could not start.
+enum Canon {
+    Watched(Box<LiveWatch>),
+    Static(Box<Live>),
+}
+
+impl Canon {
+    fn live(&self) -> &Live {
+        match self {
+            Canon::Watched(w) => w.live(),
+            Canon::Static(l) => l,
+        }
+    }
+
+    fn pending(&mut self) -> (Option<Reload>, Vec<String>) {
+        match self {
+            Canon::Watched(w) => (w.try_reload(), w.take_errors()),
+            Canon::Static(_) => (None, vec![]),
+        }
+    }
+
+    fn reload_now(&mut self) -> Reload {
+        match self {
+            Canon::Watched(w) => w.reload_now(),
+            Canon::Static(l) => l.reload_now(),
+        }
+    }
+}
+
 /// Runs `chat`.
 pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
-    let loaded = Loaded::load(root)?;
+    let opts = WatchOptions {
+        poll: args.poll,
+        ..WatchOptions::default()
+    };
+    let mut canon = match LiveWatch::start(root, &opts) {
+        Ok(w) => {
+            if let Some(reason) = w.watcher().fallback_reason() {
+                eprintln!("native file events unavailable ({reason}); watching the vault by polling");
+            }
+            Canon::Watched(Box::new(w))
+        }
+        Err(e) => {
+            let live = Live::load(root)?;
+            eprintln!("warning: canon will not reload on edits ({e}); use /reload after editing notes");
+            Canon::Static(Box::new(live))
+        }
+    };
+    let loaded = canon.live().loaded().clone();
     let settings = resolve(&loaded, &args.llm)?;
     for w in &settings.warnings {
         eprintln!("warning: {w}");
@@ -71,22 +116,11 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         None => crate::session::default_name(chrono::Local::now().date_naive()),
     };
     let mut table = open_table(root, &loaded, &settings, &session)?;
+    table.canon_reloaded(canon.live().engine().clone(), vec![]);
+    drop(loaded);
     for w in table.store().warnings() {
         eprintln!("warning: {w}");
     }
-    let mut live = Live::new(root.to_path_buf(), loaded)?;
-    let watcher = match Watcher::start(root, args.poll) {
-        Ok((w, note)) => {
-            if let Some(n) = note {
-                eprintln!("{n}");
-            }
-            Some(w)
-        }
-        Err(e) => {
-            eprintln!("warning: canon will not reload on edits ({e}); use /reload after editing notes");
-            None
-        }
-    };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let mut rl = rustyline::DefaultEditor::new()?;
     let history_file = root.join(".vaultdm").join("chat-history.txt");
@@ -104,8 +138,12 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
 
     let mut resend: Option<String> = None;
     loop {
-        if let Some(w) = &watcher {
-            apply_reloads(&mut live, &mut table, w.drain());
+        let (reload, errors) = canon.pending();
+        for e in errors {
+            eprintln!("warning: {e}");
+        }
+        if let Some(r) = reload {
+            table_reloaded(&mut table, &canon, r);
         }
         let line = match resend.take() {
             Some(m) => rl.readline_with_initial("> ", (&m, "")),
@@ -144,8 +182,12 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
                     Err(e) => eprintln!("error: {e}"),
                 },
                 "reload" => {
-                    let r = live.reload_now();
-                    table_reloaded(&mut table, &live, r);
+                    let r = canon.reload_now();
+                    let quiet = r.changes.is_empty();
+                    table_reloaded(&mut table, &canon, r);
+                    if quiet {
+                        println!("canon reloaded: no changes");
+                    }
                 }
                 "sessions" => match crate::session::list_sessions(root) {
                     Ok(list) => {
@@ -228,14 +270,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-fn apply_reloads(live: &mut Live, table: &mut Table, batches: Vec<Vec<std::path::PathBuf>>) {
-    for paths in batches {
-        let r = live.apply(&paths);
-        table_reloaded(table, live, r);
-    }
-}
-
-fn table_reloaded(table: &mut Table, live: &Live, r: crate::watch::Reload) {
+fn table_reloaded(table: &mut Table, canon: &Canon, r: Reload) {
     for d in &r.diagnostics {
         eprintln!("{d}");
     }
@@ -243,6 +278,6 @@ fn table_reloaded(table: &mut Table, live: &Live, r: crate::watch::Reload) {
         return;
     }
     let lines: Vec<String> = r.changes.iter().map(|c| c.to_string()).collect();
-    println!("canon reloaded: {}", lines.join("; "));
-    table.canon_reloaded(live.engine().clone(), lines);
+    println!("{}: {}", r.summary(), lines.join("; "));
+    table.canon_reloaded(canon.live().engine().clone(), lines);
 }

@@ -5,7 +5,7 @@
 //! (`vaultdm context | head`) is not an error.
 
 mod ask;
-// mod chat; (wired once watch/ lands)
+mod chat;
 mod check;
 mod config;
 mod context;
@@ -40,6 +40,8 @@ pub enum Command {
     Init(init::Args),
     /// Preview exactly what would be injected for a message.
     Context(context::Args),
+    /// Play: chat with the DM, canon injected into every message.
+    Chat(chat::Args),
     /// Send one message to the DM and print the reply.
     Ask(ask::Args),
     /// Show the effective LLM settings and where each came from.
@@ -84,6 +86,7 @@ fn execute(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Init(args) => init::execute(args),
         Command::Check(args) => check::execute(&find_vault(cli.vault)?, args),
         Command::Context(args) => context::execute(&find_vault(cli.vault)?, args),
+        Command::Chat(args) => chat::execute(&find_vault(cli.vault)?, args),
         Command::Ask(args) => ask::execute(&find_vault(cli.vault)?, args),
         Command::Config(args) => config::execute(&find_vault(cli.vault)?, args),
         Command::Watch(args) => watch::execute(&find_vault(cli.vault)?, args),

@@ -88,7 +88,7 @@ fn fold(s: &str) -> (String, Vec<usize>) {
             c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
             c => out.extend(c.to_lowercase()),
         }
-        map.extend(std::iter::repeat_n(i, out.len() - start));
+        map.extend(std::iter::repeat(i).take(out.len() - start));
     }
     map.push(s.len());
     (out, map)

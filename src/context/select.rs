@@ -520,7 +520,7 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
     // Events: the last N up to the current day.
     let mut events: Vec<EventRow> = Vec::new();
     let mut eligible: Vec<usize> = (0..c.events.len())
-        .filter(|&i| c.day.is_none_or(|d| c.events[i].day <= d))
+        .filter(|&i| c.day.map_or(true, |d| c.events[i].day <= d))
         .collect();
     eligible.sort_by_key(|&i| (c.events[i].day, i));
     let keep_from = eligible.len().saturating_sub(opts.recent_events);
@@ -781,7 +781,7 @@ fn explain(p: &Plan<'_>, budget: Option<usize>) -> Vec<Item> {
             kind: "pc",
             name: r.name.clone(),
             source: r.source.clone(),
-            tokens: est(&format!("{r:?}")) / 2,
+            tokens: est(&serde_json::to_string(r).unwrap_or_default()) / 2,
             included: true,
             reason: if r.active { "active PC".into() } else { "the focus PC (--pc), though not in the active party".into() },
         });

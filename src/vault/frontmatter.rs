@@ -413,11 +413,11 @@ mod tests {
     }
 
     #[rstest]
-    #[case(serde_yaml::from_str("17").unwrap(), Ok(Some(17)))]
-    #[case(serde_yaml::from_str("\"17\"").unwrap(), Ok(Some(17)))]
-    #[case(serde_yaml::from_str("150 gp").unwrap(), Ok(Some(150)))]
-    #[case(serde_yaml::from_str("ten").unwrap(), Err("ten".to_string()))]
-    #[case(serde_yaml::from_str("~").unwrap(), Ok(None))]
+    #[case(serde_yaml::from_str("17").expect("test input"), Ok(Some(17)))]
+    #[case(serde_yaml::from_str("\"17\"").expect("test input"), Ok(Some(17)))]
+    #[case(serde_yaml::from_str("150 gp").expect("test input"), Ok(Some(150)))]
+    #[case(serde_yaml::from_str("ten").expect("test input"), Err("ten".to_string()))]
+    #[case(serde_yaml::from_str("~").expect("test input"), Ok(None))]
     fn ints(#[case] v: Value, #[case] want: Result<Option<i64>, String>) {
         assert_eq!(value_int(&v), want);
     }

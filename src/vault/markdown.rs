@@ -160,7 +160,7 @@ pub fn blank_comments(text: &str) -> std::borrow::Cow<'_, str> {
             if c == '\n' {
                 out.push('\n');
             } else {
-                out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+                out.extend(std::iter::repeat(' ').take(c.len_utf8()));
             }
         }
         rest = &rest[i + 2 + comment_len + close..];
@@ -509,11 +509,11 @@ mod tests {
     fn sections_blocks_and_lines() {
         let b = parse("# Title\n\nIntro para.\n\n## Personality\n- Speaks softly.\n- Bites nails.\n  - nested\n\n## Other\ntext\n");
         assert_eq!(b.title(), Some("Title"));
-        let p = b.section_blocks(&["personality"]).unwrap();
+        let p = b.section_blocks(&["personality"]).expect("test input");
         let texts: Vec<_> = p.iter().map(|b| b.text.as_str()).collect();
         assert_eq!(texts, ["Speaks softly.", "Bites nails.", "nested"]);
         assert_eq!(p[0].line, 6);
-        assert_eq!(b.first_paragraph().unwrap().text, "Intro para.");
+        assert_eq!(b.first_paragraph().expect("test input").text, "Intro para.");
     }
 
     #[test]
@@ -522,7 +522,7 @@ mod tests {
         let all: String = b.blocks.iter().map(|b| b.text.clone()).collect::<Vec<_>>().join("|");
         assert!(!all.contains("hidden") && !all.contains("Secret") && !all.contains("code") && !all.contains("multi"), "{all}");
         assert!(all.contains("Keep") && all.contains("End."));
-        assert_eq!(b.blocks.last().unwrap().line, 14);
+        assert_eq!(b.blocks.last().expect("test input").line, 14);
     }
 
     #[test]

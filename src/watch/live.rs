@@ -407,6 +407,7 @@ impl Live {
             }
         }
 
+        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE read {:?}", start.elapsed()); }
         // 2. Renames: a note gone and a new note with the same bytes in the same reload.
         let mut gone_by_hash: HashMap<u64, Vec<&str>> = HashMap::new();
         for p in &gone {
@@ -477,6 +478,7 @@ impl Live {
             self.loaded.vault.update_notes(effective, &gone);
         }
 
+        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE notes+index {:?}", start.elapsed()); }
         // 4. Settings, temporal index, templates.
         let mut templates = plan.templates;
         if plan.config {
@@ -522,20 +524,25 @@ impl Live {
             return reload;
         }
 
+        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE settings {:?}", start.elapsed()); }
         // 5. Canon, diff, matcher, engine.
         let built = build(&self.loaded.vault, &self.loaded.config);
+        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE build {:?}", start.elapsed()); }
         let old: Built = std::mem::replace(&mut self.loaded.built, built);
         let new = &self.loaded.built;
         reload.changes = diff_with_renames(&old.campaign, &new.campaign, &renames);
+        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE diff {:?}", start.elapsed()); }
         if !same_names(&old.campaign, &new.campaign) {
             self.matcher = Arc::new(Matcher::new(&new.campaign));
         }
+        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE matcher {:?}", start.elapsed()); }
         self.engine = Engine::from_parts(
             Arc::new(new.campaign.clone()),
             Arc::clone(&self.matcher),
             Arc::clone(&self.templates),
         );
 
+        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE engine {:?}", start.elapsed()); }
         // 6. Diagnostics: the touched notes' own, and canon problems that are new.
         let mut diags = extra_diags;
         for p in &touched {
@@ -548,6 +555,7 @@ impl Live {
         diags.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
         diags.dedup();
         reload.diagnostics = diags;
+        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE diags {:?}", start.elapsed()); }
         reload.elapsed = start.elapsed();
         reload
     }
