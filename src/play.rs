@@ -180,12 +180,18 @@ impl Table {
         }
     }
 
-    /// Builds what the next message would carry, without sending or recording anything.
+    /// Builds what the next message would carry, without sending or recording anything;
+    /// with the explain items (for `/context`).
     pub fn prepare(&self, message: &str) -> Result<Prepared, PlayError> {
+        self.prepare_with(message, true)
+    }
+
+    fn prepare_with(&self, message: &str, explain: bool) -> Result<Prepared, PlayError> {
         let mode = self.mode_choice(message);
         let opts = Options {
             message: Some(message.to_string()),
             mode,
+            explain,
             ..self.base.clone()
         };
         let injected = self.engine.build(&opts)?;
@@ -237,7 +243,7 @@ impl Table {
         on_token: &mut (dyn FnMut(&str) + Send),
         cancel: C,
     ) -> Result<Turn, PlayError> {
-        let prepared = self.prepare(message)?;
+        let prepared = self.prepare_with(message, false)?;
         let Some(client) = self.client.clone() else {
             return Err(PlayError::Llm(LlmError::NotConfigured {
                 what: "no provider configured".into(),

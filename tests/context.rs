@@ -12,6 +12,14 @@ use vaultdm::context::{
     RESUME_COMMANDS,
 };
 
+
+/// The engine counts rendered lines with o200k and caches them; the sum of line counts is
+/// close to counting the whole text at once (the issue allows 5%).
+fn close_to_exact(reported: usize, text: &str) -> bool {
+    let exact = vaultdm::tokens::count(text);
+    reported.abs_diff(exact) <= exact / 20 + 3
+}
+
 fn item<'a>(inj: &'a Injected, kind: &str, name: &str) -> &'a Item {
     inj.items
         .iter()
@@ -451,7 +459,7 @@ fn the_budget_drops_in_the_documented_order() {
                 inj.text
             );
         }
-        assert_eq!(inj.tokens, vaultdm::tokens::count(&inj.text));
+        assert!(close_to_exact(inj.tokens, &inj.text), "{} tokens reported", inj.tokens);
         let everything_gone = counts.iter().all(|&(n, d)| n == d);
         assert!(
             inj.tokens <= budget || everything_gone,
@@ -963,7 +971,7 @@ mod robustness {
             for mode in [ModeChoice::Auto, ModeChoice::Full, ModeChoice::Light] {
                 let opts = Options { message: message.clone(), mode, budget, npc_cap, ..Options::default() };
                 let inj = engine.build(&opts).expect("builds");
-                prop_assert_eq!(inj.tokens, vaultdm::tokens::count(&inj.text));
+                prop_assert!(crate::close_to_exact(inj.tokens, &inj.text), "{} tokens reported", inj.tokens);
             }
         }
     }

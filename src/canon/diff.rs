@@ -270,13 +270,21 @@ entity!(Lore, name);
 
 /// The result of pairing two lists of entities.
 struct Pairs<'a, T> {
-    /// (old, new) pairs, in new order.
+    /// (old, new) pairs that differ, in new order.
     matched: Vec<(&'a T, &'a T)>,
     added: Vec<&'a T>,
     removed: Vec<&'a T>,
 }
 
-fn pair<'a, T: Entity>(old: &'a [T], new: &'a [T], renames: &HashMap<&str, &str>) -> Pairs<'a, T> {
+fn pair<'a, T: Entity + PartialEq>(old: &'a [T], new: &'a [T], renames: &HashMap<&str, &str>) -> Pairs<'a, T> {
+    // The usual case on a reload: the same entities in the same order, a few edited.
+    if old.len() == new.len() && old.iter().zip(new).all(|(o, n)| o.id() == n.id()) {
+        return Pairs {
+            matched: old.iter().zip(new).filter(|(o, n)| o != n).collect(),
+            added: Vec::new(),
+            removed: Vec::new(),
+        };
+    }
     let new_by_id: HashMap<&str, usize> = new.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
     let mut partner: Vec<Option<usize>> = vec![None; new.len()];
     let mut lost: Vec<usize> = Vec::new();
@@ -324,6 +332,7 @@ fn pair<'a, T: Entity>(old: &'a [T], new: &'a [T], renames: &HashMap<&str, &str>
     };
     for (j, p) in partner.iter().enumerate() {
         match p {
+            Some(i) if old[*i] == new[j] => {}
             Some(i) => out.matched.push((&old[*i], &new[j])),
             None => out.added.push(&new[j]),
         }
@@ -331,8 +340,9 @@ fn pair<'a, T: Entity>(old: &'a [T], new: &'a [T], renames: &HashMap<&str, &str>
     out
 }
 
-/// Emits added / removed / renamed lines for one list and returns the matched pairs.
-fn whole<'a, T: Entity>(
+/// Emits added / removed / renamed lines for one list and returns the matched pairs that
+/// differ.
+fn whole<'a, T: Entity + PartialEq>(
     out: &mut Out,
     t: EntityType,
     old: &'a [T],

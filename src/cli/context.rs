@@ -60,6 +60,7 @@ pub fn options_for(loaded: &Loaded, message: Option<String>, mode: ModeChoice, b
         pc,
         npc_cap: cfg.npc_cap,
         recent_events: cfg.recent_events,
+        explain: true,
     }
 }
 

@@ -94,6 +94,28 @@ fn fold(s: &str) -> (String, Vec<usize>) {
     (out, map)
 }
 
+/// [`fold`] for a pattern: no offset map, whitespace runs folded to one space, trimmed.
+fn fold_name(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut space = false;
+    for c in s.trim().chars() {
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && !out.is_empty() {
+            out.push(' ');
+        }
+        space = false;
+        match c {
+            '\u{2019}' | '\u{2018}' | '`' => out.push('\''),
+            c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
+            c => out.extend(c.to_lowercase()),
+        }
+    }
+    out
+}
+
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
@@ -104,9 +126,8 @@ struct Builder {
 
 impl Builder {
     fn add(&mut self, text: &str, target: Target) {
-        let (folded, _) = fold(text.trim());
-        let folded = folded.split_whitespace().collect::<Vec<_>>().join(" ");
-        if folded.chars().filter(|c| c.is_alphanumeric()).count() < 2 {
+        let folded = fold_name(text);
+        if folded.chars().filter(|c| c.is_alphanumeric()).take(2).count() < 2 {
             return;
         }
         let single = !folded.contains(' ');
@@ -201,10 +222,10 @@ impl Matcher {
         // First names only when exactly one entity has them and they are no other name.
         let mut count: HashMap<String, HashSet<Target>> = HashMap::new();
         for (f, t) in &firsts {
-            count.entry(fold(f).0).or_default().insert(*t);
+            count.entry(fold_name(f)).or_default().insert(*t);
         }
         for (f, t) in firsts {
-            let key = fold(&f).0;
+            let key = fold_name(&f);
             if count[&key].len() == 1 && !b.by_text.contains_key(&key) {
                 b.add(&f, t);
             }
@@ -227,13 +248,14 @@ impl Matcher {
             links.entry(norm_key(stem)).or_insert(t);
             links.entry(slug(stem)).or_insert(t);
         }
-        let mut texts: Vec<String> = b.by_text.keys().cloned().collect();
-        texts.sort();
-        let patterns: Vec<Pattern> = texts.iter().map(|t| b.by_text[t].clone()).collect();
+        let mut entries: Vec<(String, Pattern)> = b.by_text.into_iter().collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let (texts, patterns): (Vec<String>, Vec<Pattern>) = entries.into_iter().unzip();
         let ac = (!texts.is_empty())
             .then(|| {
                 AhoCorasick::builder()
                     .match_kind(MatchKind::Standard)
+                    .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
                     .build(&texts)
                     .ok()
             })

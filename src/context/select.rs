@@ -319,21 +319,42 @@ fn card_for(c: &Campaign, t: Target, via: String) -> Card {
     }
 }
 
-fn rank_score(c: &Campaign, n: &Npc) -> i32 {
+/// Lower-cased text of the urgent and high threads, and of the last two days' events: NPCs
+/// named there rank first among those present.
+fn rank_texts(c: &Campaign) -> (String, String) {
+    let mut threads = String::new();
+    for t in c.threads.iter().filter(|t| t.priority <= Priority::High) {
+        threads.push_str(&t.title);
+        threads.push('\n');
+        for l in &t.summary {
+            threads.push_str(l);
+            threads.push('\n');
+        }
+        if let Some(n) = &t.next {
+            threads.push_str(n);
+            threads.push('\n');
+        }
+    }
+    let mut events = String::new();
+    if let Some(day) = c.day {
+        for e in c.events.iter().filter(|e| e.day >= day - 1 && e.day <= day) {
+            events.push_str(&e.text);
+            events.push('\n');
+        }
+    }
+    (threads.to_lowercase(), events.to_lowercase())
+}
+
+fn rank_score(texts: &(String, String), n: &Npc) -> i32 {
     let key = n.name.to_lowercase();
     let first = key.split_whitespace().last().unwrap_or(&key).to_string();
     let mut s = 0;
-    let in_text = |t: &str| {
-        let t = t.to_lowercase();
-        t.contains(&key) || t.contains(&first)
-    };
-    if c.threads.iter().any(|t| t.priority <= Priority::High && (in_text(&t.title) || t.summary.iter().any(|l| in_text(l)) || t.next.as_deref().is_some_and(in_text))) {
+    let in_text = |t: &str| t.contains(&key) || t.contains(&first);
+    if in_text(&texts.0) {
         s += 4;
     }
-    if let Some(day) = c.day {
-        if c.events.iter().any(|e| e.day >= day - 1 && in_text(&e.text)) {
-            s += 3;
-        }
+    if in_text(&texts.1) {
+        s += 3;
     }
     match n.disposition.as_deref().map(str::to_lowercase).as_deref() {
         None | Some("neutral") | Some("unknown") => {}
@@ -479,7 +500,8 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
             },
         });
     }
-    let scores: HashMap<usize, i32> = npcs.iter().map(|r| (r.idx, rank_score(c, &c.npcs[r.idx]))).collect();
+    let texts = rank_texts(c);
+    let scores: HashMap<usize, i32> = npcs.iter().map(|r| (r.idx, rank_score(&texts, &c.npcs[r.idx]))).collect();
     npcs.sort_by(|a, b| b.mentioned.cmp(&a.mentioned).then(scores[&b.idx].cmp(&scores[&a.idx])).then(a.name.cmp(&b.name)));
     let mut unmentioned = 0;
     for r in npcs.iter_mut() {
@@ -621,20 +643,37 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
         split,
     };
     let mut text = render(engine, &plan)?;
-    let mut count = tokens::count(&text);
+    let mut count = engine.count_tokens(&text);
     if let Some(budget) = opts.budget {
         let mut step = 0;
+        // Drop about as much as the excess (four characters a token), then render and
+        // count once; repeat while still over. Re-rendering after every single drop would
+        // cost a render and a count per dropped row.
         while count > budget {
-            match shrink(&mut plan, &mut step) {
-                true => {
-                    text = render(engine, &plan)?;
-                    count = tokens::count(&text);
+            let want = (count - budget) * 4;
+            let mut saved = 0;
+            let mut dropped = false;
+            while saved < want {
+                match shrink(&mut plan, &mut step) {
+                    Some(s) => {
+                        saved += s.max(1);
+                        dropped = true;
+                    }
+                    None => break,
                 }
-                false => break,
             }
+            if !dropped {
+                break;
+            }
+            text = render(engine, &plan)?;
+            count = engine.count_tokens(&text);
         }
     }
-    let items = explain(&plan, opts.budget);
+    let items = if opts.explain {
+        explain(&plan, opts.budget)
+    } else {
+        Vec::new()
+    };
     Ok(Injected {
         mode,
         text,
@@ -643,8 +682,9 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
     })
 }
 
-/// Applies the next budget drop; false when nothing is left to drop.
-fn shrink(p: &mut Plan<'_>, step: &mut u8) -> bool {
+/// Applies the next budget drop and returns about how many characters it saved; None when
+/// nothing is left to drop.
+fn shrink(p: &mut Plan<'_>, step: &mut u8) -> Option<usize> {
     const BUDGET: &str = "dropped for the token budget";
     loop {
         let done = match *step {
@@ -652,79 +692,98 @@ fn shrink(p: &mut Plan<'_>, step: &mut u8) -> bool {
             0 => drop_last(&mut p.threads, |t| t.included && !t.mentioned && t.p == Priority::Low, |t| {
                 t.included = false;
                 t.reason = BUDGET.into();
+                thread_len(t)
             }),
             // 2. Older events: everything before the current day, oldest first.
             1 => drop_first(&mut p.events, |e| e.included && !e.current_day, |e| {
                 e.included = false;
                 e.reason = BUDGET.into();
+                e.text.len() + 12
             }),
             // 3. Voice lines of present, unmentioned NPCs, lowest ranked first.
-            2 => drop_last(&mut p.npcs, |n| n.included && !n.mentioned && n.voice.is_some(), |n| n.voice = None),
+            2 => drop_last(&mut p.npcs, |n| n.included && !n.mentioned && n.voice.is_some(), |n| n.voice.take().map_or(0, |v| v.len() + 9)),
             // 4. Medium threads.
             3 => drop_last(&mut p.threads, |t| t.included && !t.mentioned && t.p == Priority::Medium, |t| {
                 t.included = false;
                 t.reason = BUDGET.into();
+                thread_len(t)
             }),
             // 5. Location description past its first sentence.
             4 => drop_last(&mut p.scene, |l| l.level == 0 && l.full.is_some(), |l| {
                 l.level = 1;
                 l.description = l.full.as_deref().map(|d| first_sentence(d).to_string());
+                len(&l.full) - len(&l.description)
             }),
             // 6. Present, unmentioned NPCs.
             5 => drop_last(&mut p.npcs, |n| n.included && !n.mentioned, |n| {
                 n.included = false;
                 n.reason = BUDGET.into();
+                npc_len(n)
             }),
             // Past the documented order: shorten mentioned cards, then the rest of the
             // events, high and urgent threads, and the scene description.
             6 => drop_last(&mut p.cards, |c| !c.shortened && c.short.is_some(), |c| {
+                let before = card_len(c);
                 if let Some(s) = c.short.take() {
                     *c = Card { shortened: true, source: c.source.clone(), via: c.via.clone(), ..*s };
                 }
+                before.saturating_sub(card_len(c))
             }),
             7 => drop_first(&mut p.events, |e| e.included, |e| {
                 e.included = false;
                 e.reason = BUDGET.into();
+                e.text.len() + 12
             }),
             8 => drop_last(&mut p.threads, |t| t.included && !t.mentioned && t.p == Priority::High, |t| {
                 t.included = false;
                 t.reason = BUDGET.into();
+                thread_len(t)
             }),
             9 => drop_last(&mut p.threads, |t| t.included && !t.mentioned && t.p == Priority::Urgent, |t| {
                 t.included = false;
                 t.reason = BUDGET.into();
+                thread_len(t)
             }),
             10 => drop_last(&mut p.scene, |l| l.level < 2 && l.description.is_some(), |l| {
                 l.level = 2;
-                l.description = None;
+                len(&l.description.take())
             }),
-            _ => return false,
+            _ => return None,
         };
-        if done {
-            return true;
+        if done.is_some() {
+            return done;
         }
         *step += 1;
     }
 }
 
-fn drop_last<T>(v: &mut [T], pred: impl Fn(&T) -> bool, act: impl FnOnce(&mut T)) -> bool {
-    match v.iter_mut().rev().find(|x| pred(x)) {
-        Some(x) => {
-            act(x);
-            true
-        }
-        None => false,
-    }
+fn drop_last<T>(v: &mut [T], pred: impl Fn(&T) -> bool, act: impl FnOnce(&mut T) -> usize) -> Option<usize> {
+    v.iter_mut().rev().find(|x| pred(x)).map(act)
 }
 
-fn drop_first<T>(v: &mut [T], pred: impl Fn(&T) -> bool, act: impl FnOnce(&mut T)) -> bool {
-    match v.iter_mut().find(|x| pred(x)) {
-        Some(x) => {
-            act(x);
-            true
-        }
-        None => false,
-    }
+fn drop_first<T>(v: &mut [T], pred: impl Fn(&T) -> bool, act: impl FnOnce(&mut T) -> usize) -> Option<usize> {
+    v.iter_mut().find(|x| pred(x)).map(act)
+}
+
+fn len(s: &Option<String>) -> usize {
+    s.as_deref().map_or(0, str::len)
+}
+
+fn thread_len(t: &ThreadRow) -> usize {
+    t.title.len() + len(&t.summary) + len(&t.next) + 24
+}
+
+fn npc_len(n: &NpcRow) -> usize {
+    n.name.len() + len(&n.status) + len(&n.role) + len(&n.disposition) + len(&n.voice) + len(&n.at) + 24
+}
+
+fn card_len(c: &Card) -> usize {
+    [&c.role, &c.status, &c.disposition, &c.location, &c.voice, &c.summary, &c.parent, &c.description, &c.class_level, &c.hp, &c.next, &c.carrier]
+        .iter()
+        .map(|f| len(f) + 4)
+        .sum::<usize>()
+        + c.name.len()
+        + [&c.here, &c.conditions, &c.inventory].iter().map(|v| v.iter().map(|x| x.len() + 2).sum::<usize>()).sum::<usize>()
 }
 
 fn render(engine: &Engine, p: &Plan<'_>) -> Result<String, ContextError> {

@@ -108,6 +108,11 @@ pub fn strip_md(s: &str) -> &str {
 
 /// Normalises a name for lookup: Unicode NFC, lower case, trimmed, inner whitespace folded.
 pub fn norm_key(s: &str) -> String {
+    if s.is_ascii() {
+        // ASCII is already NFC.
+        let s = s.to_ascii_lowercase();
+        return s.split_whitespace().collect::<Vec<_>>().join(" ");
+    }
     let s: String = s.nfc().collect::<String>().to_lowercase();
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -128,6 +133,25 @@ pub fn slug(s: &str) -> String {
         }
     }
     out
+}
+
+/// The two keys [`LinkIndex::resolve`] looks a target up by: its normalised text (matched
+/// against paths, file stems, display names and aliases) and its slug (matched against the
+/// slugs of file stems). `None` for an empty target, which resolves to nothing.
+pub fn lookup_keys(target: &str) -> Option<(String, String)> {
+    let t = target.trim().trim_start_matches("./").trim_start_matches('/');
+    let t = strip_md(t);
+    (!t.is_empty()).then(|| (norm_key(t), slug(t)))
+}
+
+/// Every key [`LinkIndex::add`] files a note under: its path without `.md`, its stem, the
+/// slug of its stem, and each of its names. A target none of whose [`lookup_keys`] is
+/// among these never resolves to the note (used to find what a renamed note affects).
+pub fn note_keys(path: &str, stem: &str, names: &[String]) -> Vec<String> {
+    let mut v = vec![norm_key(strip_md(path)), norm_key(stem), slug(stem)];
+    v.extend(names.iter().map(|n| norm_key(n)));
+    v.retain(|k| !k.is_empty());
+    v
 }
 
 /// What a link resolved to.
@@ -290,6 +314,19 @@ mod tests {
         assert_eq!(ix.resolve("nowhere"), Resolution::NotFound);
         ix.remove(3);
         assert_eq!(ix.resolve("Dup"), Resolution::Found(2));
+    }
+
+    #[test]
+    fn lookup_keys_match_note_keys_exactly_when_resolved() {
+        let names = vec!["Mother Ashka".to_string(), "the Eel-Mother".to_string()];
+        let mut ix = LinkIndex::default();
+        ix.add(0, "canon/npcs/Mother-Ashka.MD", "Mother-Ashka", &names);
+        let keys = note_keys("canon/npcs/Mother-Ashka.MD", "Mother-Ashka", &names);
+        for t in ["./canon/npcs/mother-ashka.md", "MOTHER ASHKA", "the eel-mother", "mother ashka!", "nobody", ""] {
+            let found = ix.resolve(t) == Resolution::Found(0);
+            let shares = lookup_keys(t).is_some_and(|(k, s)| keys.contains(&k) || keys.contains(&s));
+            assert_eq!(found, shares, "{t}");
+        }
     }
 
     #[test]

@@ -45,34 +45,39 @@ pub struct Vault {
 
 /// Reads one file into a note; an unreadable file becomes a note with a diagnostic.
 pub fn read_note(abs: &Path, rel: &str) -> Note {
-    match std::fs::metadata(abs) {
-        Ok(m) if m.len() > note::MAX_NOTE_BYTES => {
-            // Do not read huge files into memory: parse an over-limit placeholder.
-            let mut n = Note::parse(rel, b"");
-            n.diagnostics.clear();
-            n.diagnostics.push(Diagnostic::error(
-                rel,
-                0,
-                "too-large",
-                format!(
-                    "note is {:.1} MB, over the {} MB limit for a note; it was skipped",
-                    m.len() as f64 / 1e6,
-                    note::MAX_NOTE_BYTES / (1024 * 1024)
-                ),
-            ));
-            return n;
-        }
-        _ => {}
+    use std::io::Read;
+    let unreadable = |e: std::io::Error| {
+        let mut n = Note::parse(rel, b"");
+        n.diagnostics.clear();
+        n.diagnostics
+            .push(Diagnostic::error(rel, 0, "unreadable", format!("could not read note: {e}")));
+        n
+    };
+    let mut f = match std::fs::File::open(abs) {
+        Ok(f) => f,
+        Err(e) => return unreadable(e),
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > note::MAX_NOTE_BYTES {
+        // Do not read huge files into memory: parse an over-limit placeholder.
+        let mut n = Note::parse(rel, b"");
+        n.diagnostics.clear();
+        n.diagnostics.push(Diagnostic::error(
+            rel,
+            0,
+            "too-large",
+            format!(
+                "note is {:.1} MB, over the {} MB limit for a note; it was skipped",
+                len as f64 / 1e6,
+                note::MAX_NOTE_BYTES / (1024 * 1024)
+            ),
+        ));
+        return n;
     }
-    match std::fs::read(abs) {
-        Ok(bytes) => Note::parse(rel, &bytes),
-        Err(e) => {
-            let mut n = Note::parse(rel, b"");
-            n.diagnostics.clear();
-            n.diagnostics
-                .push(Diagnostic::error(rel, 0, "unreadable", format!("could not read note: {e}")));
-            n
-        }
+    let mut bytes = Vec::with_capacity(len as usize + 1);
+    match f.read_to_end(&mut bytes) {
+        Ok(_) => Note::parse(rel, &bytes),
+        Err(e) => unreadable(e),
     }
 }
 

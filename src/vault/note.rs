@@ -42,19 +42,17 @@ pub struct Note {
     pub content_hash: u64,
 }
 
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+fn content_hash(bytes: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    h.write(bytes);
+    h.finish()
 }
 
 /// The content hash [`Note::content_hash`] holds for these bytes (to skip re-parsing a
 /// file that did not change).
 pub fn hash_bytes(bytes: &[u8]) -> u64 {
-    fnv1a(bytes)
+    content_hash(bytes)
 }
 
 /// Normalises raw text: drops a UTF-8 BOM and turns CRLF / lone CR into LF (line numbers
@@ -80,7 +78,7 @@ impl Note {
             tags: Vec::new(),
             links: Vec::new(),
             diagnostics: Vec::new(),
-            content_hash: fnv1a(bytes),
+            content_hash: content_hash(bytes),
         };
         if bytes.len() as u64 > MAX_NOTE_BYTES {
             note.diagnostics.push(Diagnostic::error(
@@ -95,7 +93,7 @@ impl Note {
             ));
             return note;
         }
-        if bytes.iter().take(8192).any(|&b| b == 0) {
+        if bytes[..bytes.len().min(8192)].contains(&0) {
             note.diagnostics.push(Diagnostic::error(
                 path,
                 0,
@@ -157,8 +155,9 @@ impl Note {
                 }
             }
         }
-        note.links.extend(note.body.links.iter().map(|l| NoteLink {
-            target: l.target.clone(),
+        let body_links = std::mem::take(&mut note.body.links);
+        note.links.extend(body_links.into_iter().map(|l| NoteLink {
+            target: l.target,
             line: l.line,
             embed: l.embed,
             key: None,

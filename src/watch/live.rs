@@ -1,9 +1,10 @@
 //! [`Live`]: canon that stays current as files change, one incremental reload at a time.
 
 use super::filter::is_noise;
+use super::incremental::{update, Deps};
 use super::WatchError;
 use crate::canon::diff::diff_with_renames;
-use crate::canon::{build, Built, Campaign, Change, Loaded, TEMPORAL_INDEX};
+use crate::canon::{Campaign, Change, Loaded, TEMPORAL_INDEX};
 use crate::config::{Config, CONFIG_FILE};
 use crate::context::{Engine, Matcher, Templates};
 use crate::vault::note::{hash_bytes, MAX_NOTE_BYTES};
@@ -111,7 +112,11 @@ pub struct Live {
     canon_root: PathBuf,
     loaded: Loaded,
     engine: Engine,
+    /// The engine's campaign: a second copy of `loaded.built.campaign`, kept in step by
+    /// replacing only what changed.
+    campaign: Arc<Campaign>,
     matcher: Arc<Matcher>,
+    deps: Deps,
     templates: Arc<Templates>,
     template_diagnostics: Vec<Diagnostic>,
     temporal_hash: Option<u64>,
@@ -182,6 +187,37 @@ fn same_names(a: &Campaign, b: &Campaign) -> bool {
         && a.lore.iter().zip(&b.lore).all(|(x, y)| x.id == y.id && x.name == y.name && x.aliases == y.aliases)
 }
 
+/// An engine with an empty campaign, held for the moment the real one is being updated.
+fn placeholder_engine(templates: &Arc<Templates>) -> Engine {
+    let empty = Arc::new(Campaign::default());
+    Engine::from_parts(Arc::clone(&empty), Arc::new(Matcher::new(&empty)), Arc::clone(templates))
+}
+
+/// Makes `dst` equal to `src`, cloning only the entities that differ.
+fn sync(dst: &mut Campaign, src: &Campaign) {
+    fn vec<T: Clone + PartialEq>(dst: &mut Vec<T>, src: &[T]) {
+        if dst.len() == src.len() {
+            for (d, s) in dst.iter_mut().zip(src) {
+                if d != s {
+                    d.clone_from(s);
+                }
+            }
+        } else {
+            *dst = src.to_vec();
+        }
+    }
+    vec(&mut dst.pcs, &src.pcs);
+    vec(&mut dst.npcs, &src.npcs);
+    vec(&mut dst.locations, &src.locations);
+    vec(&mut dst.threads, &src.threads);
+    vec(&mut dst.events, &src.events);
+    vec(&mut dst.lore, &src.lore);
+    dst.name.clone_from(&src.name);
+    dst.setting.clone_from(&src.setting);
+    dst.day = src.day;
+    dst.time.clone_from(&src.time);
+}
+
 impl Live {
     /// Reads the vault at `root` into live canon.
     pub fn load(root: &Path) -> Result<Live, WatchError> {
@@ -196,11 +232,9 @@ impl Live {
             .map_err(|source| WatchError::Templates { source })?;
         let templates = Arc::new(templates);
         let matcher = Arc::new(Matcher::new(&loaded.built.campaign));
-        let engine = Engine::from_parts(
-            Arc::new(loaded.built.campaign.clone()),
-            Arc::clone(&matcher),
-            Arc::clone(&templates),
-        );
+        let campaign = Arc::new(loaded.built.campaign.clone());
+        let engine = Engine::from_parts(Arc::clone(&campaign), Arc::clone(&matcher), Arc::clone(&templates));
+        let deps = Deps::new(&loaded.vault);
         // Notes that load broken have no last good version yet.
         Ok(Live {
             canon_root: root.canonicalize().unwrap_or_else(|_| root.clone()),
@@ -208,7 +242,9 @@ impl Live {
             root,
             loaded,
             engine,
+            campaign,
             matcher,
+            deps,
             templates,
             template_diagnostics: Vec::new(),
             stale: HashSet::new(),
@@ -407,7 +443,6 @@ impl Live {
             }
         }
 
-        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE read {:?}", start.elapsed()); }
         // 2. Renames: a note gone and a new note with the same bytes in the same reload.
         let mut gone_by_hash: HashMap<u64, Vec<&str>> = HashMap::new();
         for p in &gone {
@@ -474,16 +509,14 @@ impl Live {
         reload.paths.dedup();
         reload.files = reload.paths.len();
         let touched: Vec<String> = effective.iter().map(|n| n.path.clone()).collect();
-        if !effective.is_empty() || !gone.is_empty() {
-            self.loaded.vault.update_notes(effective, &gone);
-        }
 
-        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE notes+index {:?}", start.elapsed()); }
         // 4. Settings, temporal index, templates.
         let mut templates = plan.templates;
+        let mut config_changed = false;
         if plan.config {
             let (config, diags) = Config::load(&self.root);
             if config != self.loaded.config || diags != self.loaded.config_diagnostics {
+                config_changed = config != self.loaded.config;
                 templates |= config.templates != self.loaded.config.templates;
                 extra_diags.extend(diags.iter().cloned());
                 self.loaded.config = config;
@@ -524,25 +557,33 @@ impl Live {
             return reload;
         }
 
-        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE settings {:?}", start.elapsed()); }
-        // 5. Canon, diff, matcher, engine.
-        let built = build(&self.loaded.vault, &self.loaded.config);
-        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE build {:?}", start.elapsed()); }
-        let old: Built = std::mem::replace(&mut self.loaded.built, built);
+        // 5. Notes into the vault, canon (incrementally when few notes changed), diff
+        //    against the engine's copy of the old campaign, matcher, engine.
+        let old_diags = self.loaded.built.diagnostics.clone();
+        update(
+            &mut self.loaded.vault,
+            &mut self.loaded.built,
+            &self.loaded.config,
+            &mut self.deps,
+            effective,
+            &gone,
+            plan.full || config_changed,
+        );
         let new = &self.loaded.built;
-        reload.changes = diff_with_renames(&old.campaign, &new.campaign, &renames);
-        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE diff {:?}", start.elapsed()); }
-        if !same_names(&old.campaign, &new.campaign) {
+        // Drop the engine's share of the campaign so it can be updated in place.
+        let old_engine = std::mem::replace(&mut self.engine, placeholder_engine(&self.templates));
+        drop(old_engine);
+        reload.changes = diff_with_renames(&self.campaign, &new.campaign, &renames);
+        if !same_names(&self.campaign, &new.campaign) {
             self.matcher = Arc::new(Matcher::new(&new.campaign));
         }
-        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE matcher {:?}", start.elapsed()); }
+        sync(Arc::make_mut(&mut self.campaign), &new.campaign);
         self.engine = Engine::from_parts(
-            Arc::new(new.campaign.clone()),
+            Arc::clone(&self.campaign),
             Arc::clone(&self.matcher),
             Arc::clone(&self.templates),
         );
 
-        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE engine {:?}", start.elapsed()); }
         // 6. Diagnostics: the touched notes' own, and canon problems that are new.
         let mut diags = extra_diags;
         for p in &touched {
@@ -550,12 +591,11 @@ impl Live {
                 diags.extend(self.loaded.vault.note_diagnostics(i));
             }
         }
-        let was: HashSet<&Diagnostic> = old.diagnostics.iter().collect();
+        let was: HashSet<&Diagnostic> = old_diags.iter().collect();
         diags.extend(new.diagnostics.iter().filter(|d| !was.contains(d)).cloned());
         diags.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
         diags.dedup();
         reload.diagnostics = diags;
-        if std::env::var_os("VDM_TRACE").is_some() { eprintln!("TRACE diags {:?}", start.elapsed()); }
         reload.elapsed = start.elapsed();
         reload
     }

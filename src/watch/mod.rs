@@ -59,6 +59,7 @@
 //! changed. See the "Live reload" section of `docs/benchmarks.md` for measured times.
 
 pub mod filter;
+mod incremental;
 mod live;
 mod watcher;
 
