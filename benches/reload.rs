@@ -144,17 +144,6 @@ fn burst(c: &mut Criterion, root: &Path) {
 }
 
 fn benches(c: &mut Criterion) {
-    if std::env::var_os("VDM_TRACE").is_some() {
-        let (_d, root) = vault();
-        let mut live = Live::load(&root).expect("load");
-        let (id, text) = pc_with(&live, "hp_current");
-        for n in 0..40 {
-            std::fs::write(root.join(&id), set_key(&text, "hp_current", &n.to_string())).expect("w");
-            eprintln!("---");
-            live.apply(&[root.join(&id)]);
-        }
-        return;
-    }
     let (_dir, root) = vault();
     one_note(c, &root);
     burst(c, &root);

@@ -8,6 +8,7 @@ use crate::vault::frontmatter::value_int;
 use crate::vault::links::{as_single_link, norm_key};
 use crate::vault::markdown::{Block, BlockKind};
 use crate::vault::{Diagnostic, Note, Resolution, Severity, Vault};
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -526,6 +527,17 @@ fn line_of(text: &str, needle: &str) -> usize {
     text.lines().position(|l| l.contains(needle)).map_or(1, |i| i + 1)
 }
 
+/// One note, typed.
+enum Typed {
+    Pc(Pc),
+    Npc(Npc),
+    Location(Location),
+    Thread(Thread),
+    Lore(Lore),
+    Threads(Vec<Thread>),
+    Events(Vec<Event>),
+}
+
 /// Builds the campaign from a vault and its configuration.
 pub fn build(vault: &Vault, config: &Config) -> Built {
     let kinds: Vec<NoteKind> = vault
@@ -557,34 +569,57 @@ pub fn build(vault: &Vault, config: &Config) -> Built {
         setting: config.setting.clone(),
         ..Campaign::default()
     };
+    // Type every note in parallel (each with its own diagnostics), then gather in path order.
+    let typed: Vec<(Typed, Vec<Diagnostic>)> = vault
+        .notes
+        .par_iter()
+        .enumerate()
+        .map(|(i, note)| {
+            let mut cx = Ctx {
+                vault,
+                kinds: &kinds,
+                diags: Vec::new(),
+            };
+            let t = if note.path == OPEN_THREADS {
+                Typed::Threads(parse_threads(note, &mut cx.diags))
+            } else if note.path == TIMELINE {
+                Typed::Events(parse_timeline(note, &mut cx.diags))
+            } else {
+                match kinds[i] {
+                    NoteKind::Pc => Typed::Pc(build_pc(&mut cx, note)),
+                    NoteKind::Npc => Typed::Npc(build_npc(&mut cx, note)),
+                    NoteKind::Location => Typed::Location(build_location(&mut cx, note)),
+                    NoteKind::Thread => Typed::Thread(build_thread_note(note, &mut cx.diags)),
+                    NoteKind::Lore => Typed::Lore(Lore {
+                        id: note.path.clone(),
+                        name: note.name(),
+                        aliases: note.aliases(),
+                        summary: first_paragraph(note),
+                        source: source(note),
+                    }),
+                }
+            };
+            (t, cx.diags)
+        })
+        .collect();
     let mut has_threads_file = false;
     let mut has_timeline = false;
-    for (i, note) in vault.notes.iter().enumerate() {
-        if note.path == OPEN_THREADS {
-            has_threads_file = true;
-            c.threads.extend(parse_threads(note, &mut cx.diags));
-            continue;
-        }
-        if note.path == TIMELINE {
-            has_timeline = true;
-            c.events.extend(parse_timeline(note, &mut cx.diags));
-            continue;
-        }
-        match kinds[i] {
-            NoteKind::Pc => c.pcs.push(build_pc(&mut cx, note)),
-            NoteKind::Npc => c.npcs.push(build_npc(&mut cx, note)),
-            NoteKind::Location => c.locations.push(build_location(&mut cx, note)),
-            NoteKind::Thread => {
-                let t = build_thread_note(note, &mut cx.diags);
-                c.threads.push(t);
+    for (t, d) in typed {
+        cx.diags.extend(d);
+        match t {
+            Typed::Threads(t) => {
+                has_threads_file = true;
+                c.threads.extend(t);
             }
-            NoteKind::Lore => c.lore.push(Lore {
-                id: note.path.clone(),
-                name: note.name(),
-                aliases: note.aliases(),
-                summary: first_paragraph(note),
-                source: source(note),
-            }),
+            Typed::Events(e) => {
+                has_timeline = true;
+                c.events.extend(e);
+            }
+            Typed::Pc(p) => c.pcs.push(p),
+            Typed::Npc(n) => c.npcs.push(n),
+            Typed::Location(l) => c.locations.push(l),
+            Typed::Thread(t) => c.threads.push(t),
+            Typed::Lore(l) => c.lore.push(l),
         }
     }
     let mut diags = cx.diags;

@@ -13,7 +13,7 @@
 use super::model::{Campaign, Event, Location, Lore, Npc, Pc, Thread};
 use crate::vault::links::norm_key;
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 
 /// What happened to an entity.
@@ -276,11 +276,11 @@ struct Pairs<'a, T> {
     removed: Vec<&'a T>,
 }
 
-fn pair<'a, T: Entity + PartialEq>(old: &'a [T], new: &'a [T], renames: &HashMap<&str, &str>) -> Pairs<'a, T> {
+fn pair<'a, T: Entity + PartialEq>(old: &[&'a T], new: &[&'a T], renames: &HashMap<&str, &str>) -> Pairs<'a, T> {
     // The usual case on a reload: the same entities in the same order, a few edited.
     if old.len() == new.len() && old.iter().zip(new).all(|(o, n)| o.id() == n.id()) {
         return Pairs {
-            matched: old.iter().zip(new).filter(|(o, n)| o != n).collect(),
+            matched: old.iter().zip(new).filter(|(o, n)| o != n).map(|(o, n)| (*o, *n)).collect(),
             added: Vec::new(),
             removed: Vec::new(),
         };
@@ -328,13 +328,13 @@ fn pair<'a, T: Entity + PartialEq>(old: &'a [T], new: &'a [T], renames: &HashMap
     let mut out = Pairs {
         matched: Vec::new(),
         added: Vec::new(),
-        removed: lost.into_iter().map(|i| &old[i]).collect(),
+        removed: lost.into_iter().map(|i| old[i]).collect(),
     };
     for (j, p) in partner.iter().enumerate() {
         match p {
             Some(i) if old[*i] == new[j] => {}
-            Some(i) => out.matched.push((&old[*i], &new[j])),
-            None => out.added.push(&new[j]),
+            Some(i) => out.matched.push((old[*i], new[j])),
+            None => out.added.push(new[j]),
         }
     }
     out
@@ -345,8 +345,8 @@ fn pair<'a, T: Entity + PartialEq>(old: &'a [T], new: &'a [T], renames: &HashMap
 fn whole<'a, T: Entity + PartialEq>(
     out: &mut Out,
     t: EntityType,
-    old: &'a [T],
-    new: &'a [T],
+    old: &[&'a T],
+    new: &[&'a T],
     renames: &HashMap<&str, &str>,
     added_detail: impl Fn(&T) -> Option<String>,
 ) -> Vec<(&'a T, &'a T)> {
@@ -385,6 +385,32 @@ pub fn diff(old: &Campaign, new: &Campaign) -> Vec<Change> {
 /// Like [`diff`], with notes known to have moved: `(old path, new path)` pairs. An entity
 /// whose note moved is reported as [`ChangeKind::Renamed`], not as removed and added.
 pub fn diff_with_renames(old: &Campaign, new: &Campaign, renames: &[(String, String)]) -> Vec<Change> {
+    diff_inner(old, new, renames, None)
+}
+
+/// Like [`diff_with_renames`] when the caller knows which notes' entities can differ (a
+/// live reload rebuilt only those): PCs, NPCs, locations and lore notes from other notes
+/// are not compared. The campaign-wide fields, threads and events always are.
+pub fn diff_notes(old: &Campaign, new: &Campaign, renames: &[(String, String)], notes: &BTreeSet<String>) -> Vec<Change> {
+    diff_inner(old, new, renames, Some(notes))
+}
+
+/// The entities of `v` (sorted by note path) that come from `notes`, or all of them.
+fn pick<'a, T: Entity>(v: &'a [T], notes: Option<&BTreeSet<String>>) -> Vec<&'a T> {
+    match notes {
+        None => v.iter().collect(),
+        Some(notes) => {
+            let mut out = Vec::new();
+            for p in notes {
+                let from = v.partition_point(|e| e.id() < p.as_str());
+                out.extend(v[from..].iter().take_while(|e| e.id() == p.as_str()));
+            }
+            out
+        }
+    }
+}
+
+fn diff_inner(old: &Campaign, new: &Campaign, renames: &[(String, String)], notes: Option<&BTreeSet<String>>) -> Vec<Change> {
     let renames: HashMap<&str, &str> = renames.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let mut out = Out { changes: Vec::new() };
 
@@ -406,7 +432,7 @@ pub fn diff_with_renames(old: &Campaign, new: &Campaign, renames: &[(String, Str
 
     let place = |c: &Campaign, id: &Option<String>, text: &Option<String>| opt(c.place_name(id.as_deref(), text.as_deref()).as_deref());
 
-    for (o, n) in whole(&mut out, EntityType::Pc, &old.pcs, &new.pcs, &renames, |p| {
+    for (o, n) in whole(&mut out, EntityType::Pc, &pick(&old.pcs, notes), &pick(&new.pcs, notes), &renames, |p| {
         new.place_name(p.location.as_deref(), p.location_text.as_deref()).map(|l| format!("at {l}"))
     }) {
         let w = Who::new(EntityType::Pc, &n.id, &n.name);
@@ -431,7 +457,7 @@ pub fn diff_with_renames(old: &Campaign, new: &Campaign, renames: &[(String, Str
         out.prose(w, "summary", o.summary.as_deref(), n.summary.as_deref());
     }
 
-    for (o, n) in whole(&mut out, EntityType::Npc, &old.npcs, &new.npcs, &renames, |p| {
+    for (o, n) in whole(&mut out, EntityType::Npc, &pick(&old.npcs, notes), &pick(&new.npcs, notes), &renames, |p| {
         new.place_name(p.location.as_deref(), p.location_text.as_deref()).map(|l| format!("at {l}"))
     }) {
         let w = Who::new(EntityType::Npc, &n.id, &n.name);
@@ -447,7 +473,7 @@ pub fn diff_with_renames(old: &Campaign, new: &Campaign, renames: &[(String, Str
         out.prose(w, "summary", o.summary.as_deref(), n.summary.as_deref());
     }
 
-    for (o, n) in whole(&mut out, EntityType::Location, &old.locations, &new.locations, &renames, |l| {
+    for (o, n) in whole(&mut out, EntityType::Location, &pick(&old.locations, notes), &pick(&new.locations, notes), &renames, |l| {
         l.parent.as_deref().and_then(|p| new.location(p)).map(|p| format!("in {}", p.name))
     }) {
         let w = Who::new(EntityType::Location, &n.id, &n.name);
@@ -457,7 +483,7 @@ pub fn diff_with_renames(old: &Campaign, new: &Campaign, renames: &[(String, Str
         out.prose(w, "description", o.description.as_deref(), n.description.as_deref());
     }
 
-    for (o, n) in whole(&mut out, EntityType::Thread, &old.threads, &new.threads, &renames, |t| {
+    for (o, n) in whole(&mut out, EntityType::Thread, &pick(&old.threads, None), &pick(&new.threads, None), &renames, |t| {
         Some(t.priority.as_str().to_string())
     }) {
         let w = Who::new(EntityType::Thread, &n.id, &n.title);
@@ -472,7 +498,7 @@ pub fn diff_with_renames(old: &Campaign, new: &Campaign, renames: &[(String, Str
 
     events(&mut out, &old.events, &new.events);
 
-    whole(&mut out, EntityType::Lore, &old.lore, &new.lore, &renames, |_| None);
+    whole(&mut out, EntityType::Lore, &pick(&old.lore, notes), &pick(&new.lore, notes), &renames, |_| None);
 
     out.changes
 }

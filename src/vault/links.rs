@@ -154,6 +154,15 @@ pub fn note_keys(path: &str, stem: &str, names: &[String]) -> Vec<String> {
     v
 }
 
+/// A note's lookup keys, from [`LinkIndex::keys`].
+#[derive(Debug, Clone)]
+pub struct NoteKeys {
+    path: String,
+    stem: String,
+    slug: String,
+    names: Vec<String>,
+}
+
 /// What a link resolved to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
@@ -193,6 +202,27 @@ impl LinkIndex {
         push(&mut self.slugs, slug(stem), idx);
         for n in names {
             push(&mut self.names, norm_key(n), idx);
+        }
+    }
+
+    /// The lookup keys of one note (path, stem, slug, names), computed apart from the tables
+    /// so many notes' keys can be computed in parallel.
+    pub fn keys(path: &str, stem: &str, names: &[String]) -> NoteKeys {
+        NoteKeys {
+            path: norm_key(strip_md(path)),
+            stem: norm_key(stem),
+            slug: slug(stem),
+            names: names.iter().map(|n| norm_key(n)).collect(),
+        }
+    }
+
+    /// Adds a note by its precomputed keys.
+    pub fn add_keys(&mut self, idx: usize, k: NoteKeys) {
+        push(&mut self.paths, k.path, idx);
+        push(&mut self.stems, k.stem, idx);
+        push(&mut self.slugs, k.slug, idx);
+        for n in k.names {
+            push(&mut self.names, n, idx);
         }
     }
 

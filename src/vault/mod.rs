@@ -117,9 +117,14 @@ impl Vault {
 
     /// Rebuilds the link index from the notes.
     pub fn reindex(&mut self) {
+        let keys: Vec<links::NoteKeys> = self
+            .notes
+            .par_iter()
+            .map(|n| LinkIndex::keys(&n.path, &n.stem, &n.names()))
+            .collect();
         let mut index = LinkIndex::default();
-        for (i, n) in self.notes.iter().enumerate() {
-            index.add(i, &n.path, &n.stem, &n.names());
+        for (i, k) in keys.into_iter().enumerate() {
+            index.add_keys(i, k);
         }
         self.index = index;
     }
@@ -190,8 +195,12 @@ impl Vault {
     pub fn upsert_note(&mut self, note: Note) -> Option<Note> {
         match self.notes.binary_search_by(|n| n.path.as_str().cmp(&note.path)) {
             Ok(i) => {
-                self.index.remove(i);
-                self.index.add(i, &note.path, &note.stem, &note.names());
+                let names = note.names();
+                // Same path, so the same stem: only changed names touch the index.
+                if self.notes[i].names() != names {
+                    self.index.remove(i);
+                    self.index.add(i, &note.path, &note.stem, &names);
+                }
                 Some(std::mem::replace(&mut self.notes[i], note))
             }
             Err(i) => {

@@ -19,9 +19,11 @@ pub fn is_temp_name(name: &str) -> bool {
     if n.len() > 1 && n.starts_with('#') && n.ends_with('#') {
         return true;
     }
-    // vim's folder-write test file (4913, then 5036, 5159…).
-    if n.bytes().all(|b| b.is_ascii_digit()) {
-        return true;
+    // vim's folder-write test file: 4913, then 5036, 5159… (a folder named 2024 is fine).
+    if let Ok(k) = n.parse::<u32>() {
+        if k >= 4913 && (k - 4913) % 123 == 0 {
+            return true;
+        }
     }
     if n.contains("___jb_tmp___") || n.contains("___jb_old___") || n.contains(".tmp.") {
         return true;
@@ -38,15 +40,18 @@ pub fn is_temp_name(name: &str) -> bool {
 /// a hidden folder (`.obsidian/`, `.trash/`, `.vaultdm/`, `.git/`), the root `sessions/`
 /// folder where transcripts are written, and swap/backup/temp files.
 pub fn is_noise(rel: &str) -> bool {
+    let last = rel.rsplit('/').find(|s| !s.is_empty()).unwrap_or("");
+    is_skipped_folder(rel) || is_temp_name(last)
+}
+
+/// True for a vault-relative path inside (or naming) a folder the vault never reads:
+/// hidden folders and the root `sessions/`.
+pub fn is_skipped_folder(rel: &str) -> bool {
     let mut segs = rel.split('/').filter(|s| !s.is_empty());
     let Some(first) = segs.clone().next() else {
         return false; // the vault folder itself
     };
-    if first == "sessions" {
-        return true;
-    }
-    let last = rel.rsplit('/').find(|s| !s.is_empty()).unwrap_or("");
-    segs.any(|s| s.starts_with('.')) || is_temp_name(last)
+    first == "sessions" || segs.any(|s| s.starts_with('.'))
 }
 
 #[cfg(test)]
@@ -66,6 +71,8 @@ mod tests {
     #[case("sessions/2026-01-01.jsonl", true)]
     #[case("heist/sessions/s1.md", false)]
     #[case("canon/npcs/4913", true)]
+    #[case("canon/npcs/5036", true)]
+    #[case("notes/2024", false)]
     #[case("canon/npcs/ida.md~", true)]
     #[case("canon/npcs/.ida.md.swp", true)]
     #[case("canon/npcs/ida.md.swp", true)]

@@ -147,6 +147,8 @@ impl Deps {
 
 /// Puts changed notes into the vault and brings canon up to date: incrementally for a few
 /// notes, with a full `build` for many (or when `full` is asked, e.g. settings changed).
+/// Returns the notes whose entities may have changed (rebuilt or removed), or `None` after
+/// a full build.
 pub(crate) fn update(
     vault: &mut Vault,
     built: &mut Built,
@@ -155,7 +157,7 @@ pub(crate) fn update(
     upserts: Vec<Note>,
     removals: &[String],
     full: bool,
-) {
+) -> Option<BTreeSet<String>> {
     // What changed about how notes are found: lookup keys and kinds, before and after.
     let mut changed_keys: HashSet<u64> = HashSet::new();
     let mut name_seeds: Vec<u64> = Vec::new();
@@ -192,7 +194,7 @@ pub(crate) fn update(
     if full || upserts.len() + removals.len() > MAX_CHANGED || built.kinds.len() != vault.notes.len() {
         vault.update_notes(upserts, removals);
         *built = build(vault, config);
-        return;
+        return None;
     }
 
     // Apply to the vault, keeping `built.kinds` aligned with its notes.
@@ -255,7 +257,7 @@ pub(crate) fn update(
     }
     if rebuilt.len() > MAX_REBUILT {
         *built = build(vault, config);
-        return;
+        return None;
     }
 
     // The small vault: the rebuilt notes and everything their references resolve to.
@@ -283,10 +285,22 @@ pub(crate) fn update(
     let mini = Vault::from_notes(vault.root.clone(), notes, Vec::new());
     let part = build(&mini, config);
     splice(built, part, &rebuilt, removals);
+    rebuilt.extend(removals.iter().cloned());
+    Some(rebuilt)
 }
 
-fn replace_sorted<T>(v: &mut Vec<T>, new: Vec<T>, gone: &HashSet<&str>, taken: &BTreeSet<String>, key: impl Fn(&T) -> &str) {
-    v.retain(|e| !gone.contains(key(e)));
+/// Removes the entities of the `gone` notes from a vector sorted by note path and inserts
+/// those of `new` that came from `taken` notes, in order.
+fn replace_sorted<T>(v: &mut Vec<T>, new: Vec<T>, gone: &BTreeSet<&str>, taken: &BTreeSet<String>, key: impl Fn(&T) -> &str) {
+    if gone.len() < 64 {
+        for g in gone {
+            let from = v.partition_point(|e| key(e) < *g);
+            let to = from + v[from..].iter().take_while(|e| key(e) == *g).count();
+            v.drain(from..to);
+        }
+    } else {
+        v.retain(|e| !gone.contains(key(e)));
+    }
     for e in new {
         if !taken.contains(key(&e)) {
             continue;
@@ -299,7 +313,7 @@ fn replace_sorted<T>(v: &mut Vec<T>, new: Vec<T>, gone: &HashSet<&str>, taken: &
 /// Replaces, in `built`, everything that came from the `rebuilt` and `removed` notes with
 /// what `part` built for the rebuilt ones, and the campaign-wide parts with `part`'s.
 fn splice(built: &mut Built, part: Built, rebuilt: &BTreeSet<String>, removed: &[String]) {
-    let gone: HashSet<&str> = rebuilt.iter().map(String::as_str).chain(removed.iter().map(String::as_str)).collect();
+    let gone: BTreeSet<&str> = rebuilt.iter().map(String::as_str).chain(removed.iter().map(String::as_str)).collect();
     let (c, p) = (&mut built.campaign, part.campaign);
     replace_sorted(&mut c.pcs, p.pcs, &gone, rebuilt, |e| &e.id);
     replace_sorted(&mut c.npcs, p.npcs, &gone, rebuilt, |e| &e.id);
@@ -345,7 +359,8 @@ mod tests {
         let mut deps = Deps::new(&v);
         let ups = upserts.iter().map(|(p, t)| Note::parse(p, t.as_bytes())).collect();
         let rem: Vec<String> = removals.iter().map(|s| s.to_string()).collect();
-        update(&mut v, &mut built, &config, &mut deps, ups, &rem, false);
+        let touched = update(&mut v, &mut built, &config, &mut deps, ups, &rem, false);
+        assert!(touched.is_some(), "took the incremental path");
         let full = build(&v, &config);
         assert_eq!(built.campaign, full.campaign);
         assert_eq!(built.kinds, full.kinds);

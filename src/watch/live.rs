@@ -3,7 +3,7 @@
 use super::filter::is_noise;
 use super::incremental::{update, Deps};
 use super::WatchError;
-use crate::canon::diff::diff_with_renames;
+use crate::canon::diff::{diff_notes, diff_with_renames};
 use crate::canon::{Campaign, Change, Loaded, TEMPORAL_INDEX};
 use crate::config::{Config, CONFIG_FILE};
 use crate::context::{Engine, Matcher, Templates};
@@ -193,9 +193,10 @@ fn placeholder_engine(templates: &Arc<Templates>) -> Engine {
     Engine::from_parts(Arc::clone(&empty), Arc::new(Matcher::new(&empty)), Arc::clone(templates))
 }
 
-/// Makes `dst` equal to `src`, cloning only the entities that differ.
-fn sync(dst: &mut Campaign, src: &Campaign) {
-    fn vec<T: Clone + PartialEq>(dst: &mut Vec<T>, src: &[T]) {
+/// Makes `dst` equal to `src`, cloning only the entities that differ. With `notes`, only
+/// entities from those notes can differ (vectors are sorted by note path).
+fn sync(dst: &mut Campaign, src: &Campaign, notes: Option<&BTreeSet<String>>) {
+    fn all<T: Clone + PartialEq>(dst: &mut Vec<T>, src: &[T]) {
         if dst.len() == src.len() {
             for (d, s) in dst.iter_mut().zip(src) {
                 if d != s {
@@ -206,16 +207,32 @@ fn sync(dst: &mut Campaign, src: &Campaign) {
             *dst = src.to_vec();
         }
     }
-    vec(&mut dst.pcs, &src.pcs);
-    vec(&mut dst.npcs, &src.npcs);
-    vec(&mut dst.locations, &src.locations);
-    vec(&mut dst.threads, &src.threads);
-    vec(&mut dst.events, &src.events);
-    vec(&mut dst.lore, &src.lore);
+    fn some<T: Clone + PartialEq>(dst: &mut Vec<T>, src: &[T], notes: Option<&BTreeSet<String>>, id: impl Fn(&T) -> &str) {
+        let Some(notes) = notes else {
+            return all(dst, src);
+        };
+        for p in notes {
+            let range = |v: &[T]| {
+                let from = v.partition_point(|e| id(e) < p.as_str());
+                from..from + v[from..].iter().take_while(|e| id(e) == p.as_str()).count()
+            };
+            let (d, s) = (range(dst), range(src));
+            if dst[d.clone()] != src[s.clone()] {
+                dst.splice(d, src[s].iter().cloned());
+            }
+        }
+    }
+    some(&mut dst.pcs, &src.pcs, notes, |e| &e.id);
+    some(&mut dst.npcs, &src.npcs, notes, |e| &e.id);
+    some(&mut dst.locations, &src.locations, notes, |e| &e.id);
+    some(&mut dst.lore, &src.lore, notes, |e| &e.id);
+    all(&mut dst.threads, &src.threads);
+    all(&mut dst.events, &src.events);
     dst.name.clone_from(&src.name);
     dst.setting.clone_from(&src.setting);
     dst.day = src.day;
     dst.time.clone_from(&src.time);
+    debug_assert!(dst == src, "the engine's campaign fell out of step");
 }
 
 impl Live {
@@ -560,7 +577,7 @@ impl Live {
         // 5. Notes into the vault, canon (incrementally when few notes changed), diff
         //    against the engine's copy of the old campaign, matcher, engine.
         let old_diags = self.loaded.built.diagnostics.clone();
-        update(
+        let touched_notes = update(
             &mut self.loaded.vault,
             &mut self.loaded.built,
             &self.loaded.config,
@@ -573,11 +590,14 @@ impl Live {
         // Drop the engine's share of the campaign so it can be updated in place.
         let old_engine = std::mem::replace(&mut self.engine, placeholder_engine(&self.templates));
         drop(old_engine);
-        reload.changes = diff_with_renames(&self.campaign, &new.campaign, &renames);
+        reload.changes = match &touched_notes {
+            Some(notes) => diff_notes(&self.campaign, &new.campaign, &renames, notes),
+            None => diff_with_renames(&self.campaign, &new.campaign, &renames),
+        };
         if !same_names(&self.campaign, &new.campaign) {
             self.matcher = Arc::new(Matcher::new(&new.campaign));
         }
-        sync(Arc::make_mut(&mut self.campaign), &new.campaign);
+        sync(Arc::make_mut(&mut self.campaign), &new.campaign, touched_notes.as_ref());
         self.engine = Engine::from_parts(
             Arc::clone(&self.campaign),
             Arc::clone(&self.matcher),

@@ -10,8 +10,9 @@
 //!   by writing a new file and renaming it over the old one) with notify-debouncer-full,
 //!   drops what is never canon ([`filter`]: `.obsidian/`, `.trash/`, `.vaultdm/`, the root
 //!   `sessions/`, swap/backup/temp files), and joins bursts so a git checkout writing 500
-//!   files arrives as one [`Batch`]. `--poll` (or native events failing to start) uses
-//!   notify's polling watcher instead.
+//!   files arrives as one [`Batch`]. `--poll` (or native events failing to start) plugs
+//!   [`poll::VaultPoller`] into the same debouncer instead (see there why not notify's own
+//!   `PollWatcher`).
 //! - [`Live`] holds the canon: notes, link index, `vaultdm.toml`, the built campaign and
 //!   the context [`Engine`](crate::context::Engine). [`Live::apply`] re-reads only the
 //!   changed paths and returns a [`Reload`]: the [`Change`](crate::canon::Change)s, new
@@ -61,6 +62,7 @@
 pub mod filter;
 mod incremental;
 mod live;
+pub mod poll;
 mod watcher;
 
 pub use live::{Live, Reload};

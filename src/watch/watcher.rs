@@ -3,7 +3,8 @@
 use super::filter::is_noise;
 use super::WatchError;
 use notify::event::{AccessKind, AccessMode};
-use notify::{EventKind, PollWatcher, RecursiveMode};
+use super::poll::VaultPoller;
+use notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{new_debouncer, new_debouncer_opt, DebounceEventResult, Debouncer, NoCache, RecommendedCache};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -73,7 +74,7 @@ pub struct Batch {
 
 enum Source {
     Native(Debouncer<notify::RecommendedWatcher, RecommendedCache>),
-    Poll(Debouncer<PollWatcher, NoCache>),
+    Poll(Debouncer<VaultPoller, NoCache>),
 }
 
 /// Watches a vault folder, recursively, and delivers [`Batch`]es on a channel.
@@ -104,7 +105,7 @@ fn start_native(root: &Path, opts: &WatchOptions, tx: Sender<DebounceEventResult
 
 fn start_poll(root: &Path, opts: &WatchOptions, tx: Sender<DebounceEventResult>) -> notify::Result<Source> {
     let config = notify::Config::default().with_poll_interval(opts.poll_interval);
-    let mut d = new_debouncer_opt::<_, PollWatcher, NoCache>(opts.debounce, None, tx, NoCache, config)?;
+    let mut d = new_debouncer_opt::<_, VaultPoller, NoCache>(opts.debounce, None, tx, NoCache, config)?;
     d.watch(root, RecursiveMode::Recursive)?;
     Ok(Source::Poll(d))
 }
