@@ -3,7 +3,9 @@ use std::io::Write;
 use std::path::Path;
 
 fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<_> = rd.flatten().collect();
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
@@ -15,8 +17,15 @@ fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
         if p.is_dir() {
             walk(&p, root, out);
         } else if let Ok(rel) = p.strip_prefix(root) {
-            let rel = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/");
-            out.push((rel, p.canonicalize().unwrap_or(p.clone()).display().to_string()));
+            let rel = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            out.push((
+                rel,
+                p.canonicalize().unwrap_or(p.clone()).display().to_string(),
+            ));
         }
     }
 }
@@ -31,7 +40,11 @@ fn main() {
     }
     let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("template_files.rs");
     let mut f = std::fs::File::create(out).expect("create template_files.rs");
-    writeln!(f, "/// Files of the built-in campaign template: (vault-relative path, contents).").ok();
+    writeln!(
+        f,
+        "/// Files of the built-in campaign template: (vault-relative path, contents)."
+    )
+    .ok();
     writeln!(f, "pub static TEMPLATE_FILES: &[(&str, &[u8])] = &[").ok();
     for (rel, abs) in files {
         writeln!(f, "    ({rel:?}, include_bytes!({abs:?})),").ok();

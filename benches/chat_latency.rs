@@ -52,14 +52,19 @@ fn serve(listener: TcpListener, tx: mpsc::Sender<Ev>) {
                 let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
                 let len = head
                     .lines()
-                    .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+                    .find_map(|l| {
+                        l.strip_prefix("content-length:")
+                            .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                    })
                     .unwrap_or(0);
                 if buf.len() >= end + 4 + len {
                     break;
                 }
             }
         }
-        let _ = sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
+        let _ = sock.write_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+        );
         for i in 0..TOKENS {
             std::thread::sleep(Duration::from_millis(2));
             let chunk = format!(
@@ -85,7 +90,10 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     gen::generate(dir.path(), gen::DEFAULT_NOTES, gen::DEFAULT_SEED).expect("generate");
     let loaded = Loaded::load(dir.path()).expect("load");
-    let engine = Engine::new(loaded.built.campaign.clone(), Templates::load(None).expect("templates"));
+    let engine = Engine::new(
+        loaded.built.campaign.clone(),
+        Templates::load(None).expect("templates"),
+    );
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (tx, rx) = mpsc::channel();
@@ -100,14 +108,28 @@ fn main() {
         8,
     )
     .expect("table");
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
-    let names: Vec<String> = loaded.built.campaign.npcs.iter().take(TURNS).map(|n| n.name.clone()).collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    let names: Vec<String> = loaded
+        .built
+        .campaign
+        .npcs
+        .iter()
+        .take(TURNS)
+        .map(|n| n.name.clone())
+        .collect();
     let mut enter_to_first = Vec::new();
     let mut token_lag = Vec::new();
     let mut prep = Vec::new();
     let mut eng = Vec::new();
     for (turn, name) in names.iter().enumerate() {
-        let msg = if turn == 0 { "continue".to_string() } else { format!("I ask {name} about the ledger.") };
+        let msg = if turn == 0 {
+            "continue".to_string()
+        } else {
+            format!("I ask {name} about the ledger.")
+        };
         let mut arrivals: Vec<Instant> = Vec::new();
         let mut sink = std::io::sink();
         let mut on = |t: &str| {
@@ -116,7 +138,10 @@ fn main() {
             arrivals.push(Instant::now());
         };
         let te = Instant::now();
-        let _ = table.engine().build(&Options { message: Some(msg.clone()), ..Options::default() });
+        let _ = table.engine().build(&Options {
+            message: Some(msg.clone()),
+            ..Options::default()
+        });
         eng.push(te.elapsed().as_secs_f64() * 1e3);
         let tp = Instant::now();
         let _ = table.prepare(&msg).expect("prepare");
@@ -142,7 +167,10 @@ fn main() {
         }
     }
     println!("  context alone: median {:.2} ms", pct(&mut eng, 0.5));
-    println!("  of which building context + prompt: median {:.2} ms", pct(&mut prep, 0.5));
+    println!(
+        "  of which building context + prompt: median {:.2} ms",
+        pct(&mut prep, 0.5)
+    );
     let n1 = enter_to_first.len();
     let n2 = token_lag.len();
     println!(

@@ -68,7 +68,8 @@ fn one_note(c: &mut Criterion, root: &Path) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 n += 1;
-                std::fs::write(&abs, set_key(&text, "hp_current", &(n % 50).to_string())).expect("write");
+                std::fs::write(&abs, set_key(&text, "hp_current", &(n % 50).to_string()))
+                    .expect("write");
                 let t = Instant::now();
                 let r = live.apply(std::slice::from_ref(&abs));
                 total += t.elapsed();

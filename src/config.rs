@@ -72,11 +72,18 @@ impl Config {
         let path = root.join(CONFIG_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Config::default(), vec![]),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return (Config::default(), vec![])
+            }
             Err(e) => {
                 return (
                     Config::default(),
-                    vec![Diagnostic::error(CONFIG_FILE, 0, "config", format!("could not read: {e}"))],
+                    vec![Diagnostic::error(
+                        CONFIG_FILE,
+                        0,
+                        "config",
+                        format!("could not read: {e}"),
+                    )],
                 )
             }
         };
@@ -103,9 +110,9 @@ impl Config {
                 (c, d)
             }
             Err(e) => {
-                let line = e
-                    .span()
-                    .map_or(0, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+                let line = e.span().map_or(0, |s| {
+                    text[..s.start.min(text.len())].matches('\n').count() + 1
+                });
                 let msg = e.message().to_string();
                 // Keep what can be read: fall back to the loose table for name/setting.
                 let mut c = Config::default();

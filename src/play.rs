@@ -257,7 +257,10 @@ impl Table {
             .record_player(message, Some(prepared.block.clone()), Some(mode))?;
         let provider = client.config().provider.as_str().to_string();
         let model = client.config().model.clone();
-        match client.stream_chat(&prepared.request, on_token, cancel).await {
+        match client
+            .stream_chat(&prepared.request, on_token, cancel)
+            .await
+        {
             Ok(reply) => {
                 self.store.record_dm(&reply, &provider, &model)?;
                 self.after_sent(prepared.injected.mode);

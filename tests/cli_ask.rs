@@ -11,7 +11,10 @@ const SECRET: &str = "sk-cli-test-SECRET-000111222333";
 
 fn vault() -> tempfile::TempDir {
     let t = tempfile::tempdir().expect("tempdir");
-    copy(&Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"), t.path());
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
+        t.path(),
+    );
     t
 }
 
@@ -41,7 +44,9 @@ fn all_files(dir: &Path) -> String {
     let mut s = String::new();
     for e in walkdir::WalkDir::new(dir).into_iter().flatten() {
         if e.file_type().is_file() {
-            s.push_str(&String::from_utf8_lossy(&std::fs::read(e.path()).unwrap_or_default()));
+            s.push_str(&String::from_utf8_lossy(
+                &std::fs::read(e.path()).unwrap_or_default(),
+            ));
         }
     }
     s
@@ -51,44 +56,94 @@ fn all_files(dir: &Path) -> String {
 async fn ask_streams_the_reply_and_keeps_the_session() {
     let v = vault();
     let fake = FakeLlm::start(vec![
-        Scripted::sse(openai_sse(&["The canary ", "sings."], Some("stop"), true, true)),
-        Scripted::sse(openai_sse(&["Odessa ", "smiles."], Some("stop"), true, true)),
+        Scripted::sse(openai_sse(
+            &["The canary ", "sings."],
+            Some("stop"),
+            true,
+            true,
+        )),
+        Scripted::sse(openai_sse(
+            &["Odessa ", "smiles."],
+            Some("stop"),
+            true,
+            true,
+        )),
     ])
     .await;
     let base = fake.base_url_v1();
     let root = v.path().to_path_buf();
     let (out1, out2) = tokio::task::spawn_blocking(move || {
         let a = cmd(&root)
-            .args(["ask", "continue", "--session", "night-1", "--model", "m", "--base-url", &base])
+            .args([
+                "ask",
+                "continue",
+                "--session",
+                "night-1",
+                "--model",
+                "m",
+                "--base-url",
+                &base,
+            ])
             .output()
             .expect("run");
         let b = cmd(&root)
-            .args(["ask", "--session", "night-1", "--format", "json", "--model", "m", "--base-url", &base, "I ask Odessa about the canary."])
+            .args([
+                "ask",
+                "--session",
+                "night-1",
+                "--format",
+                "json",
+                "--model",
+                "m",
+                "--base-url",
+                &base,
+                "I ask Odessa about the canary.",
+            ])
             .output()
             .expect("run");
         (a, b)
     })
     .await
     .expect("join");
-    assert!(out1.status.success(), "{}", String::from_utf8_lossy(&out1.stderr));
-    assert_eq!(String::from_utf8_lossy(&out1.stdout).trim(), "The canary sings.");
-    assert!(out2.status.success(), "{}", String::from_utf8_lossy(&out2.stderr));
+    assert!(
+        out1.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out1.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out1.stdout).trim(),
+        "The canary sings."
+    );
+    assert!(
+        out2.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out2.stderr)
+    );
     let j: serde_json::Value = serde_json::from_slice(&out2.stdout).expect("json");
     assert_eq!(j["reply"], "Odessa smiles.");
     assert_eq!(j["complete"], true);
     assert_eq!(j["session"], "night-1");
     assert_eq!(j["mode"], "light");
-    assert!(j["injected_context"].as_str().unwrap_or_default().contains("NPC Odessa Flint"));
+    assert!(j["injected_context"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("NPC Odessa Flint"));
     assert_eq!(j["usage"]["output_tokens"], 7);
 
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 2);
     // The second request carries the first exchange as history.
-    let msgs = reqs[1].json()["messages"].as_array().cloned().unwrap_or_default();
+    let msgs = reqs[1].json()["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(msgs.len(), 4);
     // The key goes in the auth header and nowhere else: not in bodies, logs or transcripts.
     for r in &reqs {
-        assert_eq!(r.header("authorization"), Some(format!("Bearer {SECRET}").as_str()));
+        assert_eq!(
+            r.header("authorization"),
+            Some(format!("Bearer {SECRET}").as_str())
+        );
         assert!(!r.json().to_string().contains(SECRET));
     }
     let files = all_files(v.path());
@@ -101,11 +156,24 @@ async fn ask_streams_the_reply_and_keeps_the_session() {
 async fn ask_explains_a_dead_server_and_keeps_the_message() {
     let v = vault();
     // Bind and drop a listener: nothing answers on that port.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
     let root = v.path().to_path_buf();
     let out = tokio::task::spawn_blocking(move || {
         cmd(&root)
-            .args(["ask", "--session", "s", "--model", "m", "--base-url", &format!("http://127.0.0.1:{port}/v1"), "Hello?"])
+            .args([
+                "ask",
+                "--session",
+                "s",
+                "--model",
+                "m",
+                "--base-url",
+                &format!("http://127.0.0.1:{port}/v1"),
+                "Hello?",
+            ])
             .output()
             .expect("run")
     })
@@ -132,7 +200,10 @@ fn no_provider_says_how_to_set_one() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("localhost:11434") && err.contains("OPENAI_API_KEY"), "{err}");
+    assert!(
+        err.contains("localhost:11434") && err.contains("OPENAI_API_KEY"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -143,9 +214,16 @@ fn config_shows_sources_and_masks_the_key() {
         .args(["config", "--base-url", "http://localhost:11434/v1"])
         .output()
         .expect("run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("llama3.1") && s.contains("VAULTDM_MODEL"), "{s}");
-    assert!(s.contains("http://localhost:11434/v1") && s.contains("flag"), "{s}");
+    assert!(
+        s.contains("http://localhost:11434/v1") && s.contains("flag"),
+        "{s}"
+    );
     assert!(!s.contains(SECRET), "{s}");
 }

@@ -12,7 +12,6 @@ use vaultdm::context::{
     RESUME_COMMANDS,
 };
 
-
 /// The engine counts rendered lines with o200k and caches them; the sum of line counts is
 /// close to counting the whole text at once (the issue allows 5%).
 fn close_to_exact(reported: usize, text: &str) -> bool {
@@ -459,7 +458,11 @@ fn the_budget_drops_in_the_documented_order() {
                 inj.text
             );
         }
-        assert!(close_to_exact(inj.tokens, &inj.text), "{} tokens reported", inj.tokens);
+        assert!(
+            close_to_exact(inj.tokens, &inj.text),
+            "{} tokens reported",
+            inj.tokens
+        );
         let everything_gone = counts.iter().all(|&(n, d)| n == d);
         assert!(
             inj.tokens <= budget || everything_gone,

@@ -26,16 +26,36 @@ fn three_turns_then_resume_against_a_real_server() {
     };
     let model = std::env::var("VAULTDM_E2E_MODEL").unwrap_or_else(|_| "smollm2".into());
     let v = tempfile::tempdir().expect("tempdir");
-    copy(&Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"), v.path());
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
+        v.path(),
+    );
     let ask = |msg: &str| {
         let out = Command::cargo_bin("vaultdm")
             .expect("bin")
-            .args(["ask", "--session", "e2e", "--format", "json", "--max-tokens", "60", "--model", &model, "--base-url", &base, "--vault"])
+            .args([
+                "ask",
+                "--session",
+                "e2e",
+                "--format",
+                "json",
+                "--max-tokens",
+                "60",
+                "--model",
+                &model,
+                "--base-url",
+                &base,
+                "--vault",
+            ])
             .arg(v.path())
             .arg(msg)
             .output()
             .expect("run");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
         eprintln!("> {msg}\n[{}] {}\n", j["mode"], j["reply"]);
         j
@@ -48,7 +68,10 @@ fn three_turns_then_resume_against_a_real_server() {
     ask("We head for Shaft Nine.");
     // A new process resumes the same session with its history.
     let t4 = ask("What do we see?");
-    assert_eq!(t4["mode"], "light", "the resumed history already holds the full context");
+    assert_eq!(
+        t4["mode"], "light",
+        "the resumed history already holds the full context"
+    );
     let log = std::fs::read_to_string(v.path().join(".vaultdm/sessions/e2e.jsonl")).expect("log");
     assert_eq!(log.lines().count(), 8);
 }

@@ -30,13 +30,19 @@ fn copy_dir(src: &Path, dst: &Path) {
 
 fn vault() -> tempfile::TempDir {
     let t = tempfile::tempdir().expect("tempdir");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"), t.path());
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
+        t.path(),
+    );
     t
 }
 
 fn engine(root: &Path) -> Engine {
     let loaded = Loaded::load(root).expect("load");
-    Engine::new(loaded.built.campaign, Templates::load(None).expect("templates"))
+    Engine::new(
+        loaded.built.campaign,
+        Templates::load(None).expect("templates"),
+    )
 }
 
 fn cfg(fake: &FakeLlm) -> LlmConfig {
@@ -95,16 +101,33 @@ async fn send(t: &mut Table, msg: &str) -> Result<vaultdm::play::Turn, PlayError
 #[tokio::test]
 async fn turns_carry_full_then_light_context_with_a_stable_system_prompt() {
     let v = vault();
-    let fake = FakeLlm::start(vec![ok(&["The stove ", "crackles."]), ok(&["Odessa nods."]), ok(&["Back to it."])]).await;
+    let fake = FakeLlm::start(vec![
+        ok(&["The stove ", "crackles."]),
+        ok(&["Odessa nods."]),
+        ok(&["Back to it."]),
+    ])
+    .await;
     let mut t = table(v.path(), &fake, "s1");
 
     let first = send(&mut t, "We sit by the stove.").await.expect("turn 1");
     assert!(first.reply.complete);
     assert_eq!(first.reply.text, "The stove crackles.");
-    assert!(first.prepared.block.contains("## SESSION CONTEXT: Coldharrow"), "first message gets the full context");
+    assert!(
+        first
+            .prepared
+            .block
+            .contains("## SESSION CONTEXT: Coldharrow"),
+        "first message gets the full context"
+    );
 
-    let second = send(&mut t, "I ask Odessa about the canary.").await.expect("turn 2");
-    assert!(second.prepared.block.starts_with("[Day 6"), "{}", second.prepared.block);
+    let second = send(&mut t, "I ask Odessa about the canary.")
+        .await
+        .expect("turn 2");
+    assert!(
+        second.prepared.block.starts_with("[Day 6"),
+        "{}",
+        second.prepared.block
+    );
     assert!(second.prepared.block.contains("NPC Odessa Flint"));
 
     send(&mut t, "continue").await.expect("turn 3");
@@ -118,7 +141,10 @@ async fn turns_carry_full_then_light_context_with_a_stable_system_prompt() {
     // line of turn 2 is not repeated, and "continue" brings a new full context.
     let third = &m[2];
     assert_eq!(third.len(), 6, "{third:?}");
-    assert_eq!(third[1], m[0][1], "the first user message is byte-identical in later requests");
+    assert_eq!(
+        third[1], m[0][1],
+        "the first user message is byte-identical in later requests"
+    );
     assert_eq!(third[2], ("assistant".into(), "The stove crackles.".into()));
     assert_eq!(third[3].1, "Player: I ask Odessa about the canary.");
     assert!(third[5].1.contains("## SESSION CONTEXT") && third[5].1.ends_with("Player: continue"));
@@ -131,11 +157,17 @@ async fn canon_changes_and_rolls_ride_on_the_next_message_only() {
     let mut t = table(v.path(), &fake, "s2");
     send(&mut t, "hello").await.expect("turn 1");
 
-    t.canon_reloaded(engine(v.path()), vec!["Hesper Quill: HP 14/19 -> 3/19".into()]);
+    t.canon_reloaded(
+        engine(v.path()),
+        vec!["Hesper Quill: HP 14/19 -> 3/19".into()],
+    );
     t.add_roll("1d20+2: [17] + 2 = 19".into());
     let turn = send(&mut t, "I climb.").await.expect("turn 2");
     let block = &turn.prepared.block;
-    assert!(block.starts_with("Canon updated:\n- Hesper Quill: HP 14/19 -> 3/19\n"), "{block}");
+    assert!(
+        block.starts_with("Canon updated:\n- Hesper Quill: HP 14/19 -> 3/19\n"),
+        "{block}"
+    );
     assert!(block.contains("Rolls:\n- 1d20+2: [17] + 2 = 19"));
 
     let turn = send(&mut t, "I climb more.").await.expect("turn 3");
@@ -168,11 +200,18 @@ async fn a_failed_request_keeps_the_message_and_a_resend_replaces_it() {
     let err = send(&mut t, "I open the door.").await.expect_err("500s");
     assert!(matches!(err, PlayError::Llm(_)), "{err}");
     let log = std::fs::read_to_string(t.store().log_path()).expect("log");
-    assert!(log.contains("I open the door."), "the player's words are on disk before the request");
+    assert!(
+        log.contains("I open the door."),
+        "the player's words are on disk before the request"
+    );
 
     send(&mut t, "I open the door.").await.expect("re-send");
     let hist = t.store().history();
-    assert_eq!(hist.len(), 1, "the unanswered message is replaced, not doubled: {hist:?}");
+    assert_eq!(
+        hist.len(),
+        1,
+        "the unanswered message is replaced, not doubled: {hist:?}"
+    );
     assert_eq!(hist[0].dm, "Recovered.");
 }
 
@@ -180,7 +219,11 @@ async fn a_failed_request_keeps_the_message_and_a_resend_replaces_it() {
 async fn a_stream_cut_mid_reply_is_kept_and_marked() {
     let v = vault();
     let body = openai_sse(&["The floor ", "gives way"], None, false, false);
-    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![Step::Send(body.into_bytes()), Step::Drop])]).await;
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![
+        Step::Send(body.into_bytes()),
+        Step::Drop,
+    ])])
+    .await;
     let mut t = table(v.path(), &fake, "s5");
     let r = send(&mut t, "I step forward.").await;
     let text = match r {
@@ -212,7 +255,10 @@ async fn a_session_resumes_with_its_history() {
     let mut t = table(v.path(), &fake, "s6");
     assert_eq!(t.store().history().len(), 1);
     let turn = send(&mut t, "second").await.expect("turn 2");
-    assert!(turn.prepared.block.starts_with("[Day 6"), "resumed history already holds a full context");
+    assert!(
+        turn.prepared.block.starts_with("[Day 6"),
+        "resumed history already holds a full context"
+    );
     let m = messages(&fake.requests()[1].json());
     assert_eq!(m.len(), 4);
     assert!(m[1].1.contains("## SESSION CONTEXT"));
@@ -228,5 +274,8 @@ async fn undo_drops_the_last_exchange_from_the_prompt() {
     assert!(t.undo().expect("undo"));
     send(&mut t, "third").await.expect("turn 3");
     let m = messages(&fake.requests()[2].json());
-    assert!(!m.iter().any(|(_, c)| c.contains("second") || c == "two"), "{m:?}");
+    assert!(
+        !m.iter().any(|(_, c)| c.contains("second") || c == "two"),
+        "{m:?}"
+    );
 }

@@ -29,9 +29,10 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// A watched copy of the template vault.
 struct Vault {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
+    // Fields drop in order: stop watching before the folder goes.
     lw: LiveWatch,
+    root: PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 fn options(poll: bool) -> WatchOptions {
@@ -52,9 +53,16 @@ impl Vault {
     fn start_with(opts: WatchOptions) -> Vault {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().join("coldharrow");
-        copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"), &root);
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
+            &root,
+        );
         let lw = LiveWatch::start(&root, &opts).expect("start watching");
-        Vault { _dir: dir, root, lw }
+        Vault {
+            lw,
+            root,
+            _dir: dir,
+        }
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -76,7 +84,11 @@ impl Vault {
     /// Replaces `from` with `to` in a note (exactly once).
     fn edit(&self, rel: &str, from: &str, to: &str) {
         let text = self.read(rel);
-        assert_eq!(text.matches(from).count(), 1, "{rel} should hold {from:?} once");
+        assert_eq!(
+            text.matches(from).count(),
+            1,
+            "{rel} should hold {from:?} once"
+        );
         self.write(rel, &text.replacen(from, to, 1));
     }
 
@@ -94,7 +106,11 @@ impl Vault {
             }
         }
         let lines: Vec<String> = seen.iter().map(ToString::to_string).collect();
-        panic!("timed out waiting for: {what}\nreloads seen:\n{}\nwatcher errors: {:?}", lines.join("\n"), self.lw.take_errors());
+        panic!(
+            "timed out waiting for: {what}\nreloads seen:\n{}\nwatcher errors: {:?}",
+            lines.join("\n"),
+            self.lw.take_errors()
+        );
     }
 
     /// Applies reloads as they arrive until one satisfies `want`, and returns it.
@@ -109,25 +125,43 @@ impl Vault {
                 seen.push(r.to_string());
             }
         }
-        panic!("timed out waiting for: {what}\nreloads seen:\n{}", seen.join("\n"));
+        panic!(
+            "timed out waiting for: {what}\nreloads seen:\n{}",
+            seen.join("\n")
+        );
     }
 
     /// The live canon equals a cold load of the same folder.
     fn assert_matches_cold_load(&self) {
         let cold = Loaded::load(&self.root).expect("cold load");
         let live = self.lw.live();
-        assert_eq!(live.campaign(), &cold.built.campaign, "live canon drifted from a cold load");
-        assert_eq!(live.engine().campaign(), &cold.built.campaign, "the engine's canon drifted");
+        assert_eq!(
+            live.campaign(),
+            &cold.built.campaign,
+            "live canon drifted from a cold load"
+        );
+        assert_eq!(
+            live.engine().campaign(),
+            &cold.built.campaign,
+            "the engine's canon drifted"
+        );
         let mut a = live.loaded().diagnostics();
         let mut b = cold.diagnostics();
-        a.sort_by(|x, y| (&x.path, x.line, x.code, &x.message).cmp(&(&y.path, y.line, y.code, &y.message)));
-        b.sort_by(|x, y| (&x.path, x.line, x.code, &x.message).cmp(&(&y.path, y.line, y.code, &y.message)));
+        a.sort_by(|x, y| {
+            (&x.path, x.line, x.code, &x.message).cmp(&(&y.path, y.line, y.code, &y.message))
+        });
+        b.sort_by(|x, y| {
+            (&x.path, x.line, x.code, &x.message).cmp(&(&y.path, y.line, y.code, &y.message))
+        });
         assert_eq!(a, b, "live diagnostics drifted from a cold load");
     }
 }
 
 fn texts(reloads: &[Reload]) -> Vec<String> {
-    reloads.iter().flat_map(|r| r.changes.iter().map(|c| c.text.clone())).collect()
+    reloads
+        .iter()
+        .flat_map(|r| r.changes.iter().map(|c| c.text.clone()))
+        .collect()
 }
 
 fn npc<'a>(live: &'a vaultdm::watch::Live, name: &str) -> Option<&'a vaultdm::canon::Npc> {
@@ -135,20 +169,42 @@ fn npc<'a>(live: &'a vaultdm::watch::Live, name: &str) -> Option<&'a vaultdm::ca
 }
 
 fn pc<'a>(live: &'a vaultdm::watch::Live, name: &str) -> &'a vaultdm::canon::Pc {
-    live.campaign().pcs.iter().find(|p| p.name == name).expect("PC exists")
+    live.campaign()
+        .pcs
+        .iter()
+        .find(|p| p.name == name)
+        .expect("PC exists")
 }
 
 #[test]
 fn editing_a_pcs_hp_reloads_with_the_change() {
     let mut v = Vault::start();
-    v.edit("canon/pcs/kit-calloway.md", "hp_current: 9", "hp_current: 4");
-    let seen = v.until("Kit at 4 HP", |l| pc(l, "Kit Calloway").hp_current == Some(4));
+    v.edit(
+        "canon/pcs/kit-calloway.md",
+        "hp_current: 9",
+        "hp_current: 4",
+    );
+    let seen = v.until("Kit at 4 HP", |l| {
+        pc(l, "Kit Calloway").hp_current == Some(4)
+    });
     assert_eq!(texts(&seen), ["Kit Calloway: HP 9/26 -> 4/26"]);
     let r = &seen[0];
-    assert_eq!((r.files, r.paths.as_slice()), (1, ["canon/pcs/kit-calloway.md".to_string()].as_slice()));
+    assert_eq!(
+        (r.files, r.paths.as_slice()),
+        (1, ["canon/pcs/kit-calloway.md".to_string()].as_slice())
+    );
     assert!(r.diagnostics.is_empty(), "{r}");
-    assert_eq!(r.to_string().lines().next().map(|l| l.starts_with("canon reloaded (1 file, ")), Some(true));
-    assert!(r.to_string().ends_with("): Kit Calloway: HP 9/26 -> 4/26"), "{r}");
+    assert_eq!(
+        r.to_string()
+            .lines()
+            .next()
+            .map(|l| l.starts_with("canon reloaded (1 file, ")),
+        Some(true)
+    );
+    assert!(
+        r.to_string().ends_with("): Kit Calloway: HP 9/26 -> 4/26"),
+        "{r}"
+    );
     v.assert_matches_cold_load();
 }
 
@@ -162,17 +218,36 @@ fn moving_an_npc_into_the_partys_location_puts_them_in_the_scene() {
             ..Options::default()
         };
         let inj = v.lw.live().engine().build(&opts).expect("context");
-        inj.items.iter().filter(|i| i.kind == "npc" && i.included).map(|i| i.name.clone()).collect()
+        inj.items
+            .iter()
+            .filter(|i| i.kind == "npc" && i.included)
+            .map(|i| i.name.clone())
+            .collect()
     };
     assert!(!scene_npcs(&v).contains(&"Ida Marsh".to_string()));
-    v.edit("canon/npcs/ida-marsh.md", "location: \"[[The Assay Office]]\"", "location: \"[[The Brass Canary]]\"");
+    v.edit(
+        "canon/npcs/ida-marsh.md",
+        "location: \"[[The Assay Office]]\"",
+        "location: \"[[The Brass Canary]]\"",
+    );
     let seen = v.until("Ida at the Canary", |l| {
-        npc(l, "Ida Marsh").and_then(|n| n.location.as_deref()) == Some("canon/locations/the-brass-canary.md")
+        npc(l, "Ida Marsh").and_then(|n| n.location.as_deref())
+            == Some("canon/locations/the-brass-canary.md")
     });
-    assert_eq!(texts(&seen), ["Ida Marsh: location The Assay Office -> The Brass Canary"]);
+    assert_eq!(
+        texts(&seen),
+        ["Ida Marsh: location The Assay Office -> The Brass Canary"]
+    );
     let c = &seen[0].changes[0];
-    assert_eq!((c.kind, c.entity_type, c.field.as_deref()), (ChangeKind::Changed, EntityType::Npc, Some("location")));
-    assert!(scene_npcs(&v).contains(&"Ida Marsh".to_string()), "{:?}", scene_npcs(&v));
+    assert_eq!(
+        (c.kind, c.entity_type, c.field.as_deref()),
+        (ChangeKind::Changed, EntityType::Npc, Some("location"))
+    );
+    assert!(
+        scene_npcs(&v).contains(&"Ida Marsh".to_string()),
+        "{:?}",
+        scene_npcs(&v)
+    );
     v.assert_matches_cold_load();
 }
 
@@ -190,15 +265,22 @@ fn a_vim_style_save_is_one_edit() {
     v.write(rel, &new_text);
     std::fs::remove_file(v.path("canon/npcs/jonah-sallow.md~")).expect("rm backup");
     std::fs::remove_file(v.path("canon/npcs/.jonah-sallow.md.swp")).expect("rm swap");
-    let seen = v.until("Jonah dead", |l| npc(l, "Jonah Sallow").is_some_and(|n| n.status == "dead"));
+    let seen = v.until("Jonah dead", |l| {
+        npc(l, "Jonah Sallow").is_some_and(|n| n.status == "dead")
+    });
     assert_eq!(texts(&seen), ["Jonah Sallow: status active -> dead"]);
-    assert!(seen.iter().all(|r| r.paths == [rel.to_string()]), "only the note itself: {seen:?}");
+    assert!(
+        seen.iter().all(|r| r.paths == [rel.to_string()]),
+        "only the note itself: {seen:?}"
+    );
 
     // And the other common way: write a temp file beside it, rename it over.
     let text = v.read(rel).replacen("status: dead", "status: missing", 1);
     v.write("canon/npcs/jonah-sallow.md.tmp", &text);
     std::fs::rename(v.path("canon/npcs/jonah-sallow.md.tmp"), v.path(rel)).expect("rename over");
-    let seen = v.until("Jonah missing", |l| npc(l, "Jonah Sallow").is_some_and(|n| n.status == "missing"));
+    let seen = v.until("Jonah missing", |l| {
+        npc(l, "Jonah Sallow").is_some_and(|n| n.status == "missing")
+    });
     assert_eq!(texts(&seen), ["Jonah Sallow: status dead -> missing"]);
     v.assert_matches_cold_load();
 }
@@ -211,7 +293,12 @@ fn a_deleted_note_leaves_canon() {
     assert_eq!(texts(&seen), ["NPC removed: Mags Dunmore"]);
     assert_eq!(seen[0].changes[0].kind, ChangeKind::Removed);
     // The open threads link [[Mags Dunmore]]; that link now resolves to nothing.
-    assert!(v.lw.live().diagnostics().iter().any(|d| d.code == "unresolved-link" && d.message.contains("Mags Dunmore")));
+    assert!(v
+        .lw
+        .live()
+        .diagnostics()
+        .iter()
+        .any(|d| d.code == "unresolved-link" && d.message.contains("Mags Dunmore")));
     v.assert_matches_cold_load();
 }
 
@@ -219,12 +306,21 @@ fn a_deleted_note_leaves_canon() {
 fn a_renamed_note_keeps_its_identity() {
     let mut v = Vault::start();
     std::fs::create_dir_all(v.path("canon/npcs/company")).expect("mkdir");
-    std::fs::rename(v.path("canon/npcs/ida-marsh.md"), v.path("canon/npcs/company/ida-marsh.md")).expect("mv");
-    let seen = v.until("Ida moved", |l| npc(l, "Ida Marsh").is_some_and(|n| n.id == "canon/npcs/company/ida-marsh.md"));
+    std::fs::rename(
+        v.path("canon/npcs/ida-marsh.md"),
+        v.path("canon/npcs/company/ida-marsh.md"),
+    )
+    .expect("mv");
+    let seen = v.until("Ida moved", |l| {
+        npc(l, "Ida Marsh").is_some_and(|n| n.id == "canon/npcs/company/ida-marsh.md")
+    });
     let changes: Vec<_> = seen.iter().flat_map(|r| &r.changes).collect();
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert_eq!(changes[0].kind, ChangeKind::Renamed);
-    assert_eq!(changes[0].text, "Ida Marsh: note moved canon/npcs/ida-marsh.md -> canon/npcs/company/ida-marsh.md");
+    assert_eq!(
+        changes[0].text,
+        "Ida Marsh: note moved canon/npcs/ida-marsh.md -> canon/npcs/company/ida-marsh.md"
+    );
     v.assert_matches_cold_load();
 }
 
@@ -236,7 +332,10 @@ fn a_note_created_in_a_new_folder_joins_canon() {
         "---\ntype: npc\nname: Silas Pike\nrole: Pinkerton agent\nlocation: the-brass-canary\n---\n# Silas Pike\n\nA quiet man asking about Lottie.\n",
     );
     let seen = v.until("Silas here", |l| npc(l, "Silas Pike").is_some());
-    assert_eq!(texts(&seen), ["NPC added: Silas Pike (at The Brass Canary)"]);
+    assert_eq!(
+        texts(&seen),
+        ["NPC added: Silas Pike (at The Brass Canary)"]
+    );
     // The matcher knows the new name.
     let m = v.lw.live().engine().matcher().find("I buy Silas a drink");
     assert_eq!(m.len(), 1, "{m:?}");
@@ -249,30 +348,66 @@ fn a_broken_note_keeps_its_last_good_version_until_fixed() {
     let rel = "canon/pcs/oriel-fenn.md";
     let good = v.read(rel);
     // Half-typed YAML: an unclosed flow list, with the HP changed too.
-    v.write(rel, &good.replacen("hp_current: 21", "hp_current: 3", 1).replacen("conditions: []", "conditions: [poisoned", 1));
+    v.write(
+        rel,
+        &good
+            .replacen("hp_current: 21", "hp_current: 3", 1)
+            .replacen("conditions: []", "conditions: [poisoned", 1),
+    );
     let seen = v.until("Oriel broken", |l| l.stale_notes() == [rel]);
     let r = seen.last().expect("a reload");
     assert!(r.changes.is_empty(), "canon must not change: {r}");
-    assert!(r.diagnostics.iter().any(|d| d.path == rel && d.code == "yaml-syntax" && d.severity == Severity::Error), "{r}");
-    assert!(r.diagnostics.iter().any(|d| d.path == rel && d.code == "stale-note"), "{r}");
+    assert!(
+        r.diagnostics
+            .iter()
+            .any(|d| d.path == rel && d.code == "yaml-syntax" && d.severity == Severity::Error),
+        "{r}"
+    );
+    assert!(
+        r.diagnostics
+            .iter()
+            .any(|d| d.path == rel && d.code == "stale-note"),
+        "{r}"
+    );
     assert_eq!(pc(v.lw.live(), "Oriel Fenn").hp_current, Some(21));
-    assert_eq!(pc(v.lw.live(), "Oriel Fenn").location.as_deref(), Some("canon/locations/the-brass-canary.md"));
+    assert_eq!(
+        pc(v.lw.live(), "Oriel Fenn").location.as_deref(),
+        Some("canon/locations/the-brass-canary.md")
+    );
 
     // Unclosed frontmatter is kept at bay the same way.
     v.write(rel, &good.replacen("---\n# Oriel", "# Oriel", 1));
-    let r = v.reload_where("unclosed frontmatter reported", |r| r.diagnostics.iter().any(|d| d.code == "unclosed-frontmatter"));
+    let r = v.reload_where("unclosed frontmatter reported", |r| {
+        r.diagnostics
+            .iter()
+            .any(|d| d.code == "unclosed-frontmatter")
+    });
     assert!(r.changes.is_empty(), "{r}");
     assert_eq!(v.lw.live().stale_notes(), [rel]);
     assert_eq!(pc(v.lw.live(), "Oriel Fenn").hp_current, Some(21));
 
     // Fixed: the new version applies.
-    v.write(rel, &good.replacen("hp_current: 21", "hp_current: 3", 1).replacen("conditions: []", "conditions: [poisoned]", 1));
+    v.write(
+        rel,
+        &good
+            .replacen("hp_current: 21", "hp_current: 3", 1)
+            .replacen("conditions: []", "conditions: [poisoned]", 1),
+    );
     let seen = v.until("Oriel fixed", |l| pc(l, "Oriel Fenn").hp_current == Some(3));
     assert!(v.lw.live().stale_notes().is_empty());
     let t = texts(&seen);
-    assert!(t.contains(&"Oriel Fenn: HP 21/21 -> 3/21".to_string()), "{t:?}");
-    assert!(t.contains(&"Oriel Fenn: conditions none -> poisoned".to_string()), "{t:?}");
-    assert!(seen.iter().flat_map(|r| &r.diagnostics).any(|d| d.code == "note-fixed"));
+    assert!(
+        t.contains(&"Oriel Fenn: HP 21/21 -> 3/21".to_string()),
+        "{t:?}"
+    );
+    assert!(
+        t.contains(&"Oriel Fenn: conditions none -> poisoned".to_string()),
+        "{t:?}"
+    );
+    assert!(seen
+        .iter()
+        .flat_map(|r| &r.diagnostics)
+        .any(|d| d.code == "note-fixed"));
     v.assert_matches_cold_load();
 }
 
@@ -285,9 +420,20 @@ fn three_hundred_files_at_once_are_one_or_few_reloads() {
             &format!("---\nname: Miner No. {i}\nstatus: active\nlocation: the-sump\n---\nOne of the night shift.\n"),
         );
     }
-    let seen = v.until("all 300 miners", |l| l.campaign().npcs.iter().filter(|n| n.id.starts_with("canon/npcs/crowd/")).count() == 300);
+    let seen = v.until("all 300 miners", |l| {
+        l.campaign()
+            .npcs
+            .iter()
+            .filter(|n| n.id.starts_with("canon/npcs/crowd/"))
+            .count()
+            == 300
+    });
     assert!(seen.len() <= 3, "{} reloads for one burst", seen.len());
-    let added = seen.iter().flat_map(|r| &r.changes).filter(|c| c.kind == ChangeKind::Added).count();
+    let added = seen
+        .iter()
+        .flat_map(|r| &r.changes)
+        .filter(|c| c.kind == ChangeKind::Added)
+        .count();
     assert_eq!(added, 300);
     v.assert_matches_cold_load();
 }
@@ -295,12 +441,24 @@ fn three_hundred_files_at_once_are_one_or_few_reloads() {
 #[test]
 fn settings_and_the_temporal_index_are_picked_up() {
     let mut v = Vault::start();
-    v.write("canon/temporal-index.json", "{\"current_day\": 7, \"current_time\": \"dawn\"}\n");
+    v.write(
+        "canon/temporal-index.json",
+        "{\"current_day\": 7, \"current_time\": \"dawn\"}\n",
+    );
     let seen = v.until("day 7", |l| l.campaign().day == Some(7));
     assert_eq!(texts(&seen), ["Day 6 evening -> Day 7 dawn"]);
-    v.edit("vaultdm.toml", "name = \"Coldharrow\"", "name = \"Coldharrow Nights\"");
-    let seen = v.until("renamed campaign", |l| l.campaign().name == "Coldharrow Nights");
-    assert_eq!(texts(&seen), ["Coldharrow Nights: name Coldharrow -> Coldharrow Nights"]);
+    v.edit(
+        "vaultdm.toml",
+        "name = \"Coldharrow\"",
+        "name = \"Coldharrow Nights\"",
+    );
+    let seen = v.until("renamed campaign", |l| {
+        l.campaign().name == "Coldharrow Nights"
+    });
+    assert_eq!(
+        texts(&seen),
+        ["Coldharrow Nights: name Coldharrow -> Coldharrow Nights"]
+    );
     v.assert_matches_cold_load();
 }
 
@@ -312,8 +470,14 @@ fn noise_never_reaches_a_reload() {
     v.write("sessions/2026-11-22.md", "transcript");
     v.write("canon/npcs/ezra-coil.md~", "backup");
     v.write("canon/npcs/#ezra-coil.md#", "autosave");
-    v.edit("canon/npcs/ezra-coil.md", "status: active", "status: missing");
-    let seen = v.until("Ezra missing", |l| npc(l, "Ezra Coil").is_some_and(|n| n.status == "missing"));
+    v.edit(
+        "canon/npcs/ezra-coil.md",
+        "status: active",
+        "status: missing",
+    );
+    let seen = v.until("Ezra missing", |l| {
+        npc(l, "Ezra Coil").is_some_and(|n| n.status == "missing")
+    });
     let paths: Vec<&String> = seen.iter().flat_map(|r| &r.paths).collect();
     assert_eq!(paths, ["canon/npcs/ezra-coil.md"]);
     v.assert_matches_cold_load();
@@ -323,8 +487,14 @@ fn noise_never_reaches_a_reload() {
 fn polling_sees_edits_too() {
     let mut v = Vault::start_with(options(true));
     assert_eq!(v.lw.watcher().backend(), vaultdm::watch::Backend::Poll);
-    v.edit("canon/pcs/hesper-quill.md", "hp_current: 14", "hp_current: 2");
-    let seen = v.until("Hesper at 2 HP", |l| pc(l, "Hesper Quill").hp_current == Some(2));
+    v.edit(
+        "canon/pcs/hesper-quill.md",
+        "hp_current: 14",
+        "hp_current: 2",
+    );
+    let seen = v.until("Hesper at 2 HP", |l| {
+        pc(l, "Hesper Quill").hp_current == Some(2)
+    });
     assert_eq!(texts(&seen), ["Hesper Quill: HP 14/19 -> 2/19"]);
     v.assert_matches_cold_load();
 }
@@ -345,7 +515,10 @@ fn the_watch_command_prints_json_lines_and_stops_on_ctrl_c() {
     use std::process::{Command, Stdio};
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("coldharrow");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"), &root);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
+        &root,
+    );
     let mut child = Command::new(env!("CARGO_BIN_EXE_vaultdm"))
         .args(["watch", "--format", "json", "--debounce-ms", "80"])
         .env("VAULTDM_VAULT", &root)
@@ -356,7 +529,10 @@ fn the_watch_command_prints_json_lines_and_stops_on_ctrl_c() {
     let (tx, rx) = std::sync::mpsc::channel::<(bool, String)>();
     let out = child.stdout.take().expect("stdout");
     let err = child.stderr.take().expect("stderr");
-    for (is_out, r) in [(true, Box::new(out) as Box<dyn std::io::Read + Send>), (false, Box::new(err))] {
+    for (is_out, r) in [
+        (true, Box::new(out) as Box<dyn std::io::Read + Send>),
+        (false, Box::new(err)),
+    ] {
         let tx = tx.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(r).lines().map_while(Result::ok) {
@@ -383,7 +559,10 @@ fn the_watch_command_prints_json_lines_and_stops_on_ctrl_c() {
     let json: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
     assert_eq!(json["changes"][0]["text"], "Kit Calloway: HP 9/26 -> 4/26");
     assert_eq!(json["files"], 1);
-    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill -INT");
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
     assert!(status.success());
     let start = Instant::now();
     let code = loop {

@@ -80,7 +80,10 @@ impl Ctx<'_> {
                         &note.path,
                         line,
                         "not-a-location",
-                        format!("`{key}: {raw}` resolves to {}, which is not a location note", self.vault.notes[i].path),
+                        format!(
+                            "`{key}: {raw}` resolves to {}, which is not a location note",
+                            self.vault.notes[i].path
+                        ),
                     ));
                     (None, Some(strip_link(&raw)))
                 }
@@ -90,7 +93,9 @@ impl Ctx<'_> {
                     &note.path,
                     line,
                     "unknown-location",
-                    format!("`{key}: {raw}` matches no location note (by file name, name or alias)"),
+                    format!(
+                        "`{key}: {raw}` matches no location note (by file name, name or alias)"
+                    ),
                 ));
                 (None, Some(strip_link(&raw)))
             }
@@ -101,7 +106,10 @@ impl Ctx<'_> {
                     "ambiguous-location",
                     format!(
                         "`{key}: {raw}` matches {}; use the file name",
-                        c.iter().map(|&i| self.vault.notes[i].path.as_str()).collect::<Vec<_>>().join(", ")
+                        c.iter()
+                            .map(|&i| self.vault.notes[i].path.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 ));
                 (None, Some(strip_link(&raw)))
@@ -148,7 +156,10 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
     const MAX_KEYS: &[&str] = &["hp_max", "max_hp", "maxhp", "hpmax"];
     let (hp_current, hp_max) = match fm.text(HP_KEYS).and_then(|t| hp_pair(&t)) {
         Some((cur, max)) => (Some(cur), cx.int(note, MAX_KEYS, "max HP").or(Some(max))),
-        None => (cx.int(note, HP_KEYS, "current HP"), cx.int(note, MAX_KEYS, "max HP")),
+        None => (
+            cx.int(note, HP_KEYS, "current HP"),
+            cx.int(note, MAX_KEYS, "max HP"),
+        ),
     };
     Pc {
         id: note.path.clone(),
@@ -167,7 +178,12 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
         conditions: fm
             .list(&["conditions", "condition"])
             .into_iter()
-            .filter(|c| !matches!(c.to_lowercase().as_str(), "none" | "-" | "n/a" | "healthy" | "ok" | "fine"))
+            .filter(|c| {
+                !matches!(
+                    c.to_lowercase().as_str(),
+                    "none" | "-" | "n/a" | "healthy" | "ok" | "fine"
+                )
+            })
             .collect(),
         inventory: fm.list(&["inventory", "items"]),
         summary: first_paragraph(note),
@@ -300,7 +316,13 @@ fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
     // Index in `out` of the thread that following paragraphs belong to.
     let mut current: Option<usize> = None;
     let mut heading_level_of_thread = 0u8;
-    let new_thread = |title: String, line: usize, priority: Option<Priority>, diags: &mut Vec<Diagnostic>, section: usize, warned: &mut Option<usize>| -> Thread {
+    let new_thread = |title: String,
+                      line: usize,
+                      priority: Option<Priority>,
+                      diags: &mut Vec<Diagnostic>,
+                      section: usize,
+                      warned: &mut Option<usize>|
+     -> Thread {
         let p = priority.unwrap_or_else(|| {
             if *warned != Some(section) {
                 diags.push(Diagnostic::warning(
@@ -345,20 +367,40 @@ fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
                     // A level-2 heading that is not a priority: a thread title without a section.
                     priority = None;
                 }
-                let t = new_thread(one_line(&b.text), b.line, priority, diags, b.section, &mut warned_section);
+                let t = new_thread(
+                    one_line(&b.text),
+                    b.line,
+                    priority,
+                    diags,
+                    b.section,
+                    &mut warned_section,
+                );
                 out.push(t);
                 current = Some(out.len() - 1);
                 heading_level_of_thread = level;
             }
-            BlockKind::ListItem if b.depth <= 1 && (b.strong_prefix.is_some() || current.is_none() || heading_level_of_thread == 0) => {
+            BlockKind::ListItem
+                if b.depth <= 1
+                    && (b.strong_prefix.is_some()
+                        || current.is_none()
+                        || heading_level_of_thread == 0) =>
+            {
                 let first = b.text.lines().next().unwrap_or("");
                 let (title, rest) = match &b.strong_prefix {
                     Some(p) => {
                         let p = p.trim();
                         let rest = first.trim_start().strip_prefix(p).unwrap_or("");
-                        (p.trim_end_matches(':').trim().to_string(), strip_sep(rest).to_string())
+                        (
+                            p.trim_end_matches(':').trim().to_string(),
+                            strip_sep(rest).to_string(),
+                        )
                     }
-                    None => match first.split_once(" — ").or_else(|| first.split_once(" – ")).or_else(|| first.split_once(" - ")).or_else(|| first.split_once(": ")) {
+                    None => match first
+                        .split_once(" — ")
+                        .or_else(|| first.split_once(" – "))
+                        .or_else(|| first.split_once(" - "))
+                        .or_else(|| first.split_once(": "))
+                    {
                         Some((t, r)) => (t.trim().to_string(), r.trim().to_string()),
                         None => (first.trim().to_string(), String::new()),
                     },
@@ -366,7 +408,14 @@ fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
                 if title.is_empty() {
                     continue;
                 }
-                let mut t = new_thread(title, b.line, priority, diags, b.section, &mut warned_section);
+                let mut t = new_thread(
+                    title,
+                    b.line,
+                    priority,
+                    diags,
+                    b.section,
+                    &mut warned_section,
+                );
                 let tail: Vec<&str> = b.text.lines().skip(1).collect();
                 add_lines(&mut t, &rest);
                 add_lines(&mut t, &tail.join("\n"));
@@ -484,7 +533,12 @@ fn read_temporal(root: &Path, diags: &mut Vec<Diagnostic>) -> (Option<i64>, Opti
             return (None, None);
         }
         Err(e) => {
-            diags.push(Diagnostic::error(TEMPORAL_INDEX, 0, "temporal-index", format!("could not read: {e}")));
+            diags.push(Diagnostic::error(
+                TEMPORAL_INDEX,
+                0,
+                "temporal-index",
+                format!("could not read: {e}"),
+            ));
             return (None, None);
         }
     };
@@ -494,7 +548,11 @@ fn read_temporal(root: &Path, diags: &mut Vec<Diagnostic>) -> (Option<i64>, Opti
             let day = m.get("current_day").or_else(|| m.get("day"));
             let day = match day {
                 Some(serde_json::Value::Number(n)) => n.as_i64(),
-                Some(serde_json::Value::String(s)) => s.trim().trim_start_matches(|c: char| !c.is_ascii_digit()).parse().ok(),
+                Some(serde_json::Value::String(s)) => s
+                    .trim()
+                    .trim_start_matches(|c: char| !c.is_ascii_digit())
+                    .parse()
+                    .ok(),
                 _ => None,
             };
             if day.is_none() {
@@ -508,23 +566,39 @@ fn read_temporal(root: &Path, diags: &mut Vec<Diagnostic>) -> (Option<i64>, Opti
             let time = m
                 .get("current_time")
                 .or_else(|| m.get("time"))
-                .and_then(|v| v.as_str().map(String::from).or_else(|| (!v.is_null()).then(|| v.to_string())))
+                .and_then(|v| {
+                    v.as_str()
+                        .map(String::from)
+                        .or_else(|| (!v.is_null()).then(|| v.to_string()))
+                })
                 .filter(|s| !s.trim().is_empty());
             (day, time)
         }
         Ok(_) => {
-            diags.push(Diagnostic::error(TEMPORAL_INDEX, 1, "temporal-index", "must be a JSON object like {\"current_day\": 6, \"current_time\": \"dusk\"}"));
+            diags.push(Diagnostic::error(
+                TEMPORAL_INDEX,
+                1,
+                "temporal-index",
+                "must be a JSON object like {\"current_day\": 6, \"current_time\": \"dusk\"}",
+            ));
             (None, None)
         }
         Err(e) => {
-            diags.push(Diagnostic::error(TEMPORAL_INDEX, e.line(), "temporal-index", format!("invalid JSON: {e}")));
+            diags.push(Diagnostic::error(
+                TEMPORAL_INDEX,
+                e.line(),
+                "temporal-index",
+                format!("invalid JSON: {e}"),
+            ));
             (None, None)
         }
     }
 }
 
 fn line_of(text: &str, needle: &str) -> usize {
-    text.lines().position(|l| l.contains(needle)).map_or(1, |i| i + 1)
+    text.lines()
+        .position(|l| l.contains(needle))
+        .map_or(1, |i| i + 1)
 }
 
 /// One note, typed.
@@ -654,7 +728,11 @@ pub fn build(vault: &Vault, config: &Config) -> Built {
     c.day = day.or_else(|| c.events.iter().map(|e| e.day).max());
     c.time = time;
     if let Some(d) = day {
-        if has_timeline && !c.events.is_empty() && c.events.iter().any(|e| e.day < d) && !c.events.iter().any(|e| e.day == d) {
+        if has_timeline
+            && !c.events.is_empty()
+            && c.events.iter().any(|e| e.day < d)
+            && !c.events.iter().any(|e| e.day == d)
+        {
             diags.push(Diagnostic::new(
                 TIMELINE,
                 0,
@@ -706,7 +784,10 @@ fn duplicate_names(c: &Campaign, vault: &Vault, diags: &mut Vec<Diagnostic>) {
         .chain(c.npcs.iter().map(|n| (&n.name, &n.aliases, &n.source)))
         .chain(c.locations.iter().map(|l| (&l.name, &l.aliases, &l.source)));
     for (name, aliases, src) in entities {
-        names.entry(norm_key(name)).or_default().push((name, src, true));
+        names
+            .entry(norm_key(name))
+            .or_default()
+            .push((name, src, true));
         for a in aliases {
             if norm_key(a) != norm_key(name) {
                 names.entry(norm_key(a)).or_default().push((a, src, false));
@@ -733,8 +814,15 @@ fn duplicate_names(c: &Campaign, vault: &Vault, diags: &mut Vec<Diagnostic>) {
             diags.push(Diagnostic::warning(
                 &src.path,
                 line,
-                if all_names { "duplicate-name" } else { "shared-alias" },
-                format!("\"{n}\" is also used by {}; mentions of it are ambiguous", others.join(", ")),
+                if all_names {
+                    "duplicate-name"
+                } else {
+                    "shared-alias"
+                },
+                format!(
+                    "\"{n}\" is also used by {}; mentions of it are ambiguous",
+                    others.join(", ")
+                ),
             ));
         }
     }
@@ -754,12 +842,19 @@ mod tests {
     fn threads_in_both_styles() {
         let (t, d) = thread_note("# Open Threads\n\n## Urgent\n### The Bell\nRang at noon.\n→ Next: Reach the Cathedral.\n\n## High\n- **The Forged Pass** — posted at every gate.\n  → Next: Get Jory to alter the seal.\n- **Second**: other\n  Next: go\n\n## Resolved\n### Done Thing\nOver.\n");
         assert!(d.is_empty(), "{d:?}");
-        let got: Vec<_> = t.iter().map(|t| (t.title.as_str(), t.priority, t.next.as_deref())).collect();
+        let got: Vec<_> = t
+            .iter()
+            .map(|t| (t.title.as_str(), t.priority, t.next.as_deref()))
+            .collect();
         assert_eq!(
             got,
             [
                 ("The Bell", Priority::Urgent, Some("Reach the Cathedral.")),
-                ("The Forged Pass", Priority::High, Some("Get Jory to alter the seal.")),
+                (
+                    "The Forged Pass",
+                    Priority::High,
+                    Some("Get Jory to alter the seal.")
+                ),
                 ("Second", Priority::High, Some("go")),
                 ("Done Thing", Priority::Resolved, None),
             ]
@@ -777,7 +872,10 @@ mod tests {
 
     #[test]
     fn timeline_days() {
-        let n = Note::parse(TIMELINE, "# T\n## Day 1\n- a\n- b\n## Day 6 — dusk\n- c\n## Notes\n- not an event\n".as_bytes());
+        let n = Note::parse(
+            TIMELINE,
+            "# T\n## Day 1\n- a\n- b\n## Day 6 — dusk\n- c\n## Notes\n- not an event\n".as_bytes(),
+        );
         let mut d = vec![];
         let e = parse_timeline(&n, &mut d);
         let got: Vec<_> = e.iter().map(|e| (e.day, e.text.as_str())).collect();
@@ -790,14 +888,32 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let pcs = dir.path().join("canon/pcs");
         std::fs::create_dir_all(&pcs).expect("mkdir");
-        std::fs::write(pcs.join("jake.md"), "---\nname: Jake\nhp: 13/20\nconditions: none\n---\n").expect("write");
-        std::fs::write(pcs.join("ann.md"), "---\nname: Ann\nhp: 4 / 9\nmax_hp: 10\n---\n").expect("write");
+        std::fs::write(
+            pcs.join("jake.md"),
+            "---\nname: Jake\nhp: 13/20\nconditions: none\n---\n",
+        )
+        .expect("write");
+        std::fs::write(
+            pcs.join("ann.md"),
+            "---\nname: Ann\nhp: 4 / 9\nmax_hp: 10\n---\n",
+        )
+        .expect("write");
         let v = Vault::load(dir.path()).expect("load");
         let b = build(&v, &Config::default());
-        let jake = b.campaign.pcs.iter().find(|p| p.name == "Jake").expect("jake");
+        let jake = b
+            .campaign
+            .pcs
+            .iter()
+            .find(|p| p.name == "Jake")
+            .expect("jake");
         assert_eq!((jake.hp_current, jake.hp_max), (Some(13), Some(20)));
         assert!(jake.conditions.is_empty());
-        let ann = b.campaign.pcs.iter().find(|p| p.name == "Ann").expect("ann");
+        let ann = b
+            .campaign
+            .pcs
+            .iter()
+            .find(|p| p.name == "Ann")
+            .expect("ann");
         assert_eq!((ann.hp_current, ann.hp_max), (Some(4), Some(10)));
     }
 

@@ -169,7 +169,13 @@ struct Out {
 }
 
 impl Change {
-    fn new(kind: ChangeKind, entity_type: EntityType, id: &str, entity: &str, text: String) -> Change {
+    fn new(
+        kind: ChangeKind,
+        entity_type: EntityType,
+        id: &str,
+        entity: &str,
+        text: String,
+    ) -> Change {
         Change {
             kind,
             entity_type,
@@ -203,7 +209,11 @@ impl Out {
             format!("{name}: {label} {} -> {}", shown(&old), shown(&new))
         };
         self.changes
-            .push(Change::new(ChangeKind::Changed, t, id, name, text).values(Some(field), Some(old), Some(new)));
+            .push(Change::new(ChangeKind::Changed, t, id, name, text).values(
+                Some(field),
+                Some(old),
+                Some(new),
+            ));
     }
 
     /// A prose field (summary, description): the line says it changed and shows the new text.
@@ -217,7 +227,11 @@ impl Out {
             None => format!("{name}: {field} removed"),
         };
         self.changes
-            .push(Change::new(ChangeKind::Changed, t, id, name, text).values(Some(field), Some(opt(old)), Some(opt(new))));
+            .push(Change::new(ChangeKind::Changed, t, id, name, text).values(
+                Some(field),
+                Some(opt(old)),
+                Some(opt(new)),
+            ));
     }
 
     /// A list of items: `Name: inventory +rope, -torch`.
@@ -233,14 +247,22 @@ impl Out {
             .filter(|s| !was.contains(&norm_key(s)))
             .map(|s| format!("+{s}"))
             .collect();
-        parts.extend(old.iter().filter(|s| !now.contains(&norm_key(s))).map(|s| format!("-{s}")));
+        parts.extend(
+            old.iter()
+                .filter(|s| !now.contains(&norm_key(s)))
+                .map(|s| format!("-{s}")),
+        );
         let text = if parts.is_empty() {
             format!("{name}: {field} reordered")
         } else {
             format!("{name}: {field} {}", shown(&parts.join(", ")))
         };
         self.changes
-            .push(Change::new(ChangeKind::Changed, t, id, name, text).values(Some(field), Some(list(old)), Some(list(new))));
+            .push(Change::new(ChangeKind::Changed, t, id, name, text).values(
+                Some(field),
+                Some(list(old)),
+                Some(list(new)),
+            ));
     }
 }
 
@@ -276,20 +298,33 @@ struct Pairs<'a, T> {
     removed: Vec<&'a T>,
 }
 
-fn pair<'a, T: Entity + PartialEq>(old: &[&'a T], new: &[&'a T], renames: &HashMap<&str, &str>) -> Pairs<'a, T> {
+fn pair<'a, T: Entity + PartialEq>(
+    old: &[&'a T],
+    new: &[&'a T],
+    renames: &HashMap<&str, &str>,
+) -> Pairs<'a, T> {
     // The usual case on a reload: the same entities in the same order, a few edited.
     if old.len() == new.len() && old.iter().zip(new).all(|(o, n)| o.id() == n.id()) {
         return Pairs {
-            matched: old.iter().zip(new).filter(|(o, n)| o != n).map(|(o, n)| (*o, *n)).collect(),
+            matched: old
+                .iter()
+                .zip(new)
+                .filter(|(o, n)| o != n)
+                .map(|(o, n)| (*o, *n))
+                .collect(),
             added: Vec::new(),
             removed: Vec::new(),
         };
     }
-    let new_by_id: HashMap<&str, usize> = new.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
+    let new_by_id: HashMap<&str, usize> =
+        new.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
     let mut partner: Vec<Option<usize>> = vec![None; new.len()];
     let mut lost: Vec<usize> = Vec::new();
     for (i, o) in old.iter().enumerate() {
-        let by_id = new_by_id.get(o.id()).copied().filter(|&j| partner[j].is_none());
+        let by_id = new_by_id
+            .get(o.id())
+            .copied()
+            .filter(|&j| partner[j].is_none());
         let by_rename = || {
             renames
                 .get(o.id())
@@ -352,26 +387,47 @@ fn whole<'a, T: Entity + PartialEq>(
 ) -> Vec<(&'a T, &'a T)> {
     let p = pair(old, new, renames);
     for a in &p.added {
-        let detail = added_detail(a).map(|d| format!(" ({d})")).unwrap_or_default();
+        let detail = added_detail(a)
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default();
         let text = format!("{} added: {}{detail}", t.label(), a.name());
-        out.changes
-            .push(Change::new(ChangeKind::Added, t, a.id(), a.name(), text).values(None, None, Some(a.name().to_string())));
+        out.changes.push(
+            Change::new(ChangeKind::Added, t, a.id(), a.name(), text).values(
+                None,
+                None,
+                Some(a.name().to_string()),
+            ),
+        );
     }
     for r in &p.removed {
         let text = format!("{} removed: {}", t.label(), r.name());
-        out.changes
-            .push(Change::new(ChangeKind::Removed, t, r.id(), r.name(), text).values(None, Some(r.name().to_string()), None));
+        out.changes.push(
+            Change::new(ChangeKind::Removed, t, r.id(), r.name(), text).values(
+                None,
+                Some(r.name().to_string()),
+                None,
+            ),
+        );
     }
     for (o, n) in &p.matched {
         if o.id() != n.id() {
             let text = format!("{}: note moved {} -> {}", n.name(), o.id(), n.id());
             out.changes.push(
-                Change::new(ChangeKind::Renamed, t, n.id(), n.name(), text)
-                    .values(Some("file"), Some(o.id().to_string()), Some(n.id().to_string())),
+                Change::new(ChangeKind::Renamed, t, n.id(), n.name(), text).values(
+                    Some("file"),
+                    Some(o.id().to_string()),
+                    Some(n.id().to_string()),
+                ),
             );
         }
         if o.name() != n.name() {
-            out.field(Who::new(t, n.id(), n.name()), "name", "name", o.name().to_string(), n.name().to_string());
+            out.field(
+                Who::new(t, n.id(), n.name()),
+                "name",
+                "name",
+                o.name().to_string(),
+                n.name().to_string(),
+            );
         }
     }
     p.matched
@@ -384,14 +440,23 @@ pub fn diff(old: &Campaign, new: &Campaign) -> Vec<Change> {
 
 /// Like [`diff`], with notes known to have moved: `(old path, new path)` pairs. An entity
 /// whose note moved is reported as [`ChangeKind::Renamed`], not as removed and added.
-pub fn diff_with_renames(old: &Campaign, new: &Campaign, renames: &[(String, String)]) -> Vec<Change> {
+pub fn diff_with_renames(
+    old: &Campaign,
+    new: &Campaign,
+    renames: &[(String, String)],
+) -> Vec<Change> {
     diff_inner(old, new, renames, None)
 }
 
 /// Like [`diff_with_renames`] when the caller knows which notes' entities can differ (a
 /// live reload rebuilt only those): PCs, NPCs, locations and lore notes from other notes
 /// are not compared. The campaign-wide fields, threads and events always are.
-pub fn diff_notes(old: &Campaign, new: &Campaign, renames: &[(String, String)], notes: &BTreeSet<String>) -> Vec<Change> {
+pub fn diff_notes(
+    old: &Campaign,
+    new: &Campaign,
+    renames: &[(String, String)],
+    notes: &BTreeSet<String>,
+) -> Vec<Change> {
     diff_inner(old, new, renames, Some(notes))
 }
 
@@ -410,9 +475,19 @@ fn pick<'a, T: Entity>(v: &'a [T], notes: Option<&BTreeSet<String>>) -> Vec<&'a 
     }
 }
 
-fn diff_inner(old: &Campaign, new: &Campaign, renames: &[(String, String)], notes: Option<&BTreeSet<String>>) -> Vec<Change> {
-    let renames: HashMap<&str, &str> = renames.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-    let mut out = Out { changes: Vec::new() };
+fn diff_inner(
+    old: &Campaign,
+    new: &Campaign,
+    renames: &[(String, String)],
+    notes: Option<&BTreeSet<String>>,
+) -> Vec<Change> {
+    let renames: HashMap<&str, &str> = renames
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let mut out = Out {
+        changes: Vec::new(),
+    };
 
     let camp = new.name.as_str();
     let w = Who::new(EntityType::Campaign, "", camp);
@@ -426,79 +501,213 @@ fn diff_inner(old: &Campaign, new: &Campaign, renames: &[(String, String)], note
     );
     if was != now {
         let text = format!("{was} -> {now}");
-        out.changes
-            .push(Change::new(ChangeKind::Changed, EntityType::Time, "", "time", text).values(Some("day"), Some(was), Some(now)));
+        out.changes.push(
+            Change::new(ChangeKind::Changed, EntityType::Time, "", "time", text).values(
+                Some("day"),
+                Some(was),
+                Some(now),
+            ),
+        );
     }
 
-    let place = |c: &Campaign, id: &Option<String>, text: &Option<String>| opt(c.place_name(id.as_deref(), text.as_deref()).as_deref());
+    let place = |c: &Campaign, id: &Option<String>, text: &Option<String>| {
+        opt(c.place_name(id.as_deref(), text.as_deref()).as_deref())
+    };
 
-    for (o, n) in whole(&mut out, EntityType::Pc, &pick(&old.pcs, notes), &pick(&new.pcs, notes), &renames, |p| {
-        new.place_name(p.location.as_deref(), p.location_text.as_deref()).map(|l| format!("at {l}"))
-    }) {
+    for (o, n) in whole(
+        &mut out,
+        EntityType::Pc,
+        &pick(&old.pcs, notes),
+        &pick(&new.pcs, notes),
+        &renames,
+        |p| {
+            new.place_name(p.location.as_deref(), p.location_text.as_deref())
+                .map(|l| format!("at {l}"))
+        },
+    ) {
         let w = Who::new(EntityType::Pc, &n.id, &n.name);
         let (t, id, name) = (w.t, w.id, w.name);
         out.field(w, "status", "status", o.status.clone(), n.status.clone());
         if o.active != n.active && o.status == n.status {
-            let text = if n.active { "joined the active party" } else { "left the active party" };
+            let text = if n.active {
+                "joined the active party"
+            } else {
+                "left the active party"
+            };
             out.changes.push(
-                Change::new(ChangeKind::Changed, t, id, name, format!("{name}: {text}"))
-                    .values(Some("active"), Some(o.active.to_string()), Some(n.active.to_string())),
+                Change::new(ChangeKind::Changed, t, id, name, format!("{name}: {text}")).values(
+                    Some("active"),
+                    Some(o.active.to_string()),
+                    Some(n.active.to_string()),
+                ),
             );
         }
-        out.field(w, "hp", "HP", hp(o.hp_current, o.hp_max), hp(n.hp_current, n.hp_max));
-        out.field(w, "location", "location", place(old, &o.location, &o.location_text), place(new, &n.location, &n.location_text));
-        out.field(w, "conditions", "conditions", list(&o.conditions), list(&n.conditions));
+        out.field(
+            w,
+            "hp",
+            "HP",
+            hp(o.hp_current, o.hp_max),
+            hp(n.hp_current, n.hp_max),
+        );
+        out.field(
+            w,
+            "location",
+            "location",
+            place(old, &o.location, &o.location_text),
+            place(new, &n.location, &n.location_text),
+        );
+        out.field(
+            w,
+            "conditions",
+            "conditions",
+            list(&o.conditions),
+            list(&n.conditions),
+        );
         out.items(w, "inventory", &o.inventory, &n.inventory);
         out.field(w, "gold", "gold", num(o.gold), num(n.gold));
         out.field(w, "level", "level", num(o.level), num(n.level));
-        out.field(w, "class", "class", opt(o.class.as_deref()), opt(n.class.as_deref()));
-        out.field(w, "player", "player", opt(o.player.as_deref()), opt(n.player.as_deref()));
+        out.field(
+            w,
+            "class",
+            "class",
+            opt(o.class.as_deref()),
+            opt(n.class.as_deref()),
+        );
+        out.field(
+            w,
+            "player",
+            "player",
+            opt(o.player.as_deref()),
+            opt(n.player.as_deref()),
+        );
         out.field(w, "aliases", "aliases", list(&o.aliases), list(&n.aliases));
         out.prose(w, "summary", o.summary.as_deref(), n.summary.as_deref());
     }
 
-    for (o, n) in whole(&mut out, EntityType::Npc, &pick(&old.npcs, notes), &pick(&new.npcs, notes), &renames, |p| {
-        new.place_name(p.location.as_deref(), p.location_text.as_deref()).map(|l| format!("at {l}"))
-    }) {
+    for (o, n) in whole(
+        &mut out,
+        EntityType::Npc,
+        &pick(&old.npcs, notes),
+        &pick(&new.npcs, notes),
+        &renames,
+        |p| {
+            new.place_name(p.location.as_deref(), p.location_text.as_deref())
+                .map(|l| format!("at {l}"))
+        },
+    ) {
         let w = Who::new(EntityType::Npc, &n.id, &n.name);
         out.field(w, "status", "status", o.status.clone(), n.status.clone());
-        out.field(w, "location", "location", place(old, &o.location, &o.location_text), place(new, &n.location, &n.location_text));
-        out.field(w, "disposition", "disposition", opt(o.disposition.as_deref()), opt(n.disposition.as_deref()));
-        out.field(w, "role", "role", opt(o.role.as_deref()), opt(n.role.as_deref()));
+        out.field(
+            w,
+            "location",
+            "location",
+            place(old, &o.location, &o.location_text),
+            place(new, &n.location, &n.location_text),
+        );
+        out.field(
+            w,
+            "disposition",
+            "disposition",
+            opt(o.disposition.as_deref()),
+            opt(n.disposition.as_deref()),
+        );
+        out.field(
+            w,
+            "role",
+            "role",
+            opt(o.role.as_deref()),
+            opt(n.role.as_deref()),
+        );
         if o.voice != n.voice {
-            let q = |v: &[String]| if v.is_empty() { "none".to_string() } else { format!("\"{}\"", v.join("\" / \"")) };
+            let q = |v: &[String]| {
+                if v.is_empty() {
+                    "none".to_string()
+                } else {
+                    format!("\"{}\"", v.join("\" / \""))
+                }
+            };
             out.field(w, "voice", "voice", q(&o.voice), q(&n.voice));
         }
         out.field(w, "aliases", "aliases", list(&o.aliases), list(&n.aliases));
         out.prose(w, "summary", o.summary.as_deref(), n.summary.as_deref());
     }
 
-    for (o, n) in whole(&mut out, EntityType::Location, &pick(&old.locations, notes), &pick(&new.locations, notes), &renames, |l| {
-        l.parent.as_deref().and_then(|p| new.location(p)).map(|p| format!("in {}", p.name))
-    }) {
+    for (o, n) in whole(
+        &mut out,
+        EntityType::Location,
+        &pick(&old.locations, notes),
+        &pick(&new.locations, notes),
+        &renames,
+        |l| {
+            l.parent
+                .as_deref()
+                .and_then(|p| new.location(p))
+                .map(|p| format!("in {}", p.name))
+        },
+    ) {
         let w = Who::new(EntityType::Location, &n.id, &n.name);
-        out.field(w, "parent", "inside", place(old, &o.parent, &None), place(new, &n.parent, &None));
-        out.field(w, "kind", "kind", opt(o.kind.as_deref()), opt(n.kind.as_deref()));
+        out.field(
+            w,
+            "parent",
+            "inside",
+            place(old, &o.parent, &None),
+            place(new, &n.parent, &None),
+        );
+        out.field(
+            w,
+            "kind",
+            "kind",
+            opt(o.kind.as_deref()),
+            opt(n.kind.as_deref()),
+        );
         out.field(w, "aliases", "aliases", list(&o.aliases), list(&n.aliases));
-        out.prose(w, "description", o.description.as_deref(), n.description.as_deref());
+        out.prose(
+            w,
+            "description",
+            o.description.as_deref(),
+            n.description.as_deref(),
+        );
     }
 
-    for (o, n) in whole(&mut out, EntityType::Thread, &pick(&old.threads, None), &pick(&new.threads, None), &renames, |t| {
-        Some(t.priority.as_str().to_string())
-    }) {
+    for (o, n) in whole(
+        &mut out,
+        EntityType::Thread,
+        &pick(&old.threads, None),
+        &pick(&new.threads, None),
+        &renames,
+        |t| Some(t.priority.as_str().to_string()),
+    ) {
         let w = Who::new(EntityType::Thread, &n.id, &n.title);
-        out.field(w, "priority", "", o.priority.as_str().to_string(), n.priority.as_str().to_string());
+        out.field(
+            w,
+            "priority",
+            "",
+            o.priority.as_str().to_string(),
+            n.priority.as_str().to_string(),
+        );
         if o.next != n.next {
             out.prose(w, "next step", o.next.as_deref(), n.next.as_deref());
         }
         let (os, ns) = (o.summary.join(" "), n.summary.join(" "));
-        out.prose(w, "summary", Some(os.as_str()).filter(|s| !s.is_empty()), Some(ns.as_str()).filter(|s| !s.is_empty()));
+        out.prose(
+            w,
+            "summary",
+            Some(os.as_str()).filter(|s| !s.is_empty()),
+            Some(ns.as_str()).filter(|s| !s.is_empty()),
+        );
         out.field(w, "aliases", "aliases", list(&o.aliases), list(&n.aliases));
     }
 
     events(&mut out, &old.events, &new.events);
 
-    whole(&mut out, EntityType::Lore, &pick(&old.lore, notes), &pick(&new.lore, notes), &renames, |_| None);
+    whole(
+        &mut out,
+        EntityType::Lore,
+        &pick(&old.lore, notes),
+        &pick(&new.lore, notes),
+        &renames,
+        |_| None,
+    );
 
     out.changes
 }
@@ -529,8 +738,14 @@ fn events(out: &mut Out, old: &[Event], new: &[Event]) {
             let line = event_line(e);
             let text = format!("event removed: {}", shown(&line));
             out.changes.push(
-                Change::new(ChangeKind::Removed, EntityType::Event, &e.source.to_string(), &format!("Day {}", e.day), text)
-                    .values(None, Some(e.text.clone()), None),
+                Change::new(
+                    ChangeKind::Removed,
+                    EntityType::Event,
+                    &e.source.to_string(),
+                    &format!("Day {}", e.day),
+                    text,
+                )
+                .values(None, Some(e.text.clone()), None),
             );
         }
     }
@@ -538,8 +753,14 @@ fn events(out: &mut Out, old: &[Event], new: &[Event]) {
         let line = event_line(e);
         let text = format!("event added: {}", shown(&line));
         out.changes.push(
-            Change::new(ChangeKind::Added, EntityType::Event, &e.source.to_string(), &format!("Day {}", e.day), text)
-                .values(None, None, Some(e.text.clone())),
+            Change::new(
+                ChangeKind::Added,
+                EntityType::Event,
+                &e.source.to_string(),
+                &format!("Day {}", e.day),
+                text,
+            )
+            .values(None, None, Some(e.text.clone())),
         );
     }
 }
@@ -618,7 +839,11 @@ mod tests {
             time: Some("dusk".into()),
             pcs: vec![pc("canon/pcs/jake.md", "Jake")],
             npcs: vec![
-                npc("canon/npcs/marlena.md", "Marlena", Some("canon/locations/salty-sigil.md")),
+                npc(
+                    "canon/npcs/marlena.md",
+                    "Marlena",
+                    Some("canon/locations/salty-sigil.md"),
+                ),
                 npc("canon/npcs/old-gannet.md", "Old Gannet", None),
             ],
             locations: vec![
@@ -668,9 +893,15 @@ mod tests {
             ]
         );
         let hp = &c[1];
-        assert_eq!((hp.kind, hp.entity_type), (ChangeKind::Changed, EntityType::Pc));
+        assert_eq!(
+            (hp.kind, hp.entity_type),
+            (ChangeKind::Changed, EntityType::Pc)
+        );
         assert_eq!(hp.field.as_deref(), Some("hp"));
-        assert_eq!((hp.old.as_deref(), hp.new.as_deref()), (Some("13/13"), Some("4/13")));
+        assert_eq!(
+            (hp.old.as_deref(), hp.new.as_deref()),
+            (Some("13/13"), Some("4/13"))
+        );
         assert_eq!(c[2].id, "canon/npcs/marlena.md");
     }
 
@@ -696,8 +927,13 @@ mod tests {
         let old = campaign();
         let mut new = campaign();
         new.npcs.remove(1);
-        new.npcs.push(npc("canon/npcs/zed.md", "Zed", Some("canon/locations/docks.md")));
-        new.locations.push(loc("canon/locations/the-yard.md", "The Yard"));
+        new.npcs.push(npc(
+            "canon/npcs/zed.md",
+            "Zed",
+            Some("canon/locations/docks.md"),
+        ));
+        new.locations
+            .push(loc("canon/locations/the-yard.md", "The Yard"));
         new.threads.push(thread("The Bell", Priority::Urgent));
         new.events.push(Event {
             day: 6,
@@ -715,7 +951,9 @@ mod tests {
             ]
         );
         let back = diff(&new, &old);
-        assert!(back.iter().any(|c| c.text == "event removed: Day 6: Zed arrived."));
+        assert!(back
+            .iter()
+            .any(|c| c.text == "event removed: Day 6: Zed arrived."));
         assert!(back.iter().any(|c| c.text == "NPC added: Old Gannet"));
     }
 
@@ -724,9 +962,15 @@ mod tests {
         let old = campaign();
         let mut new = campaign();
         new.npcs[0].id = "canon/npcs/dead/marlena.md".into();
-        let renames = [("canon/npcs/marlena.md".to_string(), "canon/npcs/dead/marlena.md".to_string())];
+        let renames = [(
+            "canon/npcs/marlena.md".to_string(),
+            "canon/npcs/dead/marlena.md".to_string(),
+        )];
         let c = diff_with_renames(&old, &new, &renames);
-        assert_eq!(texts(&c), ["Marlena: note moved canon/npcs/marlena.md -> canon/npcs/dead/marlena.md"]);
+        assert_eq!(
+            texts(&c),
+            ["Marlena: note moved canon/npcs/marlena.md -> canon/npcs/dead/marlena.md"]
+        );
         assert_eq!(c[0].kind, ChangeKind::Renamed);
         // Without the rename map, the unique name still pairs them.
         assert_eq!(diff(&old, &new), c);
@@ -738,7 +982,10 @@ mod tests {
         let mut new = campaign();
         new.npcs[1].id = "canon/npcs/gannet.md".into();
         new.npcs[1].name = "gannet".into();
-        let renames = [("canon/npcs/old-gannet.md".to_string(), "canon/npcs/gannet.md".to_string())];
+        let renames = [(
+            "canon/npcs/old-gannet.md".to_string(),
+            "canon/npcs/gannet.md".to_string(),
+        )];
         assert_eq!(
             texts(&diff_with_renames(&old, &new, &renames)),
             [
@@ -746,7 +993,10 @@ mod tests {
                 "gannet: name Old Gannet -> gannet",
             ]
         );
-        assert_eq!(texts(&diff(&old, &new)), ["NPC added: gannet", "NPC removed: Old Gannet"]);
+        assert_eq!(
+            texts(&diff(&old, &new)),
+            ["NPC added: gannet", "NPC removed: Old Gannet"]
+        );
     }
 
     #[test]

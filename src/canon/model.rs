@@ -103,8 +103,17 @@ impl Npc {
 
 /// Status words that keep an NPC out of a scene.
 pub const ABSENT_STATUSES: &[&str] = &[
-    "dead", "deceased", "departed", "missing", "gone", "destroyed", "absent", "killed", "left",
-    "exiled", "imprisoned",
+    "dead",
+    "deceased",
+    "departed",
+    "missing",
+    "gone",
+    "destroyed",
+    "absent",
+    "killed",
+    "left",
+    "exiled",
+    "imprisoned",
 ];
 
 /// Status words that keep a PC out of the active party.
@@ -158,13 +167,17 @@ impl Priority {
     /// Reads a priority word (`urgent`, `High`, `resolved`, `closed`…).
     pub fn parse(s: &str) -> Option<Priority> {
         let s = s.trim().to_lowercase();
-        let w = s.split(|c: char| !c.is_alphanumeric()).find(|w| !w.is_empty())?;
+        let w = s
+            .split(|c: char| !c.is_alphanumeric())
+            .find(|w| !w.is_empty())?;
         Some(match w {
             "urgent" | "critical" | "now" => Priority::Urgent,
             "high" | "important" => Priority::High,
             "medium" | "normal" | "ongoing" | "active" | "open" => Priority::Medium,
             "low" | "background" | "minor" => Priority::Low,
-            "resolved" | "closed" | "done" | "complete" | "completed" | "finished" => Priority::Resolved,
+            "resolved" | "closed" | "done" | "complete" | "completed" | "finished" => {
+                Priority::Resolved
+            }
             _ => return None,
         })
     }

@@ -36,7 +36,9 @@ pub struct Args {
 pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let message = if args.message == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("reading the message from stdin")?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("reading the message from stdin")?;
         s.trim().to_string()
     } else {
         args.message.clone()
@@ -51,7 +53,9 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         .clone()
         .unwrap_or_else(|| format!("ask-{}", chrono::Local::now().format("%Y-%m-%d-%H%M%S")));
     let mut table = open_table(root, &loaded, &settings, &session)?;
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let stream = args.format == Format::Text;
     let mut on_token = |t: &str| {
         if stream {
@@ -77,7 +81,11 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         Format::Text => {
             writeln!(out)?;
             if !turn.reply.complete {
-                let why = turn.reply.cut_off.map(|c| c.to_string()).unwrap_or_else(|| "cut off".into());
+                let why = turn
+                    .reply
+                    .cut_off
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "cut off".into());
                 eprintln!("vaultdm: the reply is incomplete ({why}); what arrived is saved in session \"{session}\"");
             }
         }
@@ -96,5 +104,9 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         }
     }
     out.flush()?;
-    Ok(if turn.reply.complete { Outcome::Ok } else { Outcome::Problems })
+    Ok(if turn.reply.complete {
+        Outcome::Ok
+    } else {
+        Outcome::Problems
+    })
 }

@@ -12,7 +12,6 @@ use crate::watch::{Live, LiveWatch, Reload, WatchOptions};
 use rustyline::error::ReadlineError;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Arguments of `chat`.
@@ -40,22 +39,55 @@ const HELP: &str = "\
 /quit               leave (Ctrl-D works too)
 Ctrl-C cancels a reply in flight; the part that arrived is kept.";
 
-fn spinner(active: Arc<AtomicBool>) -> Option<std::thread::JoinHandle<()>> {
-    if !std::io::stderr().is_terminal() {
-        return None;
+/// A spinner on stderr until the first token, only on a terminal. Stopping it takes the
+/// same lock its frames are drawn under, so no frame is drawn over the streamed reply.
+struct Spinner {
+    state: Arc<std::sync::Mutex<bool>>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Spinner {
+    fn start() -> Spinner {
+        let state = Arc::new(std::sync::Mutex::new(std::io::stderr().is_terminal()));
+        let s2 = state.clone();
+        let handle = std::io::stderr().is_terminal().then(|| {
+            std::thread::spawn(move || {
+                let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+                for i in 0.. {
+                    {
+                        let Ok(on) = s2.lock() else { return };
+                        if !*on {
+                            return;
+                        }
+                        eprint!("\r{} the DM is thinking…", frames[i % frames.len()]);
+                        let _ = std::io::stderr().flush();
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(80));
+                }
+            })
+        });
+        Spinner { state, handle }
     }
-    Some(std::thread::spawn(move || {
-        let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-        let mut i = 0;
-        while active.load(Ordering::Relaxed) {
-            eprint!("\r{} the DM is thinking…", frames[i % frames.len()]);
-            let _ = std::io::stderr().flush();
-            i += 1;
-            std::thread::sleep(std::time::Duration::from_millis(80));
+
+    /// Stops the spinner and clears its line (idempotent, cheap after the first call).
+    fn stop(&self) {
+        if let Ok(mut on) = self.state.lock() {
+            if *on {
+                *on = false;
+                eprint!("\r\x1b[2K");
+                let _ = std::io::stderr().flush();
+            }
         }
-        eprint!("\r\x1b[2K");
-        let _ = std::io::stderr().flush();
-    }))
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.stop();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 /// Canon for the session: watched, or static when the watcher could not start.
@@ -96,13 +128,17 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let mut canon = match LiveWatch::start(root, &opts) {
         Ok(w) => {
             if let Some(reason) = w.watcher().fallback_reason() {
-                eprintln!("native file events unavailable ({reason}); watching the vault by polling");
+                eprintln!(
+                    "native file events unavailable ({reason}); watching the vault by polling"
+                );
             }
             Canon::Watched(Box::new(w))
         }
         Err(e) => {
             let live = Live::load(root)?;
-            eprintln!("warning: canon will not reload on edits ({e}); use /reload after editing notes");
+            eprintln!(
+                "warning: canon will not reload on edits ({e}); use /reload after editing notes"
+            );
             Canon::Static(Box::new(live))
         }
     };
@@ -121,7 +157,9 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     for w in table.store().warnings() {
         eprintln!("warning: {w}");
     }
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let mut rl = rustyline::DefaultEditor::new()?;
     let history_file = root.join(".vaultdm").join("chat-history.txt");
     let _ = rl.load_history(&history_file);
@@ -132,19 +170,14 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         table.engine().campaign().name,
         session,
         table.store().history().len(),
-        cfg.map(|c| format!(", {} at {}", c.model, c.base_url)).unwrap_or_default()
+        cfg.map(|c| format!(", {} at {}", c.model, c.base_url))
+            .unwrap_or_default()
     );
     println!("Type to play, /help for commands, Ctrl-D to leave.");
 
     let mut resend: Option<String> = None;
     loop {
-        let (reload, errors) = canon.pending();
-        for e in errors {
-            eprintln!("warning: {e}");
-        }
-        if let Some(r) = reload {
-            table_reloaded(&mut table, &canon, r);
-        }
+        apply_pending(&mut canon, &mut table);
         let line = match resend.take() {
             Some(m) => rl.readline_with_initial("> ", (&m, "")),
             None => rl.readline("> "),
@@ -159,6 +192,8 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         if msg.is_empty() {
             continue;
         }
+        // Notes saved while the prompt waited: apply them before this message is built.
+        apply_pending(&mut canon, &mut table);
         let _ = rl.add_history_entry(msg);
         if let Some(cmd) = msg.strip_prefix('/') {
             let (name, rest) = cmd.split_once(' ').unwrap_or((cmd, ""));
@@ -170,7 +205,9 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
                     println!("the next message carries the full session context");
                 }
                 "undo" => match table.undo() {
-                    Ok(true) => println!("the last exchange is out of the DM's memory (the log keeps it)"),
+                    Ok(true) => {
+                        println!("the last exchange is out of the DM's memory (the log keeps it)")
+                    }
                     Ok(false) => println!("nothing to undo"),
                     Err(e) => eprintln!("error: {e}"),
                 },
@@ -196,14 +233,20 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
                                 "{:<28} {:>4} records  {}",
                                 s.name,
                                 s.records,
-                                s.last_time.map(|t| t.format("%Y-%m-%d %H:%M").to_string()).unwrap_or_default()
+                                s.last_time
+                                    .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+                                    .unwrap_or_default()
                             );
                         }
                     }
                     Err(e) => eprintln!("error: {e}"),
                 },
                 "context" => {
-                    let probe = if rest.trim().is_empty() { "…" } else { rest.trim() };
+                    let probe = if rest.trim().is_empty() {
+                        "…"
+                    } else {
+                        rest.trim()
+                    };
                     match table.prepare(probe) {
                         Ok(p) => {
                             println!("{}", p.block);
@@ -221,15 +264,12 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
             continue;
         }
 
-        let thinking = Arc::new(AtomicBool::new(true));
-        let spin = spinner(thinking.clone());
+        let spin = Spinner::start();
         let mut first = true;
-        let t2 = thinking.clone();
-        let mut on_token = move |tok: &str| {
+        let mut on_token = |tok: &str| {
             if first {
                 first = false;
-                t2.store(false, Ordering::Relaxed);
-                std::thread::sleep(std::time::Duration::from_millis(1));
+                spin.stop();
             }
             let mut o = std::io::stdout().lock();
             let _ = o.write_all(tok.as_bytes());
@@ -239,15 +279,16 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
             let _ = tokio::signal::ctrl_c().await;
         };
         let result = rt.block_on(table.send(msg, &mut on_token, cancel));
-        thinking.store(false, Ordering::Relaxed);
-        if let Some(h) = spin {
-            let _ = h.join();
-        }
+        drop(spin);
         println!();
         match result {
             Ok(turn) => {
                 if !turn.reply.complete {
-                    let why = turn.reply.cut_off.map(|c| c.to_string()).unwrap_or_else(|| "cut off".into());
+                    let why = turn
+                        .reply
+                        .cut_off
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "cut off".into());
                     eprintln!("[reply incomplete: {why}; what arrived is kept]");
                 }
             }
@@ -268,6 +309,16 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     }
     let _ = rl.save_history(&history_file);
     Ok(Outcome::Ok)
+}
+
+fn apply_pending(canon: &mut Canon, table: &mut Table) {
+    let (reload, errors) = canon.pending();
+    for e in errors {
+        eprintln!("warning: {e}");
+    }
+    if let Some(r) = reload {
+        table_reloaded(table, canon, r);
+    }
 }
 
 fn table_reloaded(table: &mut Table, canon: &Canon, r: Reload) {

@@ -36,7 +36,11 @@ fn snippet(root: &Path, d: &Diagnostic) -> Option<String> {
     let text = String::from_utf8_lossy(&bytes);
     let line = text.lines().nth(d.line - 1)?;
     let line: String = line.trim_end_matches('\r').chars().take(160).collect();
-    Some(format!("{:>5} | {}", d.line, line.trim_start_matches('\u{feff}')))
+    Some(format!(
+        "{:>5} | {}",
+        d.line,
+        line.trim_start_matches('\u{feff}')
+    ))
 }
 
 /// Problems with the vault's template overrides: a `templates` folder that does not
@@ -67,10 +71,19 @@ fn template_diagnostics(root: &Path, loaded: &Loaded) -> Vec<Diagnostic> {
             .unwrap_or_else(|_| name.to_string())
     };
     let as_diag = |e: TemplateError| match e {
-        TemplateError::Template { name, line, message } => {
-            Diagnostic::error(&rel(&name), line.unwrap_or(0), "template", format!("template error: {message}; `context` refuses to run until it is fixed"))
+        TemplateError::Template {
+            name,
+            line,
+            message,
+        } => Diagnostic::error(
+            &rel(&name),
+            line.unwrap_or(0),
+            "template",
+            format!("template error: {message}; `context` refuses to run until it is fixed"),
+        ),
+        read @ TemplateError::Read { .. } => {
+            Diagnostic::error(CONFIG_FILE, line, "template", read.to_string())
         }
-        read @ TemplateError::Read { .. } => Diagnostic::error(CONFIG_FILE, line, "template", read.to_string()),
     };
     let templates = match Templates::load(Some(&dir)) {
         Ok(t) => t,
@@ -79,8 +92,15 @@ fn template_diagnostics(root: &Path, loaded: &Loaded) -> Vec<Diagnostic> {
     // Some mistakes (an unknown filter, a bad call) only show when rendering.
     let engine = Engine::new(loaded.built.campaign.clone(), templates);
     let mut out = Vec::new();
-    for (mode, message) in [(ModeChoice::Full, None), (ModeChoice::Light, Some("vaultdm check".to_string()))] {
-        let opts = Options { mode, message, ..Options::default() };
+    for (mode, message) in [
+        (ModeChoice::Full, None),
+        (ModeChoice::Light, Some("vaultdm check".to_string())),
+    ] {
+        let opts = Options {
+            mode,
+            message,
+            ..Options::default()
+        };
         if let Err(ContextError::Template(e)) = engine.build(&opts) {
             let d = as_diag(e);
             if !out.contains(&d) {
@@ -98,8 +118,14 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     diags.extend(template_diagnostics(root, &loaded));
     diags.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
     let c = &loaded.built.campaign;
-    let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
-    let warnings = diags.iter().filter(|d| d.severity == Severity::Warning).count();
+    let errors = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .count();
     let mut out = super::stdout();
     match args.format {
         Format::Text => {
@@ -140,5 +166,9 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         }
     }
     out.flush()?;
-    Ok(if errors > 0 { Outcome::Problems } else { Outcome::Ok })
+    Ok(if errors > 0 {
+        Outcome::Problems
+    } else {
+        Outcome::Ok
+    })
 }

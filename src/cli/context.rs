@@ -50,7 +50,13 @@ pub fn engine_for(root: &Path, loaded: &Loaded) -> anyhow::Result<Engine> {
 }
 
 /// Context options from flags and the vault's defaults.
-pub fn options_for(loaded: &Loaded, message: Option<String>, mode: ModeChoice, budget: Option<usize>, pc: Option<String>) -> Options {
+pub fn options_for(
+    loaded: &Loaded,
+    message: Option<String>,
+    mode: ModeChoice,
+    budget: Option<usize>,
+    pc: Option<String>,
+) -> Options {
     let cfg = &loaded.config.context;
     let budget = budget.unwrap_or(cfg.budget);
     Options {
@@ -66,8 +72,16 @@ pub fn options_for(loaded: &Loaded, message: Option<String>, mode: ModeChoice, b
 
 /// Writes the explain table.
 pub fn write_explain(out: &mut impl Write, inj: &Injected) -> std::io::Result<()> {
-    writeln!(out, "\n---- explain: {:?} context, {} tokens ----", inj.mode, inj.tokens)?;
-    writeln!(out, "{:<3} {:<8} {:<34} {:>6}  {:<40} reason", "in", "kind", "name", "tokens", "source")?;
+    writeln!(
+        out,
+        "\n---- explain: {:?} context, {} tokens ----",
+        inj.mode, inj.tokens
+    )?;
+    writeln!(
+        out,
+        "{:<3} {:<8} {:<34} {:>6}  {:<40} reason",
+        "in", "kind", "name", "tokens", "source"
+    )?;
     for i in &inj.items {
         let name: String = i.name.chars().take(34).collect();
         writeln!(

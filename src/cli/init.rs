@@ -20,22 +20,30 @@ pub struct Args {
 /// Writes the template into `dir`, refusing to touch a non-empty folder.
 pub fn create(dir: &Path, name: Option<&str>) -> anyhow::Result<usize> {
     if dir.exists() {
-        let mut rd = std::fs::read_dir(dir).with_context(|| format!("{}: cannot read folder", dir.display()))?;
+        let mut rd = std::fs::read_dir(dir)
+            .with_context(|| format!("{}: cannot read folder", dir.display()))?;
         if rd.next().is_some() {
-            anyhow::bail!("{}: folder is not empty; refusing to overwrite anything in it", dir.display());
+            anyhow::bail!(
+                "{}: folder is not empty; refusing to overwrite anything in it",
+                dir.display()
+            );
         }
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create folder", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("{}: cannot create folder", dir.display()))?;
     let folder = dir
         .canonicalize()
         .ok()
         .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "Campaign".into());
-    let name = name.map(str::to_string).unwrap_or_else(|| crate::canon::build::title_case(&folder));
+    let name = name
+        .map(str::to_string)
+        .unwrap_or_else(|| crate::canon::build::title_case(&folder));
     for (rel, bytes) in TEMPLATE_FILES {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).with_context(|| format!("{}: cannot create folder", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("{}: cannot create folder", parent.display()))?;
         }
         let data: Vec<u8> = if *rel == crate::config::CONFIG_FILE {
             set_name(&String::from_utf8_lossy(bytes), &name).into_bytes()
@@ -72,7 +80,11 @@ pub fn execute(args: Args) -> anyhow::Result<Outcome> {
     let n = create(&args.dir, args.name.as_deref())?;
     let mut out = super::stdout();
     writeln!(out, "created {} with {n} files", args.dir.display())?;
-    writeln!(out, "next: vaultdm check --vault {0} && vaultdm context --vault {0}", args.dir.display())?;
+    writeln!(
+        out,
+        "next: vaultdm check --vault {0} && vaultdm context --vault {0}",
+        args.dir.display()
+    )?;
     out.flush()?;
     Ok(Outcome::Ok)
 }

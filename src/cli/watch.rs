@@ -38,22 +38,27 @@ fn on_ctrl_c() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-    let spawned = std::thread::Builder::new().name("vaultdm-ctrlc".into()).spawn(move || {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_io().build() else {
-            let _ = ready_tx.send(());
-            return;
-        };
-        rt.block_on(async {
-            let signal = tokio::signal::ctrl_c();
-            tokio::pin!(signal);
-            // Poll once so the handler is installed before we report ready.
-            let installed = futures_util::FutureExt::now_or_never(&mut signal);
-            let _ = ready_tx.send(());
-            if installed.is_none() && signal.await.is_ok() {
-                flag.store(true, Ordering::SeqCst);
-            }
+    let spawned = std::thread::Builder::new()
+        .name("vaultdm-ctrlc".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .build()
+            else {
+                let _ = ready_tx.send(());
+                return;
+            };
+            rt.block_on(async {
+                let signal = tokio::signal::ctrl_c();
+                tokio::pin!(signal);
+                // Poll once so the handler is installed before we report ready.
+                let installed = futures_util::FutureExt::now_or_never(&mut signal);
+                let _ = ready_tx.send(());
+                if installed.is_none() && signal.await.is_ok() {
+                    flag.store(true, Ordering::SeqCst);
+                }
+            });
         });
-    });
     if spawned.is_ok() {
         let _ = ready_rx.recv_timeout(Duration::from_secs(1));
     }
@@ -90,7 +95,12 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         )?;
     }
     let c = lw.live().campaign();
-    let errors = lw.live().diagnostics().iter().filter(|d| d.severity == Severity::Error).count();
+    let errors = lw
+        .live()
+        .diagnostics()
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
     writeln!(
         err,
         "watching {} ({}): {} notes, {} PCs, {} NPCs, {} locations; Ctrl-C to stop",
@@ -102,7 +112,10 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         c.locations.len()
     )?;
     if errors > 0 {
-        writeln!(err, "{errors} error(s) in the vault now; `vaultdm check` lists them")?;
+        writeln!(
+            err,
+            "{errors} error(s) in the vault now; `vaultdm check` lists them"
+        )?;
     }
     if lw.watcher().backend() == Backend::Native {
         if let Some(hint) = wsl_hint(lw.watcher().root()) {
@@ -128,8 +141,11 @@ fn wsl_hint(root: &Path) -> Option<&'static str> {
     let on_windows_drive = root
         .to_str()
         .and_then(|s| s.strip_prefix("/mnt/"))
-        .is_some_and(|s| s.len() >= 2 && s.as_bytes()[0].is_ascii_alphabetic() && s.as_bytes()[1] == b'/');
-    let wsl = std::fs::read_to_string("/proc/sys/kernel/osrelease").is_ok_and(|r| r.to_lowercase().contains("microsoft"));
+        .is_some_and(|s| {
+            s.len() >= 2 && s.as_bytes()[0].is_ascii_alphabetic() && s.as_bytes()[1] == b'/'
+        });
+    let wsl = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .is_ok_and(|r| r.to_lowercase().contains("microsoft"));
     (on_windows_drive && wsl).then_some(
         "note: the vault is on a Windows drive under WSL, where edits made in Windows send no file events; if changes do not show up, run `vaultdm watch --poll`",
     )

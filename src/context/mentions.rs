@@ -66,14 +66,83 @@ fn common_words() -> &'static HashSet<&'static str> {
 
 /// Words that stand before a person's given name and are not part of it.
 const HONORIFICS: &[&str] = &[
-    "the", "a", "an", "lord", "lady", "sir", "dame", "captain", "capt", "sister", "brother",
-    "mother", "father", "abbess", "abbot", "old", "young", "bosun", "king", "queen", "prince",
-    "princess", "duke", "duchess", "count", "countess", "baron", "baroness", "master", "mistress",
-    "doctor", "dr", "professor", "prof", "general", "sergeant", "sgt", "lieutenant", "lt",
-    "commander", "mr", "mrs", "ms", "miss", "saint", "st", "elder", "uncle", "aunt", "granny",
-    "grandma", "grandpa", "madam", "madame", "deputy", "sheriff", "marshal", "foreman", "reverend",
-    "rev", "father", "friar", "high", "little", "big", "mayor", "magistrate", "judge", "chief",
-    "admiral", "commodore", "bishop", "archbishop", "cardinal", "pastor", "parson", "nurse",
+    "the",
+    "a",
+    "an",
+    "lord",
+    "lady",
+    "sir",
+    "dame",
+    "captain",
+    "capt",
+    "sister",
+    "brother",
+    "mother",
+    "father",
+    "abbess",
+    "abbot",
+    "old",
+    "young",
+    "bosun",
+    "king",
+    "queen",
+    "prince",
+    "princess",
+    "duke",
+    "duchess",
+    "count",
+    "countess",
+    "baron",
+    "baroness",
+    "master",
+    "mistress",
+    "doctor",
+    "dr",
+    "professor",
+    "prof",
+    "general",
+    "sergeant",
+    "sgt",
+    "lieutenant",
+    "lt",
+    "commander",
+    "mr",
+    "mrs",
+    "ms",
+    "miss",
+    "saint",
+    "st",
+    "elder",
+    "uncle",
+    "aunt",
+    "granny",
+    "grandma",
+    "grandpa",
+    "madam",
+    "madame",
+    "deputy",
+    "sheriff",
+    "marshal",
+    "foreman",
+    "reverend",
+    "rev",
+    "father",
+    "friar",
+    "high",
+    "little",
+    "big",
+    "mayor",
+    "magistrate",
+    "judge",
+    "chief",
+    "admiral",
+    "commodore",
+    "bishop",
+    "archbishop",
+    "cardinal",
+    "pastor",
+    "parson",
+    "nurse",
 ];
 
 /// Folds text for matching: lower case, curly apostrophes straightened. Returns the folded
@@ -127,7 +196,13 @@ struct Builder {
 impl Builder {
     fn add(&mut self, text: &str, target: Target) {
         let folded = fold_name(text);
-        if folded.chars().filter(|c| c.is_alphanumeric()).take(2).count() < 2 {
+        if folded
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .take(2)
+            .count()
+            < 2
+        {
             return;
         }
         let single = !folded.contains(' ');
@@ -180,7 +255,12 @@ impl Matcher {
         };
         let mut links: HashMap<String, Target> = HashMap::new();
         let mut firsts: Vec<(String, Target)> = Vec::new();
-        let names = |b: &mut Builder, name: &str, aliases: &[String], t: Target, person: bool, firsts: &mut Vec<(String, Target)>| {
+        let names = |b: &mut Builder,
+                     name: &str,
+                     aliases: &[String],
+                     t: Target,
+                     person: bool,
+                     firsts: &mut Vec<(String, Target)>| {
             for n in std::iter::once(name).chain(aliases.iter().map(String::as_str)) {
                 b.add(n, t);
                 if let Some(s) = strip_article(n) {
@@ -198,7 +278,14 @@ impl Matcher {
             }
         };
         for (i, p) in c.pcs.iter().enumerate() {
-            names(&mut b, &p.name, &p.aliases, Target::Pc(i), true, &mut firsts);
+            names(
+                &mut b,
+                &p.name,
+                &p.aliases,
+                Target::Pc(i),
+                true,
+                &mut firsts,
+            );
             for (j, item) in p.inventory.iter().enumerate() {
                 let item = item.trim();
                 b.add(item, Target::Item(i, j));
@@ -208,16 +295,44 @@ impl Matcher {
             }
         }
         for (i, n) in c.npcs.iter().enumerate() {
-            names(&mut b, &n.name, &n.aliases, Target::Npc(i), true, &mut firsts);
+            names(
+                &mut b,
+                &n.name,
+                &n.aliases,
+                Target::Npc(i),
+                true,
+                &mut firsts,
+            );
         }
         for (i, l) in c.locations.iter().enumerate() {
-            names(&mut b, &l.name, &l.aliases, Target::Location(i), false, &mut firsts);
+            names(
+                &mut b,
+                &l.name,
+                &l.aliases,
+                Target::Location(i),
+                false,
+                &mut firsts,
+            );
         }
         for (i, t) in c.threads.iter().enumerate() {
-            names(&mut b, &t.title, &t.aliases, Target::Thread(i), false, &mut firsts);
+            names(
+                &mut b,
+                &t.title,
+                &t.aliases,
+                Target::Thread(i),
+                false,
+                &mut firsts,
+            );
         }
         for (i, l) in c.lore.iter().enumerate() {
-            names(&mut b, &l.name, &l.aliases, Target::Lore(i), false, &mut firsts);
+            names(
+                &mut b,
+                &l.name,
+                &l.aliases,
+                Target::Lore(i),
+                false,
+                &mut firsts,
+            );
         }
         // First names only when exactly one entity has them and they are no other name.
         let mut count: HashMap<String, HashSet<Target>> = HashMap::new();
@@ -236,11 +351,32 @@ impl Matcher {
             .iter()
             .enumerate()
             .map(|(i, p)| (&p.id, Target::Pc(i)))
-            .chain(c.npcs.iter().enumerate().map(|(i, n)| (&n.id, Target::Npc(i))))
-            .chain(c.locations.iter().enumerate().map(|(i, l)| (&l.id, Target::Location(i))))
-            .chain(c.lore.iter().enumerate().map(|(i, l)| (&l.id, Target::Lore(i))))
+            .chain(
+                c.npcs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| (&n.id, Target::Npc(i))),
+            )
+            .chain(
+                c.locations
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| (&l.id, Target::Location(i))),
+            )
+            .chain(
+                c.lore
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| (&l.id, Target::Lore(i))),
+            )
             // Thread notes (threads from canon/open-threads.md have a `#Title` id, no note).
-            .chain(c.threads.iter().enumerate().filter(|(_, t)| !t.id.contains('#')).map(|(i, t)| (&t.id, Target::Thread(i))));
+            .chain(
+                c.threads
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| !t.id.contains('#'))
+                    .map(|(i, t)| (&t.id, Target::Thread(i))),
+            );
         for (id, t) in ids {
             let p = strip_md(id);
             links.insert(norm_key(p), t);
@@ -279,8 +415,20 @@ impl Matcher {
         // [[wikilinks]] first: resolved by path or stem, else matched as text below.
         for l in find_wikilinks(message) {
             let key = strip_md(&l.target.note);
-            if let Some(t) = self.links.get(&norm_key(key)).or_else(|| self.links.get(&slug(key))) {
-                push(l.range.start, Mention { target: *t, text: l.target.display(), ambiguous: false }, &mut out);
+            if let Some(t) = self
+                .links
+                .get(&norm_key(key))
+                .or_else(|| self.links.get(&slug(key)))
+            {
+                push(
+                    l.range.start,
+                    Mention {
+                        target: *t,
+                        text: l.target.display(),
+                        ambiguous: false,
+                    },
+                    &mut out,
+                );
             }
         }
         let Some(ac) = &self.ac else {
@@ -297,7 +445,10 @@ impl Matcher {
             })
             .filter(|&(s, _, p)| {
                 !self.patterns[p].needs_capital
-                    || message[map[s]..].chars().next().is_some_and(char::is_uppercase)
+                    || message[map[s]..]
+                        .chars()
+                        .next()
+                        .is_some_and(char::is_uppercase)
             })
             .collect();
         cands.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
@@ -391,7 +542,10 @@ mod tests {
     fn longest_match_and_first_names() {
         assert_eq!(names("the silent circle salon"), ["Silent Circle Salon"]);
         assert_eq!(names("where is halden"), ["Lord Halden Sauvage"]);
-        assert_eq!(names("Halden Sauvage and Merrin"), ["Lord Halden Sauvage", "Merrin Sauvage"]);
+        assert_eq!(
+            names("Halden Sauvage and Merrin"),
+            ["Lord Halden Sauvage", "Merrin Sauvage"]
+        );
         assert!(names("Sauvage").is_empty());
     }
 

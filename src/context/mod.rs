@@ -198,7 +198,11 @@ impl Engine {
     }
 
     /// Builds an engine from parts already shared (e.g. a matcher updated elsewhere).
-    pub fn from_parts(campaign: Arc<Campaign>, matcher: Arc<Matcher>, templates: Arc<Templates>) -> Engine {
+    pub fn from_parts(
+        campaign: Arc<Campaign>,
+        matcher: Arc<Matcher>,
+        templates: Arc<Templates>,
+    ) -> Engine {
         Engine {
             campaign,
             matcher,

@@ -35,7 +35,10 @@ fn from_mj(e: minijinja::Error, origin: &dyn Fn(&str) -> String) -> TemplateErro
     TemplateError::Template {
         name,
         line: e.line(),
-        message: e.detail().map(str::to_string).unwrap_or_else(|| e.kind().to_string()),
+        message: e
+            .detail()
+            .map(str::to_string)
+            .unwrap_or_else(|| e.kind().to_string()),
     }
 }
 
@@ -75,7 +78,8 @@ impl Templates {
             _ => format!("built-in {n}"),
         };
         for (name, src) in sources {
-            env.add_template_owned(name, src).map_err(|e| from_mj(e, &origin))?;
+            env.add_template_owned(name, src)
+                .map_err(|e| from_mj(e, &origin))?;
         }
         Ok(Templates {
             env,
@@ -89,7 +93,10 @@ impl Templates {
             Some(d) if d.join(n).is_file() => d.join(n).display().to_string(),
             _ => format!("built-in {n}"),
         };
-        let t = self.env.get_template(name).map_err(|e| from_mj(e, &origin))?;
+        let t = self
+            .env
+            .get_template(name)
+            .map_err(|e| from_mj(e, &origin))?;
         let out = t.render(ctx).map_err(|e| from_mj(e, &origin))?;
         Ok(tidy(&out))
     }
@@ -103,8 +110,15 @@ pub fn tidy(s: &str) -> String {
     for (i, l) in lines.iter().enumerate() {
         if l.is_empty() {
             let prev = out.last().copied().unwrap_or("");
-            let next = lines[i + 1..].iter().find(|l| !l.is_empty()).copied().unwrap_or("");
-            if prev.is_empty() || next.is_empty() || (prev.starts_with("- ") && next.starts_with("- ")) {
+            let next = lines[i + 1..]
+                .iter()
+                .find(|l| !l.is_empty())
+                .copied()
+                .unwrap_or("");
+            if prev.is_empty()
+                || next.is_empty()
+                || (prev.starts_with("- ") && next.starts_with("- "))
+            {
                 continue;
             }
         }

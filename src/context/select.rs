@@ -16,7 +16,10 @@ pub fn first_sentence(s: &str) -> &str {
     let b = s.as_bytes();
     for (i, c) in s.char_indices() {
         if matches!(c, '.' | '!' | '?') {
-            let word = s[..i].rsplit(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
+            let word = s[..i]
+                .rsplit(|c: char| !c.is_alphanumeric())
+                .next()
+                .unwrap_or("");
             if c == '.' && ABBREVIATIONS.contains(&word.to_lowercase().as_str()) {
                 continue;
             }
@@ -24,7 +27,12 @@ pub fn first_sentence(s: &str) -> &str {
             if next >= s.len() {
                 return s;
             }
-            if b[next] == b' ' && s[next + 1..].chars().next().is_some_and(|c| c.is_uppercase() || c == '"') {
+            if b[next] == b' '
+                && s[next + 1..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_uppercase() || c == '"')
+            {
                 return &s[..next];
             }
         }
@@ -192,7 +200,11 @@ fn join_voice(lines: &[String]) -> Option<String> {
             continue;
         }
         if !out.is_empty() {
-            out.push_str(if out.ends_with(['.', '!', '?', '"']) { " " } else { "; " });
+            out.push_str(if out.ends_with(['.', '!', '?', '"']) {
+                " "
+            } else {
+                "; "
+            });
         }
         out.push_str(l);
     }
@@ -267,8 +279,15 @@ fn card_for(c: &Campaign, t: Target, via: String) -> Card {
             let mut card = Card {
                 kind: "location",
                 name: l.name.clone(),
-                parent: l.parent.as_deref().and_then(|p| c.location(p)).map(|p| p.name.clone()),
-                description: l.description.as_deref().map(|d| first_sentence(d).to_string()),
+                parent: l
+                    .parent
+                    .as_deref()
+                    .and_then(|p| c.location(p))
+                    .map(|p| p.name.clone()),
+                description: l
+                    .description
+                    .as_deref()
+                    .map(|d| first_sentence(d).to_string()),
                 here: who_is_at(c, &l.id),
                 source: l.source.to_string(),
                 via,
@@ -373,7 +392,16 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
         .unwrap_or_default();
     let mentioned: HashMap<Target, String> = mentions
         .iter()
-        .map(|m| (m.target, if m.ambiguous { format!("mentioned as \"{}\" (shared by several)", m.text) } else { format!("mentioned as \"{}\"", m.text) }))
+        .map(|m| {
+            (
+                m.target,
+                if m.ambiguous {
+                    format!("mentioned as \"{}\" (shared by several)", m.text)
+                } else {
+                    format!("mentioned as \"{}\"", m.text)
+                },
+            )
+        })
         .collect();
 
     // The speaking PC, if any.
@@ -384,14 +412,24 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
                 p.name.to_lowercase() == key
                     || p.name.to_lowercase().split_whitespace().next() == Some(key.as_str())
                     || p.aliases.iter().any(|a| a.to_lowercase() == key)
-                    || crate::vault::links::strip_md(&p.id).rsplit('/').next().map(str::to_lowercase).as_deref() == Some(key.as_str())
+                    || crate::vault::links::strip_md(&p.id)
+                        .rsplit('/')
+                        .next()
+                        .map(str::to_lowercase)
+                        .as_deref()
+                        == Some(key.as_str())
             });
             match found {
                 Some(i) => Some(i),
                 None => {
                     return Err(ContextError::UnknownPc {
                         name: name.clone(),
-                        known: c.pcs.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
+                        known: c
+                            .pcs
+                            .iter()
+                            .map(|p| p.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
                     })
                 }
             }
@@ -410,7 +448,11 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
             party_pcs.insert(0, &c.pcs[f]);
         }
     }
-    for p in c.pcs.iter().filter(|p| !p.active && Some(&p.id) != focus.map(|f| &c.pcs[f].id)) {
+    for p in c
+        .pcs
+        .iter()
+        .filter(|p| !p.active && Some(&p.id) != focus.map(|f| &c.pcs[f].id))
+    {
         items_out.push(Item {
             kind: "pc",
             name: p.name.clone(),
@@ -458,7 +500,11 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
         .map(|l| LocRow {
             id: l.id.clone(),
             name: l.name.clone(),
-            parent: l.parent.as_deref().and_then(|p| c.location(p)).map(|p| p.name.clone()),
+            parent: l
+                .parent
+                .as_deref()
+                .and_then(|p| c.location(p))
+                .map(|p| p.name.clone()),
             description: l.description.clone(),
             full: l.description.clone(),
             level: 0,
@@ -468,7 +514,9 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
     // NPCs at the scene.
     let mut npcs: Vec<NpcRow> = Vec::new();
     for (i, n) in c.npcs.iter().enumerate() {
-        let Some(loc) = n.location.as_ref() else { continue };
+        let Some(loc) = n.location.as_ref() else {
+            continue;
+        };
         if !scene_ids.contains(loc) {
             continue;
         }
@@ -479,7 +527,11 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
                 source: n.source.to_string(),
                 tokens: 0,
                 included: false,
-                reason: format!("at {} but {}", c.place_name(Some(loc), None).unwrap_or_default(), n.status),
+                reason: format!(
+                    "at {} but {}",
+                    c.place_name(Some(loc), None).unwrap_or_default(),
+                    n.status
+                ),
             });
             continue;
         }
@@ -496,13 +548,24 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
             included: true,
             reason: match m {
                 Some(r) => format!("present, {r}"),
-                None => format!("present at {}", c.place_name(Some(loc), None).unwrap_or_default()),
+                None => format!(
+                    "present at {}",
+                    c.place_name(Some(loc), None).unwrap_or_default()
+                ),
             },
         });
     }
     let texts = rank_texts(c);
-    let scores: HashMap<usize, i32> = npcs.iter().map(|r| (r.idx, rank_score(&texts, &c.npcs[r.idx]))).collect();
-    npcs.sort_by(|a, b| b.mentioned.cmp(&a.mentioned).then(scores[&b.idx].cmp(&scores[&a.idx])).then(a.name.cmp(&b.name)));
+    let scores: HashMap<usize, i32> = npcs
+        .iter()
+        .map(|r| (r.idx, rank_score(&texts, &c.npcs[r.idx])))
+        .collect();
+    npcs.sort_by(|a, b| {
+        b.mentioned
+            .cmp(&a.mentioned)
+            .then(scores[&b.idx].cmp(&scores[&a.idx]))
+            .then(a.name.cmp(&b.name))
+    });
     let mut unmentioned = 0;
     for r in npcs.iter_mut() {
         if !r.mentioned {
@@ -689,65 +752,114 @@ fn shrink(p: &mut Plan<'_>, step: &mut u8) -> Option<usize> {
     loop {
         let done = match *step {
             // 1. Low threads, last first.
-            0 => drop_last(&mut p.threads, |t| t.included && !t.mentioned && t.p == Priority::Low, |t| {
-                t.included = false;
-                t.reason = BUDGET.into();
-                thread_len(t)
-            }),
+            0 => drop_last(
+                &mut p.threads,
+                |t| t.included && !t.mentioned && t.p == Priority::Low,
+                |t| {
+                    t.included = false;
+                    t.reason = BUDGET.into();
+                    thread_len(t)
+                },
+            ),
             // 2. Older events: everything before the current day, oldest first.
-            1 => drop_first(&mut p.events, |e| e.included && !e.current_day, |e| {
-                e.included = false;
-                e.reason = BUDGET.into();
-                e.text.len() + 12
-            }),
+            1 => drop_first(
+                &mut p.events,
+                |e| e.included && !e.current_day,
+                |e| {
+                    e.included = false;
+                    e.reason = BUDGET.into();
+                    e.text.len() + 12
+                },
+            ),
             // 3. Voice lines of present, unmentioned NPCs, lowest ranked first.
-            2 => drop_last(&mut p.npcs, |n| n.included && !n.mentioned && n.voice.is_some(), |n| n.voice.take().map_or(0, |v| v.len() + 9)),
+            2 => drop_last(
+                &mut p.npcs,
+                |n| n.included && !n.mentioned && n.voice.is_some(),
+                |n| n.voice.take().map_or(0, |v| v.len() + 9),
+            ),
             // 4. Medium threads.
-            3 => drop_last(&mut p.threads, |t| t.included && !t.mentioned && t.p == Priority::Medium, |t| {
-                t.included = false;
-                t.reason = BUDGET.into();
-                thread_len(t)
-            }),
+            3 => drop_last(
+                &mut p.threads,
+                |t| t.included && !t.mentioned && t.p == Priority::Medium,
+                |t| {
+                    t.included = false;
+                    t.reason = BUDGET.into();
+                    thread_len(t)
+                },
+            ),
             // 5. Location description past its first sentence.
-            4 => drop_last(&mut p.scene, |l| l.level == 0 && l.full.is_some(), |l| {
-                l.level = 1;
-                l.description = l.full.as_deref().map(|d| first_sentence(d).to_string());
-                len(&l.full) - len(&l.description)
-            }),
+            4 => drop_last(
+                &mut p.scene,
+                |l| l.level == 0 && l.full.is_some(),
+                |l| {
+                    l.level = 1;
+                    l.description = l.full.as_deref().map(|d| first_sentence(d).to_string());
+                    len(&l.full) - len(&l.description)
+                },
+            ),
             // 6. Present, unmentioned NPCs.
-            5 => drop_last(&mut p.npcs, |n| n.included && !n.mentioned, |n| {
-                n.included = false;
-                n.reason = BUDGET.into();
-                npc_len(n)
-            }),
+            5 => drop_last(
+                &mut p.npcs,
+                |n| n.included && !n.mentioned,
+                |n| {
+                    n.included = false;
+                    n.reason = BUDGET.into();
+                    npc_len(n)
+                },
+            ),
             // Past the documented order: shorten mentioned cards, then the rest of the
             // events, high and urgent threads, and the scene description.
-            6 => drop_last(&mut p.cards, |c| !c.shortened && c.short.is_some(), |c| {
-                let before = card_len(c);
-                if let Some(s) = c.short.take() {
-                    *c = Card { shortened: true, source: c.source.clone(), via: c.via.clone(), ..*s };
-                }
-                before.saturating_sub(card_len(c))
-            }),
-            7 => drop_first(&mut p.events, |e| e.included, |e| {
-                e.included = false;
-                e.reason = BUDGET.into();
-                e.text.len() + 12
-            }),
-            8 => drop_last(&mut p.threads, |t| t.included && !t.mentioned && t.p == Priority::High, |t| {
-                t.included = false;
-                t.reason = BUDGET.into();
-                thread_len(t)
-            }),
-            9 => drop_last(&mut p.threads, |t| t.included && !t.mentioned && t.p == Priority::Urgent, |t| {
-                t.included = false;
-                t.reason = BUDGET.into();
-                thread_len(t)
-            }),
-            10 => drop_last(&mut p.scene, |l| l.level < 2 && l.description.is_some(), |l| {
-                l.level = 2;
-                len(&l.description.take())
-            }),
+            6 => drop_last(
+                &mut p.cards,
+                |c| !c.shortened && c.short.is_some(),
+                |c| {
+                    let before = card_len(c);
+                    if let Some(s) = c.short.take() {
+                        *c = Card {
+                            shortened: true,
+                            source: c.source.clone(),
+                            via: c.via.clone(),
+                            ..*s
+                        };
+                    }
+                    before.saturating_sub(card_len(c))
+                },
+            ),
+            7 => drop_first(
+                &mut p.events,
+                |e| e.included,
+                |e| {
+                    e.included = false;
+                    e.reason = BUDGET.into();
+                    e.text.len() + 12
+                },
+            ),
+            8 => drop_last(
+                &mut p.threads,
+                |t| t.included && !t.mentioned && t.p == Priority::High,
+                |t| {
+                    t.included = false;
+                    t.reason = BUDGET.into();
+                    thread_len(t)
+                },
+            ),
+            9 => drop_last(
+                &mut p.threads,
+                |t| t.included && !t.mentioned && t.p == Priority::Urgent,
+                |t| {
+                    t.included = false;
+                    t.reason = BUDGET.into();
+                    thread_len(t)
+                },
+            ),
+            10 => drop_last(
+                &mut p.scene,
+                |l| l.level < 2 && l.description.is_some(),
+                |l| {
+                    l.level = 2;
+                    len(&l.description.take())
+                },
+            ),
             _ => return None,
         };
         if done.is_some() {
@@ -757,11 +869,19 @@ fn shrink(p: &mut Plan<'_>, step: &mut u8) -> Option<usize> {
     }
 }
 
-fn drop_last<T>(v: &mut [T], pred: impl Fn(&T) -> bool, act: impl FnOnce(&mut T) -> usize) -> Option<usize> {
+fn drop_last<T>(
+    v: &mut [T],
+    pred: impl Fn(&T) -> bool,
+    act: impl FnOnce(&mut T) -> usize,
+) -> Option<usize> {
     v.iter_mut().rev().find(|x| pred(x)).map(act)
 }
 
-fn drop_first<T>(v: &mut [T], pred: impl Fn(&T) -> bool, act: impl FnOnce(&mut T) -> usize) -> Option<usize> {
+fn drop_first<T>(
+    v: &mut [T],
+    pred: impl Fn(&T) -> bool,
+    act: impl FnOnce(&mut T) -> usize,
+) -> Option<usize> {
     v.iter_mut().find(|x| pred(x)).map(act)
 }
 
@@ -774,16 +894,38 @@ fn thread_len(t: &ThreadRow) -> usize {
 }
 
 fn npc_len(n: &NpcRow) -> usize {
-    n.name.len() + len(&n.status) + len(&n.role) + len(&n.disposition) + len(&n.voice) + len(&n.at) + 24
+    n.name.len()
+        + len(&n.status)
+        + len(&n.role)
+        + len(&n.disposition)
+        + len(&n.voice)
+        + len(&n.at)
+        + 24
 }
 
 fn card_len(c: &Card) -> usize {
-    [&c.role, &c.status, &c.disposition, &c.location, &c.voice, &c.summary, &c.parent, &c.description, &c.class_level, &c.hp, &c.next, &c.carrier]
-        .iter()
-        .map(|f| len(f) + 4)
-        .sum::<usize>()
+    [
+        &c.role,
+        &c.status,
+        &c.disposition,
+        &c.location,
+        &c.voice,
+        &c.summary,
+        &c.parent,
+        &c.description,
+        &c.class_level,
+        &c.hp,
+        &c.next,
+        &c.carrier,
+    ]
+    .iter()
+    .map(|f| len(f) + 4)
+    .sum::<usize>()
         + c.name.len()
-        + [&c.here, &c.conditions, &c.inventory].iter().map(|v| v.iter().map(|x| x.len() + 2).sum::<usize>()).sum::<usize>()
+        + [&c.here, &c.conditions, &c.inventory]
+            .iter()
+            .map(|v| v.iter().map(|x| x.len() + 2).sum::<usize>())
+            .sum::<usize>()
 }
 
 fn render(engine: &Engine, p: &Plan<'_>) -> Result<String, ContextError> {
@@ -831,9 +973,17 @@ fn explain(p: &Plan<'_>, budget: Option<usize>) -> Vec<Item> {
             (None, None) => "(no day)".into(),
         },
         source: format!("{}:1", crate::canon::TEMPORAL_INDEX),
-        tokens: if c.day.is_some() || c.time.is_some() { 5 } else { 0 },
+        tokens: if c.day.is_some() || c.time.is_some() {
+            5
+        } else {
+            0
+        },
         included: c.day.is_some() || c.time.is_some(),
-        reason: if c.day.is_some() { "always".into() } else { "no current day in the temporal index or timeline".into() },
+        reason: if c.day.is_some() {
+            "always".into()
+        } else {
+            "no current day in the temporal index or timeline".into()
+        },
     });
     for r in &p.party {
         items.push(Item {
@@ -842,21 +992,34 @@ fn explain(p: &Plan<'_>, budget: Option<usize>) -> Vec<Item> {
             source: r.source.clone(),
             tokens: est(&serde_json::to_string(r).unwrap_or_default()) / 2,
             included: true,
-            reason: if r.active { "active PC".into() } else { "the focus PC (--pc), though not in the active party".into() },
+            reason: if r.active {
+                "active PC".into()
+            } else {
+                "the focus PC (--pc), though not in the active party".into()
+            },
         });
     }
     for l in &p.scene {
-        let src = c.location(&l.id).map(|l| l.source.to_string()).unwrap_or_default();
+        let src = c
+            .location(&l.id)
+            .map(|l| l.source.to_string())
+            .unwrap_or_default();
         items.push(Item {
             kind: "location",
             name: l.name.clone(),
             source: src,
-            tokens: if p.mode == Mode::Full { est(&l.name) + l.description.as_deref().map_or(0, est) } else { est(&l.name) },
+            tokens: if p.mode == Mode::Full {
+                est(&l.name) + l.description.as_deref().map_or(0, est)
+            } else {
+                est(&l.name)
+            },
             included: true,
             reason: match (p.mode, l.level) {
                 (Mode::Light, _) => "party location (name only in light context)".into(),
                 (_, 0) => "party location".into(),
-                (_, 1) => "party location; description cut to its first sentence for the budget".into(),
+                (_, 1) => {
+                    "party location; description cut to its first sentence for the budget".into()
+                }
                 _ => "party location; description dropped for the budget".into(),
             },
         });
@@ -873,7 +1036,11 @@ fn explain(p: &Plan<'_>, budget: Option<usize>) -> Vec<Item> {
             kind: "npc",
             name: n.name.clone(),
             source: npc.source.to_string(),
-            tokens: if n.included { est(&n.name) + n.voice.as_deref().map_or(0, est) + 8 } else { 0 },
+            tokens: if n.included {
+                est(&n.name) + n.voice.as_deref().map_or(0, est) + 8
+            } else {
+                0
+            },
             included: n.included,
             reason,
         });
@@ -884,9 +1051,20 @@ fn explain(p: &Plan<'_>, budget: Option<usize>) -> Vec<Item> {
             kind: "thread",
             name: t.title.clone(),
             source: th.source.to_string(),
-            tokens: if t.included { est(&t.title) + t.summary.as_deref().map_or(0, est) + t.next.as_deref().map_or(0, est) + 6 } else { 0 },
+            tokens: if t.included {
+                est(&t.title)
+                    + t.summary.as_deref().map_or(0, est)
+                    + t.next.as_deref().map_or(0, est)
+                    + 6
+            } else {
+                0
+            },
             included: t.included,
-            reason: if t.mentioned && t.included { format!("{} thread, mentioned", t.priority) } else { t.reason.clone() },
+            reason: if t.mentioned && t.included {
+                format!("{} thread, mentioned", t.priority)
+            } else {
+                t.reason.clone()
+            },
         });
     }
     for e in &p.events {
@@ -906,7 +1084,11 @@ fn explain(p: &Plan<'_>, budget: Option<usize>) -> Vec<Item> {
             source: card.source.clone(),
             tokens: est(&format!("{card:?}")) / 3,
             included: true,
-            reason: if card.shortened { format!("{}; shortened for the token budget", card.via) } else { card.via.clone() },
+            reason: if card.shortened {
+                format!("{}; shortened for the token budget", card.via)
+            } else {
+                card.via.clone()
+            },
         });
     }
     items.extend(p.items_out.iter().cloned());
@@ -927,7 +1109,10 @@ mod tests {
     #[test]
     fn first_sentences() {
         assert_eq!(first_sentence("A den. The floor lists."), "A den.");
-        assert_eq!(first_sentence("St. Ives is near. Yes."), "St. Ives is near.");
+        assert_eq!(
+            first_sentence("St. Ives is near. Yes."),
+            "St. Ives is near."
+        );
         assert_eq!(first_sentence("No stop"), "No stop");
         assert_eq!(first_sentence("Costs 3.5 gp. Cheap."), "Costs 3.5 gp.");
     }

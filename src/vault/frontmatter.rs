@@ -137,9 +137,9 @@ impl Frontmatter {
                 ));
             }
             Err(e) => {
-                let line = e
-                    .location()
-                    .map_or(split.yaml_line, |l| split.yaml_line + l.line().saturating_sub(1));
+                let line = e.location().map_or(split.yaml_line, |l| {
+                    split.yaml_line + l.line().saturating_sub(1)
+                });
                 let msg = e.to_string();
                 let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
                 diags.push(Diagnostic::error(
@@ -172,7 +172,9 @@ impl Frontmatter {
 
     /// The first present synonym as a list of strings.
     pub fn list(&self, keys: &[&str]) -> Vec<String> {
-        self.get(keys).map(|(_, v)| value_list(v)).unwrap_or_default()
+        self.get(keys)
+            .map(|(_, v)| value_list(v))
+            .unwrap_or_default()
     }
 
     /// All keys and values, keys lower-cased.

@@ -28,7 +28,10 @@ impl LinkTarget {
         };
         let dest = dest.trim().trim_end_matches('\\').trim();
         let (note, heading) = match dest.split_once('#') {
-            Some((n, h)) => (n.trim(), Some(h.trim().to_string()).filter(|h| !h.is_empty())),
+            Some((n, h)) => (
+                n.trim(),
+                Some(h.trim().to_string()).filter(|h| !h.is_empty()),
+            ),
             None => (dest, None),
         };
         LinkTarget {
@@ -139,7 +142,10 @@ pub fn slug(s: &str) -> String {
 /// against paths, file stems, display names and aliases) and its slug (matched against the
 /// slugs of file stems). `None` for an empty target, which resolves to nothing.
 pub fn lookup_keys(target: &str) -> Option<(String, String)> {
-    let t = target.trim().trim_start_matches("./").trim_start_matches('/');
+    let t = target
+        .trim()
+        .trim_start_matches("./")
+        .trim_start_matches('/');
     let t = strip_md(t);
     (!t.is_empty()).then(|| (norm_key(t), slug(t)))
 }
@@ -264,7 +270,10 @@ impl LinkIndex {
 
     /// Resolves a link target or a plain reference (a slug, a name, an alias, a path).
     pub fn resolve(&self, target: &str) -> Resolution {
-        let t = target.trim().trim_start_matches("./").trim_start_matches('/');
+        let t = target
+            .trim()
+            .trim_start_matches("./")
+            .trim_start_matches('/');
         let t = strip_md(t);
         if t.is_empty() {
             return Resolution::NotFound;
@@ -330,14 +339,27 @@ mod tests {
     #[test]
     fn resolves_by_tier_and_reports_ambiguity() {
         let mut ix = LinkIndex::default();
-        ix.add(0, "canon/npcs/mother-ashka.md", "mother-ashka", &["Mother Ashka".into(), "the Eel-Mother".into()]);
-        ix.add(1, "canon/locations/the-gilded-eel.md", "the-gilded-eel", &["The Gilded Eel".into()]);
+        ix.add(
+            0,
+            "canon/npcs/mother-ashka.md",
+            "mother-ashka",
+            &["Mother Ashka".into(), "the Eel-Mother".into()],
+        );
+        ix.add(
+            1,
+            "canon/locations/the-gilded-eel.md",
+            "the-gilded-eel",
+            &["The Gilded Eel".into()],
+        );
         ix.add(2, "a/Dup.md", "Dup", &[]);
         ix.add(3, "b/Dup.md", "Dup", &[]);
         assert_eq!(ix.resolve("mother-ashka"), Resolution::Found(0));
         assert_eq!(ix.resolve("MOTHER ASHKA"), Resolution::Found(0));
         assert_eq!(ix.resolve("the eel-mother"), Resolution::Found(0));
-        assert_eq!(ix.resolve("canon/locations/the-gilded-eel.md"), Resolution::Found(1));
+        assert_eq!(
+            ix.resolve("canon/locations/the-gilded-eel.md"),
+            Resolution::Found(1)
+        );
         assert_eq!(ix.resolve("The  Gilded Eel"), Resolution::Found(1));
         assert_eq!(ix.resolve("a/Dup"), Resolution::Found(2));
         assert_eq!(ix.resolve("Dup"), Resolution::Ambiguous(vec![2, 3]));
@@ -352,9 +374,17 @@ mod tests {
         let mut ix = LinkIndex::default();
         ix.add(0, "canon/npcs/Mother-Ashka.MD", "Mother-Ashka", &names);
         let keys = note_keys("canon/npcs/Mother-Ashka.MD", "Mother-Ashka", &names);
-        for t in ["./canon/npcs/mother-ashka.md", "MOTHER ASHKA", "the eel-mother", "mother ashka!", "nobody", ""] {
+        for t in [
+            "./canon/npcs/mother-ashka.md",
+            "MOTHER ASHKA",
+            "the eel-mother",
+            "mother ashka!",
+            "nobody",
+            "",
+        ] {
             let found = ix.resolve(t) == Resolution::Found(0);
-            let shares = lookup_keys(t).is_some_and(|(k, s)| keys.contains(&k) || keys.contains(&s));
+            let shares =
+                lookup_keys(t).is_some_and(|(k, s)| keys.contains(&k) || keys.contains(&s));
             assert_eq!(found, shares, "{t}");
         }
     }

@@ -339,7 +339,11 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
             }
             Event::End(TagEnd::Heading(_)) | Event::End(TagEnd::Item) => {
                 if let Some(o) = stack.pop() {
-                    let depth = if o.kind == BlockKind::ListItem { list_depth } else { 0 };
+                    let depth = if o.kind == BlockKind::ListItem {
+                        list_depth
+                    } else {
+                        0
+                    };
                     flush(o, &mut out, depth, &callout);
                 }
             }
@@ -351,8 +355,11 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                             let t = o.text.trim_start();
                             if let Some(rest) = t.strip_prefix("[!") {
                                 if let Some(end) = rest.find(']') {
-                                    callout = Some(rest[..end].trim_end_matches(['-', '+']).to_lowercase());
-                                    o.text = rest[end + 1..].trim_start_matches(['-', '+']).to_string();
+                                    callout = Some(
+                                        rest[..end].trim_end_matches(['-', '+']).to_lowercase(),
+                                    );
+                                    o.text =
+                                        rest[end + 1..].trim_start_matches(['-', '+']).to_string();
                                 }
                             }
                         }
@@ -372,7 +379,11 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                 if let Some((cells, start)) = row.take() {
                     let open = Open {
                         kind: BlockKind::TableRow,
-                        text: cells.iter().map(|c| c.trim()).collect::<Vec<_>>().join(" | "),
+                        text: cells
+                            .iter()
+                            .map(|c| c.trim())
+                            .collect::<Vec<_>>()
+                            .join(" | "),
                         start,
                         strong_prefix: None,
                         strong_depth: None,
@@ -438,7 +449,11 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                 };
                 if let Some((target, pothole, wrote)) = in_link.last_mut() {
                     // Without a pothole the child text is the raw destination: show the note name.
-                    let shown = if *pothole { t.to_string() } else { target.display() };
+                    let shown = if *pothole {
+                        t.to_string()
+                    } else {
+                        target.display()
+                    };
                     if !*wrote {
                         push_text(&mut stack, &mut row, &shown);
                         *wrote = true;
@@ -451,7 +466,9 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                 push_text(&mut stack, &mut row, &t);
             }
             Event::SoftBreak | Event::HardBreak => push_text(&mut stack, &mut row, "\n"),
-            Event::TaskListMarker(done) => push_text(&mut stack, &mut row, if done { "[x] " } else { "[ ] " }),
+            Event::TaskListMarker(done) => {
+                push_text(&mut stack, &mut row, if done { "[x] " } else { "[ ] " })
+            }
             _ => {}
         }
     }
@@ -519,16 +536,32 @@ mod tests {
     #[test]
     fn comments_and_code_are_not_content() {
         let b = parse("Keep %% hidden %% this.\n\n```dataview\nLIST Secret\n```\n\n```\ncode\n```\n%%\nmulti\nline\n%%\nEnd.\n");
-        let all: String = b.blocks.iter().map(|b| b.text.clone()).collect::<Vec<_>>().join("|");
-        assert!(!all.contains("hidden") && !all.contains("Secret") && !all.contains("code") && !all.contains("multi"), "{all}");
+        let all: String = b
+            .blocks
+            .iter()
+            .map(|b| b.text.clone())
+            .collect::<Vec<_>>()
+            .join("|");
+        assert!(
+            !all.contains("hidden")
+                && !all.contains("Secret")
+                && !all.contains("code")
+                && !all.contains("multi"),
+            "{all}"
+        );
         assert!(all.contains("Keep") && all.contains("End."));
         assert_eq!(b.blocks.last().expect("test input").line, 14);
     }
 
     #[test]
     fn wikilinks_render_as_display_text() {
-        let b = parse("Meet [[Mother Ashka]] at [[the-gilded-eel|the Eel]] or [[Note#Head]]. ![[map.png]]\n");
-        assert_eq!(b.blocks[0].text, "Meet Mother Ashka at the Eel or Note. map.png");
+        let b = parse(
+            "Meet [[Mother Ashka]] at [[the-gilded-eel|the Eel]] or [[Note#Head]]. ![[map.png]]\n",
+        );
+        assert_eq!(
+            b.blocks[0].text,
+            "Meet Mother Ashka at the Eel or Note. map.png"
+        );
         assert_eq!(b.links.len(), 4);
         assert_eq!(b.links[1].target.note, "the-gilded-eel");
         assert!(b.links[3].embed);
@@ -537,12 +570,22 @@ mod tests {
     #[test]
     fn strong_prefix_tags_fields_callouts() {
         let b = parse("- **The Forged Pass** — summary\n  → Next: do it\n\nStatus:: alive #npc/alive and #1 not\n\n> [!secret] Holds a marker\n> He won it.\n");
-        assert_eq!(b.blocks[0].strong_prefix.as_deref(), Some("The Forged Pass"));
+        assert_eq!(
+            b.blocks[0].strong_prefix.as_deref(),
+            Some("The Forged Pass")
+        );
         assert_eq!(b.blocks[0].text, "The Forged Pass — summary\n→ Next: do it");
         assert_eq!(b.fields[0].key, "status");
         assert_eq!(b.fields[0].value, "alive #npc/alive and #1 not");
-        assert_eq!(b.tags.iter().map(|t| t.0.as_str()).collect::<Vec<_>>(), ["npc/alive"]);
-        let secret: Vec<_> = b.blocks.iter().filter(|b| b.callout.as_deref() == Some("secret")).collect();
+        assert_eq!(
+            b.tags.iter().map(|t| t.0.as_str()).collect::<Vec<_>>(),
+            ["npc/alive"]
+        );
+        let secret: Vec<_> = b
+            .blocks
+            .iter()
+            .filter(|b| b.callout.as_deref() == Some("secret"))
+            .collect();
         assert_eq!(secret.len(), 1);
         assert!(secret[0].text.contains("Holds a marker"));
     }

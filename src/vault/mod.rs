@@ -49,8 +49,12 @@ pub fn read_note(abs: &Path, rel: &str) -> Note {
     let unreadable = |e: std::io::Error| {
         let mut n = Note::parse(rel, b"");
         n.diagnostics.clear();
-        n.diagnostics
-            .push(Diagnostic::error(rel, 0, "unreadable", format!("could not read note: {e}")));
+        n.diagnostics.push(Diagnostic::error(
+            rel,
+            0,
+            "unreadable",
+            format!("could not read note: {e}"),
+        ));
         n
     };
     let mut f = match std::fs::File::open(abs) {
@@ -99,11 +103,19 @@ impl Vault {
             .par_iter()
             .map(|f| read_note(&f.abs, &f.rel))
             .collect();
-        Ok(Self::from_notes(root.to_path_buf(), notes, walk_diagnostics))
+        Ok(Self::from_notes(
+            root.to_path_buf(),
+            notes,
+            walk_diagnostics,
+        ))
     }
 
     /// Builds a vault from already parsed notes (sorted here by path).
-    pub fn from_notes(root: PathBuf, mut notes: Vec<Note>, walk_diagnostics: Vec<Diagnostic>) -> Vault {
+    pub fn from_notes(
+        root: PathBuf,
+        mut notes: Vec<Note>,
+        walk_diagnostics: Vec<Diagnostic>,
+    ) -> Vault {
         notes.sort_by(|a, b| a.path.cmp(&b.path));
         let mut v = Vault {
             root,
@@ -136,7 +148,9 @@ impl Vault {
 
     /// The index of the note at a vault-relative path.
     pub fn note_index(&self, path: &str) -> Option<usize> {
-        self.notes.binary_search_by(|n| n.path.as_str().cmp(path)).ok()
+        self.notes
+            .binary_search_by(|n| n.path.as_str().cmp(path))
+            .ok()
     }
 
     /// Every diagnostic from walking and parsing, plus unresolved and ambiguous links.
@@ -181,7 +195,10 @@ impl Vault {
                         "[[{}]] matches {} notes: {}; use the path, e.g. [[{}]]",
                         l.target.note,
                         c.len(),
-                        c.iter().map(|&i| self.notes[i].path.as_str()).collect::<Vec<_>>().join(", "),
+                        c.iter()
+                            .map(|&i| self.notes[i].path.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
                         links::strip_md(&self.notes[c[0]].path)
                     ),
                 )),
@@ -193,7 +210,10 @@ impl Vault {
     /// Puts a note in the vault, replacing the note at the same path if there is one (which
     /// is returned). The link index is updated in place.
     pub fn upsert_note(&mut self, note: Note) -> Option<Note> {
-        match self.notes.binary_search_by(|n| n.path.as_str().cmp(&note.path)) {
+        match self
+            .notes
+            .binary_search_by(|n| n.path.as_str().cmp(&note.path))
+        {
             Ok(i) => {
                 let names = note.names();
                 // Same path, so the same stem: only changed names touch the index.

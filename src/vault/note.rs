@@ -105,7 +105,11 @@ impl Note {
         let text = match std::str::from_utf8(bytes) {
             Ok(t) => std::borrow::Cow::Borrowed(t),
             Err(e) => {
-                let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+                let line = bytes[..e.valid_up_to()]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count()
+                    + 1;
                 note.diagnostics.push(Diagnostic::warning(
                     path,
                     line,
@@ -236,8 +240,15 @@ mod tests {
 
     #[test]
     fn frontmatter_links_are_collected() {
-        let n = Note::parse("p.md", b"---\nlocation: [[The Eel]]\nfriends: \"[[A]], [[B|Bee]]\"\n---\n");
-        let t: Vec<_> = n.links.iter().map(|l| (l.target.note.as_str(), l.line)).collect();
+        let n = Note::parse(
+            "p.md",
+            b"---\nlocation: [[The Eel]]\nfriends: \"[[A]], [[B|Bee]]\"\n---\n",
+        );
+        let t: Vec<_> = n
+            .links
+            .iter()
+            .map(|l| (l.target.note.as_str(), l.line))
+            .collect();
         assert_eq!(t, [("A", 3), ("B", 3), ("The Eel", 2)]);
     }
 }

@@ -64,7 +64,8 @@ pub fn walk_under(root: &Path, dir: &Path) -> (Vec<Found>, Vec<Diagnostic>) {
             }
             let name = e.file_name().to_string_lossy();
             let depth = base + e.depth();
-            if name.starts_with('.') || (depth == 1 && e.file_type().is_dir() && name == "sessions") {
+            if name.starts_with('.') || (depth == 1 && e.file_type().is_dir() && name == "sessions")
+            {
                 return false;
             }
             if e.path_is_symlink() {

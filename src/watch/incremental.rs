@@ -69,7 +69,10 @@ fn ref_keys(note: &Note) -> Vec<u64> {
 
 /// Hashed keys the link index files a note under.
 fn link_keys(note: &Note) -> Vec<u64> {
-    let mut v: Vec<u64> = note_keys(&note.path, &note.stem, &note.names()).iter().map(|k| h(k)).collect();
+    let mut v: Vec<u64> = note_keys(&note.path, &note.stem, &note.names())
+        .iter()
+        .map(|k| h(k))
+        .collect();
     v.sort_unstable();
     v.dedup();
     v
@@ -108,7 +111,11 @@ pub(crate) struct Deps {
 impl Deps {
     /// Indexes every note of a vault.
     pub(crate) fn new(vault: &Vault) -> Deps {
-        let keys: Vec<(Vec<u64>, Vec<u64>)> = vault.notes.par_iter().map(|n| (ref_keys(n), name_keys(n))).collect();
+        let keys: Vec<(Vec<u64>, Vec<u64>)> = vault
+            .notes
+            .par_iter()
+            .map(|n| (ref_keys(n), name_keys(n)))
+            .collect();
         let mut d = Deps {
             refs: HashMap::with_capacity(vault.notes.len()),
             by_name: HashMap::with_capacity(vault.notes.len()),
@@ -191,7 +198,10 @@ pub(crate) fn update(
         kinds_new.push(kind);
     }
 
-    if full || upserts.len() + removals.len() > MAX_CHANGED || built.kinds.len() != vault.notes.len() {
+    if full
+        || upserts.len() + removals.len() > MAX_CHANGED
+        || built.kinds.len() != vault.notes.len()
+    {
         vault.update_notes(upserts, removals);
         *built = build(vault, config);
         return None;
@@ -263,7 +273,9 @@ pub(crate) fn update(
     // The small vault: the rebuilt notes and everything their references resolve to.
     let mut small: BTreeSet<usize> = BTreeSet::new();
     for p in &rebuilt {
-        let Some(i) = vault.note_index(p) else { continue };
+        let Some(i) = vault.note_index(p) else {
+            continue;
+        };
         small.insert(i);
         for t in ref_targets(&vault.notes[i]) {
             match vault.resolve(&t) {
@@ -291,7 +303,13 @@ pub(crate) fn update(
 
 /// Removes the entities of the `gone` notes from a vector sorted by note path and inserts
 /// those of `new` that came from `taken` notes, in order.
-fn replace_sorted<T>(v: &mut Vec<T>, new: Vec<T>, gone: &BTreeSet<&str>, taken: &BTreeSet<String>, key: impl Fn(&T) -> &str) {
+fn replace_sorted<T>(
+    v: &mut Vec<T>,
+    new: Vec<T>,
+    gone: &BTreeSet<&str>,
+    taken: &BTreeSet<String>,
+    key: impl Fn(&T) -> &str,
+) {
     if gone.len() < 64 {
         for g in gone {
             let from = v.partition_point(|e| key(e) < *g);
@@ -313,13 +331,19 @@ fn replace_sorted<T>(v: &mut Vec<T>, new: Vec<T>, gone: &BTreeSet<&str>, taken: 
 /// Replaces, in `built`, everything that came from the `rebuilt` and `removed` notes with
 /// what `part` built for the rebuilt ones, and the campaign-wide parts with `part`'s.
 fn splice(built: &mut Built, part: Built, rebuilt: &BTreeSet<String>, removed: &[String]) {
-    let gone: BTreeSet<&str> = rebuilt.iter().map(String::as_str).chain(removed.iter().map(String::as_str)).collect();
+    let gone: BTreeSet<&str> = rebuilt
+        .iter()
+        .map(String::as_str)
+        .chain(removed.iter().map(String::as_str))
+        .collect();
     let (c, p) = (&mut built.campaign, part.campaign);
     replace_sorted(&mut c.pcs, p.pcs, &gone, rebuilt, |e| &e.id);
     replace_sorted(&mut c.npcs, p.npcs, &gone, rebuilt, |e| &e.id);
     replace_sorted(&mut c.locations, p.locations, &gone, rebuilt, |e| &e.id);
     replace_sorted(&mut c.lore, p.lore, &gone, rebuilt, |e| &e.id);
-    replace_sorted(&mut c.threads, p.threads, &gone, rebuilt, |e| &e.source.path);
+    replace_sorted(&mut c.threads, p.threads, &gone, rebuilt, |e| {
+        &e.source.path
+    });
     c.events = p.events;
     c.day = p.day;
     c.time = p.time;
@@ -342,12 +366,21 @@ mod tests {
     use crate::vault::Diagnostic;
 
     fn vault(files: &[(&str, &str)]) -> Vault {
-        let notes = files.iter().map(|(p, t)| Note::parse(p, t.as_bytes())).collect();
-        Vault::from_notes(std::env::temp_dir().join("vaultdm-incremental-test-none"), notes, vec![])
+        let notes = files
+            .iter()
+            .map(|(p, t)| Note::parse(p, t.as_bytes()))
+            .collect();
+        Vault::from_notes(
+            std::env::temp_dir().join("vaultdm-incremental-test-none"),
+            notes,
+            vec![],
+        )
     }
 
     fn sorted(mut d: Vec<Diagnostic>) -> Vec<Diagnostic> {
-        d.sort_by(|a, b| (&a.path, a.line, a.code, &a.message).cmp(&(&b.path, b.line, b.code, &b.message)));
+        d.sort_by(|a, b| {
+            (&a.path, a.line, a.code, &a.message).cmp(&(&b.path, b.line, b.code, &b.message))
+        });
         d
     }
 
@@ -357,7 +390,10 @@ mod tests {
         let mut v = vault(files);
         let mut built = build(&v, &config);
         let mut deps = Deps::new(&v);
-        let ups = upserts.iter().map(|(p, t)| Note::parse(p, t.as_bytes())).collect();
+        let ups = upserts
+            .iter()
+            .map(|(p, t)| Note::parse(p, t.as_bytes()))
+            .collect();
         let rem: Vec<String> = removals.iter().map(|s| s.to_string()).collect();
         let touched = update(&mut v, &mut built, &config, &mut deps, ups, &rem, false);
         assert!(touched.is_some(), "took the incremental path");
@@ -368,7 +404,16 @@ mod tests {
         let fresh = Deps::new(&v);
         assert_eq!(deps.refs, fresh.refs);
         let norm = |m: &HashMap<u64, Vec<String>>| {
-            let mut v: Vec<(u64, Vec<String>)> = m.iter().map(|(k, v)| (*k, { let mut v = v.clone(); v.sort(); v })).collect();
+            let mut v: Vec<(u64, Vec<String>)> = m
+                .iter()
+                .map(|(k, v)| {
+                    (*k, {
+                        let mut v = v.clone();
+                        v.sort();
+                        v
+                    })
+                })
+                .collect();
             v.sort();
             v
         };
@@ -376,37 +421,119 @@ mod tests {
     }
 
     const BASE: &[(&str, &str)] = &[
-        ("canon/pcs/jake.md", "---\nname: Jake\nhp_current: 13\nhp_max: 13\nlocation: the-docks\n---\n# Jake\n"),
-        ("canon/npcs/marlena.md", "---\nname: Marlena\nlocation: \"[[The Salty Sigil]]\"\nstatus: active\n---\n"),
-        ("canon/npcs/gannet.md", "---\nname: Old Gannet\naliases: [Gannet]\nlocation: Sigil\n---\n"),
-        ("canon/locations/the-docks.md", "---\nname: The Docks\n---\n"),
-        ("canon/locations/the-salty-sigil.md", "---\nname: The Salty Sigil\naliases: [Sigil]\nparent: the-docks\n---\n"),
-        ("canon/open-threads.md", "# Open Threads\n## High\n### The Fading Muffle\nIt fades.\n"),
-        ("canon/timeline.md", "# Timeline\n## Day 5\n- The bell rang.\n"),
+        (
+            "canon/pcs/jake.md",
+            "---\nname: Jake\nhp_current: 13\nhp_max: 13\nlocation: the-docks\n---\n# Jake\n",
+        ),
+        (
+            "canon/npcs/marlena.md",
+            "---\nname: Marlena\nlocation: \"[[The Salty Sigil]]\"\nstatus: active\n---\n",
+        ),
+        (
+            "canon/npcs/gannet.md",
+            "---\nname: Old Gannet\naliases: [Gannet]\nlocation: Sigil\n---\n",
+        ),
+        (
+            "canon/locations/the-docks.md",
+            "---\nname: The Docks\n---\n",
+        ),
+        (
+            "canon/locations/the-salty-sigil.md",
+            "---\nname: The Salty Sigil\naliases: [Sigil]\nparent: the-docks\n---\n",
+        ),
+        (
+            "canon/open-threads.md",
+            "# Open Threads\n## High\n### The Fading Muffle\nIt fades.\n",
+        ),
+        (
+            "canon/timeline.md",
+            "# Timeline\n## Day 5\n- The bell rang.\n",
+        ),
         ("lore/gannet-notes.md", "# Gannet's notes\n"),
     ];
 
     #[test]
     fn incremental_matches_full_build_for_field_edits() {
-        check(BASE, &[("canon/pcs/jake.md", "---\nname: Jake\nhp_current: 4\nhp_max: 13\nlocation: the-docks\n---\n")], &[]);
-        check(BASE, &[("canon/npcs/marlena.md", "---\nname: Marlena\nlocation: the-docks\nstatus: dead\n---\n")], &[]);
-        check(BASE, &[("canon/open-threads.md", "# Open Threads\n## Urgent\n### The Fading Muffle\n")], &[]);
-        check(BASE, &[("canon/timeline.md", "# Timeline\n## Day 5\n- The bell rang.\n## Day 6\n- More.\n")], &[]);
-        check(BASE, &[("canon/pcs/jake.md", "---\nname: Jake\nhp_current: x\nlocation: nowhere\n---\n")], &[]);
+        check(
+            BASE,
+            &[(
+                "canon/pcs/jake.md",
+                "---\nname: Jake\nhp_current: 4\nhp_max: 13\nlocation: the-docks\n---\n",
+            )],
+            &[],
+        );
+        check(
+            BASE,
+            &[(
+                "canon/npcs/marlena.md",
+                "---\nname: Marlena\nlocation: the-docks\nstatus: dead\n---\n",
+            )],
+            &[],
+        );
+        check(
+            BASE,
+            &[(
+                "canon/open-threads.md",
+                "# Open Threads\n## Urgent\n### The Fading Muffle\n",
+            )],
+            &[],
+        );
+        check(
+            BASE,
+            &[(
+                "canon/timeline.md",
+                "# Timeline\n## Day 5\n- The bell rang.\n## Day 6\n- More.\n",
+            )],
+            &[],
+        );
+        check(
+            BASE,
+            &[(
+                "canon/pcs/jake.md",
+                "---\nname: Jake\nhp_current: x\nlocation: nowhere\n---\n",
+            )],
+            &[],
+        );
     }
 
     #[test]
     fn incremental_matches_full_build_for_names_and_kinds() {
         // A location renamed: references to its old name stop resolving.
-        check(BASE, &[("canon/locations/the-salty-sigil.md", "---\nname: The Sigil\n---\n")], &[]);
+        check(
+            BASE,
+            &[(
+                "canon/locations/the-salty-sigil.md",
+                "---\nname: The Sigil\n---\n",
+            )],
+            &[],
+        );
         // A new note takes an alias another note uses: references become ambiguous,
         // and duplicate-name warnings appear on both.
-        check(BASE, &[("canon/locations/sigil.md", "---\nname: Sigil\n---\n")], &[]);
-        check(BASE, &[("canon/npcs/marlena-2.md", "---\nname: Marlena\n---\n")], &[]);
+        check(
+            BASE,
+            &[("canon/locations/sigil.md", "---\nname: Sigil\n---\n")],
+            &[],
+        );
+        check(
+            BASE,
+            &[("canon/npcs/marlena-2.md", "---\nname: Marlena\n---\n")],
+            &[],
+        );
         // A lore note becomes a location by tag.
-        check(BASE, &[("lore/gannet-notes.md", "---\ntags: [place]\nname: Gannet's Rest\n---\n")], &[]);
+        check(
+            BASE,
+            &[(
+                "lore/gannet-notes.md",
+                "---\ntags: [place]\nname: Gannet's Rest\n---\n",
+            )],
+            &[],
+        );
         // A location becomes an NPC by folder move.
-        check(BASE, &[("canon/npcs/the-docks.md", "---\nname: The Docks\n---\n")], &["canon/locations/the-docks.md"]);
+        check(
+            BASE,
+            &[("canon/npcs/the-docks.md", "---\nname: The Docks\n---\n")],
+            &["canon/locations/the-docks.md"],
+        );
     }
 
     #[test]
@@ -415,9 +542,27 @@ mod tests {
         check(BASE, &[], &["canon/npcs/gannet.md"]);
         check(BASE, &[], &["canon/open-threads.md"]);
         check(BASE, &[], &["canon/timeline.md"]);
-        check(BASE, &[("canon/threads/heist.md", "---\npriority: high\n---\n# Heist\n")], &[]);
-        check(BASE, &[("new/folder/zed.md", "---\ntype: npc\nname: Zed\nlocation: The Docks\n---\n")], &[]);
+        check(
+            BASE,
+            &[(
+                "canon/threads/heist.md",
+                "---\npriority: high\n---\n# Heist\n",
+            )],
+            &[],
+        );
+        check(
+            BASE,
+            &[(
+                "new/folder/zed.md",
+                "---\ntype: npc\nname: Zed\nlocation: The Docks\n---\n",
+            )],
+            &[],
+        );
         // Renamed note, same content.
-        check(BASE, &[("canon/npcs/dead/marlena.md", BASE[1].1)], &["canon/npcs/marlena.md"]);
+        check(
+            BASE,
+            &[("canon/npcs/dead/marlena.md", BASE[1].1)],
+            &["canon/npcs/marlena.md"],
+        );
     }
 }

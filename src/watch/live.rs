@@ -51,8 +51,16 @@ impl Reload {
     /// `canon reloaded (3 files, 4 ms)`.
     pub fn summary(&self) -> String {
         let ms = self.elapsed.as_secs_f64() * 1000.0;
-        let ms = if ms < 1.0 { format!("{ms:.1}") } else { format!("{ms:.0}") };
-        let what = if self.full { "canon fully reloaded" } else { "canon reloaded" };
+        let ms = if ms < 1.0 {
+            format!("{ms:.1}")
+        } else {
+            format!("{ms:.0}")
+        };
+        let what = if self.full {
+            "canon fully reloaded"
+        } else {
+            "canon reloaded"
+        };
         let s = if self.files == 1 { "" } else { "s" };
         format!("{what} ({} file{s}, {ms} ms)", self.files)
     }
@@ -99,7 +107,7 @@ enum Read {
     /// Same bytes as the note in canon.
     Unchanged,
     /// New or changed content.
-    Parsed(Note),
+    Parsed(Box<Note>),
 }
 
 /// Canon kept current while the vault changes: the notes, `vaultdm.toml`, the typed campaign,
@@ -139,7 +147,9 @@ fn templates_dir(root: &Path, config: &Config) -> Option<PathBuf> {
 }
 
 fn temporal_hash(root: &Path) -> Option<u64> {
-    std::fs::read(root.join(TEMPORAL_INDEX)).ok().map(|b| hash_bytes(&b))
+    std::fs::read(root.join(TEMPORAL_INDEX))
+        .ok()
+        .map(|b| hash_bytes(&b))
 }
 
 /// `/`-joined vault-relative form of a relative path (`.` and empty parts dropped).
@@ -181,16 +191,32 @@ fn same_names(a: &Campaign, b: &Campaign) -> bool {
         && a.pcs.iter().zip(&b.pcs).all(|(x, y)| {
             x.id == y.id && x.name == y.name && x.aliases == y.aliases && x.inventory == y.inventory
         })
-        && a.npcs.iter().zip(&b.npcs).all(|(x, y)| x.id == y.id && x.name == y.name && x.aliases == y.aliases)
-        && a.locations.iter().zip(&b.locations).all(|(x, y)| x.id == y.id && x.name == y.name && x.aliases == y.aliases)
-        && a.threads.iter().zip(&b.threads).all(|(x, y)| x.title == y.title && x.aliases == y.aliases)
-        && a.lore.iter().zip(&b.lore).all(|(x, y)| x.id == y.id && x.name == y.name && x.aliases == y.aliases)
+        && a.npcs
+            .iter()
+            .zip(&b.npcs)
+            .all(|(x, y)| x.id == y.id && x.name == y.name && x.aliases == y.aliases)
+        && a.locations
+            .iter()
+            .zip(&b.locations)
+            .all(|(x, y)| x.id == y.id && x.name == y.name && x.aliases == y.aliases)
+        && a.threads
+            .iter()
+            .zip(&b.threads)
+            .all(|(x, y)| x.title == y.title && x.aliases == y.aliases)
+        && a.lore
+            .iter()
+            .zip(&b.lore)
+            .all(|(x, y)| x.id == y.id && x.name == y.name && x.aliases == y.aliases)
 }
 
 /// An engine with an empty campaign, held for the moment the real one is being updated.
 fn placeholder_engine(templates: &Arc<Templates>) -> Engine {
     let empty = Arc::new(Campaign::default());
-    Engine::from_parts(Arc::clone(&empty), Arc::new(Matcher::new(&empty)), Arc::clone(templates))
+    Engine::from_parts(
+        Arc::clone(&empty),
+        Arc::new(Matcher::new(&empty)),
+        Arc::clone(templates),
+    )
 }
 
 /// Makes `dst` equal to `src`, cloning only the entities that differ. With `notes`, only
@@ -207,7 +233,12 @@ fn sync(dst: &mut Campaign, src: &Campaign, notes: Option<&BTreeSet<String>>) {
             *dst = src.to_vec();
         }
     }
-    fn some<T: Clone + PartialEq>(dst: &mut Vec<T>, src: &[T], notes: Option<&BTreeSet<String>>, id: impl Fn(&T) -> &str) {
+    fn some<T: Clone + PartialEq>(
+        dst: &mut Vec<T>,
+        src: &[T],
+        notes: Option<&BTreeSet<String>>,
+        id: impl Fn(&T) -> &str,
+    ) {
         let Some(notes) = notes else {
             return all(dst, src);
         };
@@ -250,7 +281,11 @@ impl Live {
         let templates = Arc::new(templates);
         let matcher = Arc::new(Matcher::new(&loaded.built.campaign));
         let campaign = Arc::new(loaded.built.campaign.clone());
-        let engine = Engine::from_parts(Arc::clone(&campaign), Arc::clone(&matcher), Arc::clone(&templates));
+        let engine = Engine::from_parts(
+            Arc::clone(&campaign),
+            Arc::clone(&matcher),
+            Arc::clone(&templates),
+        );
         let deps = Deps::new(&loaded.vault);
         // Notes that load broken have no last good version yet.
         Ok(Live {
@@ -338,7 +373,8 @@ impl Live {
             templates: true,
             full: true,
         };
-        plan.notes.extend(self.loaded.vault.notes.iter().map(|n| n.path.clone()));
+        plan.notes
+            .extend(self.loaded.vault.notes.iter().map(|n| n.path.clone()));
         self.loaded.vault.walk_diagnostics = walk_diagnostics;
         self.run(plan, start)
     }
@@ -359,7 +395,9 @@ impl Live {
         let prefix = format!("{dir}/");
         let notes = &self.loaded.vault.notes;
         let from = notes.partition_point(|n| n.path.as_str() < prefix.as_str());
-        notes[from..].iter().take_while(move |n| n.path.starts_with(&prefix))
+        notes[from..]
+            .iter()
+            .take_while(move |n| n.path.starts_with(&prefix))
     }
 
     fn plan_path(&self, p: &Path, plan: &mut Plan) {
@@ -397,7 +435,8 @@ impl Live {
             let (found, _) = walk::walk_under(&self.root, &abs);
             plan.notes.extend(found.into_iter().map(|f| f.rel));
         }
-        plan.notes.extend(self.notes_under(&rel).map(|n| n.path.clone()));
+        plan.notes
+            .extend(self.notes_under(&rel).map(|n| n.path.clone()));
     }
 
     fn read(&self, rel: &str) -> Read {
@@ -410,7 +449,9 @@ impl Live {
             _ => return Read::Gone(rel.to_string()),
         };
         if std::fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_symlink())
-            && !abs.canonicalize().is_ok_and(|real| real.starts_with(&self.canon_root))
+            && !abs
+                .canonicalize()
+                .is_ok_and(|real| real.starts_with(&self.canon_root))
         {
             return Read::Gone(rel.to_string()); // the walk does not follow it either
         }
@@ -420,18 +461,18 @@ impl Live {
             .note_index(rel)
             .map(|i| &self.loaded.vault.notes[i]);
         if meta.len() > MAX_NOTE_BYTES {
-            return Read::Parsed(read_note(&abs, rel));
+            return Read::Parsed(Box::new(read_note(&abs, rel)));
         }
         match std::fs::read(&abs) {
             Ok(bytes) => {
                 if current.is_some_and(|n| n.content_hash == hash_bytes(&bytes)) {
                     Read::Unchanged
                 } else {
-                    Read::Parsed(Note::parse(rel, &bytes))
+                    Read::Parsed(Box::new(Note::parse(rel, &bytes)))
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Read::Gone(rel.to_string()),
-            Err(_) => Read::Parsed(read_note(&abs, rel)),
+            Err(_) => Read::Parsed(Box::new(read_note(&abs, rel))),
         }
     }
 
@@ -455,7 +496,7 @@ impl Live {
         for r in reads {
             match r {
                 Read::Gone(p) if vault.note_index(&p).is_some() => gone.push(p),
-                Read::Parsed(n) => parsed.push(n),
+                Read::Parsed(n) => parsed.push(*n),
                 _ => {}
             }
         }
@@ -464,7 +505,10 @@ impl Live {
         let mut gone_by_hash: HashMap<u64, Vec<&str>> = HashMap::new();
         for p in &gone {
             if let Some(i) = vault.note_index(p) {
-                gone_by_hash.entry(vault.notes[i].content_hash).or_default().push(p);
+                gone_by_hash
+                    .entry(vault.notes[i].content_hash)
+                    .or_default()
+                    .push(p);
             }
         }
         let mut renames: Vec<(String, String)> = Vec::new();
@@ -476,14 +520,20 @@ impl Live {
                 renames.push((from.to_string(), n.path.clone()));
             }
         }
-        let renamed_from: HashMap<&str, &str> = renames.iter().map(|(a, b)| (b.as_str(), a.as_str())).collect();
+        let renamed_from: HashMap<&str, &str> = renames
+            .iter()
+            .map(|(a, b)| (b.as_str(), a.as_str()))
+            .collect();
 
         // 3. Last good versions: a note that stops parsing keeps its previous canon.
         let mut effective: Vec<Note> = Vec::with_capacity(parsed.len());
         let mut now_stale: Vec<String> = Vec::new();
         let mut fixed: Vec<String> = Vec::new();
         for n in parsed {
-            let before_path = renamed_from.get(n.path.as_str()).copied().unwrap_or(n.path.as_str());
+            let before_path = renamed_from
+                .get(n.path.as_str())
+                .copied()
+                .unwrap_or(n.path.as_str());
             let before = vault.note_index(before_path).map(|i| &vault.notes[i]);
             let good_before = before.filter(|b| self.stale.contains(&b.path) || !b.has_errors());
             if n.has_errors() {
@@ -521,7 +571,11 @@ impl Live {
         }
         self.stale.extend(now_stale);
 
-        reload.paths = gone.iter().cloned().chain(effective.iter().map(|n| n.path.clone())).collect();
+        reload.paths = gone
+            .iter()
+            .cloned()
+            .chain(effective.iter().map(|n| n.path.clone()))
+            .collect();
         reload.paths.sort();
         reload.paths.dedup();
         reload.files = reload.paths.len();
@@ -559,7 +613,12 @@ impl Live {
                 }
                 Err(e) => {
                     let at = self.loaded.config.templates.clone().unwrap_or_default();
-                    let d = Diagnostic::error(&at, 0, "template", format!("{e}; the previous templates are kept"));
+                    let d = Diagnostic::error(
+                        &at,
+                        0,
+                        "template",
+                        format!("{e}; the previous templates are kept"),
+                    );
                     extra_diags.push(d.clone());
                     self.template_diagnostics = vec![d];
                 }
@@ -597,7 +656,11 @@ impl Live {
         if !same_names(&self.campaign, &new.campaign) {
             self.matcher = Arc::new(Matcher::new(&new.campaign));
         }
-        sync(Arc::make_mut(&mut self.campaign), &new.campaign, touched_notes.as_ref());
+        sync(
+            Arc::make_mut(&mut self.campaign),
+            &new.campaign,
+            touched_notes.as_ref(),
+        );
         self.engine = Engine::from_parts(
             Arc::clone(&self.campaign),
             Arc::clone(&self.matcher),
@@ -605,16 +668,19 @@ impl Live {
         );
 
         // 6. Diagnostics: the touched notes' own, and canon problems that are new.
-        let mut diags = extra_diags;
+        let mut diags = Vec::new();
         for p in &touched {
             if let Some(i) = self.loaded.vault.note_index(p) {
                 diags.extend(self.loaded.vault.note_diagnostics(i));
             }
         }
+        diags.extend(extra_diags);
         let was: HashSet<&Diagnostic> = old_diags.iter().collect();
         diags.extend(new.diagnostics.iter().filter(|d| !was.contains(d)).cloned());
-        diags.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
-        diags.dedup();
+        // In order: each saved note's own problems (its error before the stale-note
+        // warning), settings, then new canon problems; each once.
+        let mut once: HashSet<Diagnostic> = HashSet::new();
+        diags.retain(|d| once.insert(d.clone()));
         reload.diagnostics = diags;
         reload.elapsed = start.elapsed();
         reload

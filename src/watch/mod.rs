@@ -52,6 +52,11 @@
 //! watcher alive while `rx` yields batches; `live.apply(&batch.paths)` applies one (or
 //! several, concatenated).
 //!
+//! For a `Canon updated:` block covering everything since the last message (several
+//! reloads, an HP edited twice), keep a clone of the engine from that message — it shares
+//! the campaign, and a later reload copies the campaign before changing it — and diff:
+//! `canon::diff::diff(sent.campaign(), lw.live().campaign())` gives the net changes.
+//!
 //! # Cost
 //!
 //! A reload re-reads and re-parses only the changed files, updates the link index in place
@@ -215,7 +220,9 @@ impl LiveWatch {
     fn lost(&mut self) {
         if !self.disconnected {
             self.disconnected = true;
-            self.errors.push("the file watcher stopped; edits are no longer picked up (use /reload)".into());
+            self.errors.push(
+                "the file watcher stopped; edits are no longer picked up (use /reload)".into(),
+            );
         }
     }
 

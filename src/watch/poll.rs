@@ -30,22 +30,25 @@ type Snapshot = HashMap<PathBuf, Stamp>;
 /// Every file under `root` the vault could care about, with its stamp.
 fn scan(root: &Path) -> Snapshot {
     let mut out = HashMap::new();
-    let walk = walkdir::WalkDir::new(root).follow_links(true).into_iter().filter_entry(|e| {
-        if e.depth() == 0 {
-            return true;
-        }
-        let rel = e.path().strip_prefix(root).map(|r| {
-            r.components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/")
+    let walk = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .into_iter()
+        .filter_entry(|e| {
+            if e.depth() == 0 {
+                return true;
+            }
+            let rel = e.path().strip_prefix(root).map(|r| {
+                r.components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            });
+            match rel {
+                // Folders: skip hidden ones and the root `sessions/`; files are filtered later.
+                Ok(rel) if e.file_type().is_dir() => !is_skipped_folder(&rel),
+                _ => true,
+            }
         });
-        match rel {
-            // Folders: skip hidden ones and the root `sessions/`; files are filtered later.
-            Ok(rel) if e.file_type().is_dir() => !is_skipped_folder(&rel),
-            _ => true,
-        }
-    });
     for e in walk.filter_map(Result::ok) {
         if !e.file_type().is_file() {
             continue;
@@ -69,7 +72,10 @@ fn changes(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
     for (p, s) in new {
         match old.get(p) {
             None => out.push(Event::new(EventKind::Create(CreateKind::File)).add_path(p.clone())),
-            Some(o) if o != s => out.push(Event::new(EventKind::Modify(ModifyKind::Data(DataChange::Any))).add_path(p.clone())),
+            Some(o) if o != s => out.push(
+                Event::new(EventKind::Modify(ModifyKind::Data(DataChange::Any)))
+                    .add_path(p.clone()),
+            ),
             Some(_) => {}
         }
     }
@@ -91,7 +97,9 @@ pub struct VaultPoller {
 
 impl std::fmt::Debug for VaultPoller {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VaultPoller").field("interval", &self.interval).finish_non_exhaustive()
+        f.debug_struct("VaultPoller")
+            .field("interval", &self.interval)
+            .finish_non_exhaustive()
     }
 }
 
@@ -108,7 +116,9 @@ impl notify::Watcher for VaultPoller {
     /// One folder per poller.
     fn watch(&mut self, path: &Path, _recursive_mode: RecursiveMode) -> notify::Result<()> {
         let Some(mut handler) = self.handler.take() else {
-            return Err(notify::Error::generic("this poller already watches a folder"));
+            return Err(notify::Error::generic(
+                "this poller already watches a folder",
+            ));
         };
         if !path.is_dir() {
             return Err(notify::Error::path_not_found().add_path(path.to_path_buf()));
@@ -173,13 +183,24 @@ mod tests {
         let after = scan(root);
         let mut kinds: Vec<(String, EventKind)> = changes(&before, &after)
             .into_iter()
-            .map(|e| (e.paths[0].file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(), e.kind))
+            .map(|e| {
+                (
+                    e.paths[0]
+                        .file_name()
+                        .map(|f| f.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    e.kind,
+                )
+            })
             .collect();
         kinds.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(
             kinds,
             [
-                ("a.md".to_string(), EventKind::Modify(ModifyKind::Data(DataChange::Any))),
+                (
+                    "a.md".to_string(),
+                    EventKind::Modify(ModifyKind::Data(DataChange::Any))
+                ),
                 ("b.md".to_string(), EventKind::Create(CreateKind::File)),
             ]
         );

@@ -1,11 +1,13 @@
 //! [`Watcher`]: file events for the vault folder, debounced and coalesced into batches.
 
 use super::filter::is_noise;
+use super::poll::VaultPoller;
 use super::WatchError;
 use notify::event::{AccessKind, AccessMode};
-use super::poll::VaultPoller;
 use notify::{EventKind, RecursiveMode};
-use notify_debouncer_full::{new_debouncer, new_debouncer_opt, DebounceEventResult, Debouncer, NoCache, RecommendedCache};
+use notify_debouncer_full::{
+    new_debouncer, new_debouncer_opt, DebounceEventResult, Debouncer, NoCache, RecommendedCache,
+};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -97,15 +99,24 @@ impl std::fmt::Debug for Watcher {
     }
 }
 
-fn start_native(root: &Path, opts: &WatchOptions, tx: Sender<DebounceEventResult>) -> notify::Result<Source> {
+fn start_native(
+    root: &Path,
+    opts: &WatchOptions,
+    tx: Sender<DebounceEventResult>,
+) -> notify::Result<Source> {
     let mut d = new_debouncer(opts.debounce, None, tx)?;
     d.watch(root, RecursiveMode::Recursive)?;
     Ok(Source::Native(d))
 }
 
-fn start_poll(root: &Path, opts: &WatchOptions, tx: Sender<DebounceEventResult>) -> notify::Result<Source> {
+fn start_poll(
+    root: &Path,
+    opts: &WatchOptions,
+    tx: Sender<DebounceEventResult>,
+) -> notify::Result<Source> {
     let config = notify::Config::default().with_poll_interval(opts.poll_interval);
-    let mut d = new_debouncer_opt::<_, VaultPoller, NoCache>(opts.debounce, None, tx, NoCache, config)?;
+    let mut d =
+        new_debouncer_opt::<_, VaultPoller, NoCache>(opts.debounce, None, tx, NoCache, config)?;
     d.watch(root, RecursiveMode::Recursive)?;
     Ok(Source::Poll(d))
 }
@@ -124,20 +135,30 @@ impl Watcher {
     }
 
     /// Starts watching `root` with the given options.
-    pub fn start_with(root: &Path, opts: &WatchOptions) -> Result<(Watcher, Receiver<Batch>), WatchError> {
+    pub fn start_with(
+        root: &Path,
+        opts: &WatchOptions,
+    ) -> Result<(Watcher, Receiver<Batch>), WatchError> {
         let root = root.canonicalize().map_err(|e| WatchError::Start {
             path: root.to_path_buf(),
             source: notify::Error::io(e),
         })?;
         let (raw_tx, raw_rx) = mpsc::channel::<DebounceEventResult>();
         let (source, backend, fallback_reason) = if opts.poll {
-            let s = start_poll(&root, opts, raw_tx).map_err(|source| WatchError::Start { path: root.clone(), source })?;
+            let s = start_poll(&root, opts, raw_tx).map_err(|source| WatchError::Start {
+                path: root.clone(),
+                source,
+            })?;
             (s, Backend::Poll, None)
         } else {
             match start_native(&root, opts, raw_tx.clone()) {
                 Ok(s) => (s, Backend::Native, None),
                 Err(e) => {
-                    let s = start_poll(&root, opts, raw_tx).map_err(|source| WatchError::Start { path: root.clone(), source })?;
+                    let s =
+                        start_poll(&root, opts, raw_tx).map_err(|source| WatchError::Start {
+                            path: root.clone(),
+                            source,
+                        })?;
                     (s, Backend::PollFallback, Some(e.to_string()))
                 }
             }
@@ -188,7 +209,12 @@ impl Watcher {
 }
 
 /// Adds one debounced result to the batch being collected.
-fn add(root: &Path, result: DebounceEventResult, paths: &mut BTreeSet<PathBuf>, errors: &mut Vec<String>) {
+fn add(
+    root: &Path,
+    result: DebounceEventResult,
+    paths: &mut BTreeSet<PathBuf>,
+    errors: &mut Vec<String>,
+) {
     match result {
         Ok(events) => {
             for e in events {
@@ -223,7 +249,13 @@ fn add(root: &Path, result: DebounceEventResult, paths: &mut BTreeSet<PathBuf>, 
 }
 
 /// Joins debounced results that arrive close together into one batch per burst.
-fn coalesce(root: &Path, raw: &Receiver<DebounceEventResult>, out: &Sender<Batch>, quiet: Duration, max_delay: Duration) {
+fn coalesce(
+    root: &Path,
+    raw: &Receiver<DebounceEventResult>,
+    out: &Sender<Batch>,
+    quiet: Duration,
+    max_delay: Duration,
+) {
     while let Ok(first) = raw.recv() {
         let mut paths = BTreeSet::new();
         let mut errors = Vec::new();
