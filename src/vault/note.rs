@@ -166,6 +166,13 @@ impl Note {
             embed: l.embed,
             key: None,
         }));
+        // Parsed notes live for the whole session: give back growth slack.
+        note.body.blocks.shrink_to_fit();
+        note.body.sections.shrink_to_fit();
+        note.body.fields.shrink_to_fit();
+        note.body.tags.shrink_to_fit();
+        note.links.shrink_to_fit();
+        note.tags.shrink_to_fit();
         note
     }
 
