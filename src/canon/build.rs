@@ -136,7 +136,10 @@ fn source(note: &Note) -> Source {
 
 fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
     let fm = &note.frontmatter;
-    let status = fm.text(&["status"]).unwrap_or_else(|| "active".into());
+    let status = fm
+        .text(&["status"])
+        .or_else(|| status_from_tags(note))
+        .unwrap_or_else(|| "active".into());
     let st = status.to_lowercase();
     let active = !INACTIVE_PC_STATUSES
         .iter()
@@ -191,6 +194,26 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
     }
 }
 
+/// A status written as a tag segment (`npc/dead`, `heist/npc/missing`, `#departed`), for
+/// GMs who track status with tags instead of a `status:` key.
+fn status_from_tags(note: &Note) -> Option<String> {
+    note.tags.iter().find_map(|t| {
+        t.split('/')
+            .find(|seg| {
+                ABSENT_STATUSES.contains(seg)
+                    || INACTIVE_PC_STATUSES.contains(seg)
+                    || *seg == "alive"
+            })
+            .map(|seg| {
+                if seg == "alive" {
+                    "active".to_string()
+                } else {
+                    seg.to_string()
+                }
+            })
+    })
+}
+
 /// Reads `17/27` (or `17 / 27`) as current and max HP.
 fn hp_pair(t: &str) -> Option<(i64, i64)> {
     let (a, b) = t.split_once('/')?;
@@ -219,7 +242,10 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
             .unwrap_or_default(),
     };
     let (location, location_text) = cx.place(note, &["location", "loc", "current_location"]);
-    let status = fm.text(&["status"]).unwrap_or_else(|| "active".into());
+    let status = fm
+        .text(&["status"])
+        .or_else(|| status_from_tags(note))
+        .unwrap_or_else(|| "active".into());
     if voice.is_empty() && !is_absent_status(&status) {
         cx.diags.push(Diagnostic::new(
             &note.path,
@@ -915,6 +941,48 @@ mod tests {
             .find(|p| p.name == "Ann")
             .expect("ann");
         assert_eq!((ann.hp_current, ann.hp_max), (Some(4), Some(10)));
+    }
+
+    #[test]
+    fn status_from_tags_and_inline_fields() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("heist/people")).expect("mkdir");
+        std::fs::create_dir_all(root.join("heist/places")).expect("mkdir");
+        std::fs::write(
+            root.join("heist/people/vex.md"),
+            "---\ntags: [heist/npc/dead]\n---\n# Vex\n",
+        )
+        .expect("write");
+        std::fs::write(
+            root.join("heist/people/mara.md"),
+            "# Mara\n\nlocation:: [[The Docks]]\nrole:: fence\n\n## Personality\n- Haggles.\n",
+        )
+        .expect("write");
+        std::fs::write(
+            root.join("heist/places/The Docks.md"),
+            "# The Docks\n\nWet.\n",
+        )
+        .expect("write");
+        let v = Vault::load(root).expect("load");
+        let b = build(&v, &Config::default());
+        let vex = b
+            .campaign
+            .npcs
+            .iter()
+            .find(|n| n.name == "Vex")
+            .expect("vex");
+        assert_eq!(vex.status, "dead");
+        assert!(vex.is_absent());
+        let mara = b
+            .campaign
+            .npcs
+            .iter()
+            .find(|n| n.name == "Mara")
+            .expect("mara");
+        assert_eq!(mara.location.as_deref(), Some("heist/places/The Docks.md"));
+        assert_eq!(mara.role.as_deref(), Some("fence"));
+        assert_eq!(mara.status, "active");
     }
 
     #[test]

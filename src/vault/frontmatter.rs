@@ -177,6 +177,18 @@ impl Frontmatter {
             .unwrap_or_default()
     }
 
+    /// Adds `key: value` from elsewhere in the note (a Dataview inline field `key:: value`)
+    /// unless the frontmatter already has the key: frontmatter wins.
+    pub fn add_fallback(&mut self, key: &str, value: &str, line: usize) {
+        let key = key.trim().to_lowercase();
+        if key.is_empty() || self.values.contains_key(&key) {
+            return;
+        }
+        self.lines.insert(key.clone(), line);
+        self.values
+            .insert(key, Value::String(value.trim().to_string()));
+    }
+
     /// All keys and values, keys lower-cased.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
         self.values.iter()

@@ -134,6 +134,12 @@ impl Note {
         let split = frontmatter::split(&text);
         note.frontmatter = Frontmatter::parse(path, &split, &mut note.diagnostics);
         note.body = markdown::parse_body(split.body, split.body_offset, &lines);
+        // Dataview inline fields (`location:: [[The Docks]]`) count as frontmatter keys the
+        // frontmatter does not set itself.
+        for f in &note.body.fields {
+            note.frontmatter
+                .add_fallback(&f.key.replace(' ', "_"), &f.value, f.line);
+        }
 
         let mut tags: Vec<String> = note
             .frontmatter
