@@ -777,6 +777,7 @@ pub fn build(vault: &Vault, config: &Config) -> Built {
         }
     }
     duplicate_names(&c, vault, &mut diags);
+    parent_loops(&c, &mut diags);
     Built {
         campaign: c,
         diagnostics: diags,
@@ -799,6 +800,34 @@ fn key_line(vault: &Vault, src: &Source, keys: &[&str], is_name: bool) -> usize 
         }
     }
     src.line
+}
+
+/// A location that is its own ancestor (`parent:` chains that loop) is a warning: nothing
+/// breaks, but "where is this?" has no answer.
+fn parent_loops(c: &Campaign, diags: &mut Vec<Diagnostic>) {
+    for l in &c.locations {
+        let mut cur = l.parent.clone();
+        let mut hops = 0;
+        while let Some(p) = cur {
+            if p == l.id {
+                diags.push(Diagnostic::warning(
+                    &l.source.path,
+                    l.source.line,
+                    "parent-loop",
+                    format!(
+                        "{} is inside itself: its `parent:` chain leads back to it",
+                        l.name
+                    ),
+                ));
+                break;
+            }
+            hops += 1;
+            if hops > 64 {
+                break;
+            }
+            cur = c.location(&p).and_then(|x| x.parent.clone());
+        }
+    }
 }
 
 fn duplicate_names(c: &Campaign, vault: &Vault, diags: &mut Vec<Diagnostic>) {
@@ -983,6 +1012,25 @@ mod tests {
         assert_eq!(mara.location.as_deref(), Some("heist/places/The Docks.md"));
         assert_eq!(mara.role.as_deref(), Some("fence"));
         assert_eq!(mara.status, "active");
+    }
+
+    #[test]
+    fn parent_loops_are_flagged() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let locs = dir.path().join("canon/locations");
+        std::fs::create_dir_all(&locs).expect("mkdir");
+        std::fs::write(locs.join("a.md"), "---\nname: A\nparent: b\n---\n").expect("write");
+        std::fs::write(locs.join("b.md"), "---\nname: B\nparent: a\n---\n").expect("write");
+        std::fs::write(locs.join("c.md"), "---\nname: C\nparent: a\n---\n").expect("write");
+        let v = Vault::load(dir.path()).expect("load");
+        let b = build(&v, &Config::default());
+        let loops: Vec<_> = b
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == "parent-loop")
+            .map(|d| d.path.as_str())
+            .collect();
+        assert_eq!(loops, ["canon/locations/a.md", "canon/locations/b.md"]);
     }
 
     #[test]
