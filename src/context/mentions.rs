@@ -229,22 +229,45 @@ fn strip_article(name: &str) -> Option<&str> {
 
 /// The given name of a multi-word person's name, after any honorifics
 /// (`Lord Halden Sauvage` -> `Halden`), and the name without honorifics (`Halden Sauvage`).
-fn person_parts(name: &str) -> (Option<String>, Option<String>) {
+/// Parts of a multi-word person's name a player may use alone: the given name after any
+/// honorifics (`Lord Halden Sauvage` -> `Halden`), the surname (`Sauvage`), the title
+/// (`Lord`), and the name without honorifics (`Halden Sauvage`).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct PersonParts {
+    first: Option<String>,
+    surname: Option<String>,
+    title: Option<String>,
+    without: Option<String>,
+}
+
+/// Honorific-like words that are descriptions, not titles a player would use alone.
+const NOT_TITLES: &[&str] = &["the", "a", "an", "old", "young", "little", "big", "high"];
+
+fn person_parts(name: &str) -> PersonParts {
     let words: Vec<&str> = name.split_whitespace().collect();
     if words.len() < 2 {
-        return (None, None);
+        return PersonParts::default();
     }
     let skip = words
         .iter()
         .take_while(|w| HONORIFICS.contains(&w.to_lowercase().trim_end_matches('.')))
         .count();
     if skip >= words.len() {
-        return (None, None);
+        return PersonParts::default();
     }
     let rest = &words[skip..];
-    let first = rest[0].trim_end_matches([',', '.']).to_string();
-    let without = (skip > 0 && rest.len() > 1).then(|| rest.join(" "));
-    (Some(first), without)
+    let clean = |w: &str| w.trim_end_matches([',', '.']).to_string();
+    let title = words[..skip]
+        .iter()
+        .rev()
+        .find(|w| !NOT_TITLES.contains(&w.to_lowercase().trim_end_matches('.')))
+        .map(|w| clean(w));
+    PersonParts {
+        first: Some(clean(rest[0])),
+        surname: (rest.len() > 1).then(|| clean(rest[rest.len() - 1])),
+        title,
+        without: (skip > 0 && rest.len() > 1).then(|| rest.join(" ")),
+    }
 }
 
 impl Matcher {
@@ -268,12 +291,16 @@ impl Matcher {
                 }
             }
             if person {
-                let (first, without) = person_parts(name);
-                if let Some(w) = without {
+                let parts = person_parts(name);
+                if let Some(w) = parts.without {
                     b.add(&w, t);
                 }
-                if let Some(f) = first {
-                    firsts.push((f, t));
+                // Short names are added below, only where exactly one entity has them.
+                for short in [parts.first, parts.surname, parts.title]
+                    .into_iter()
+                    .flatten()
+                {
+                    firsts.push((short, t));
                 }
             }
         };
@@ -334,7 +361,8 @@ impl Matcher {
                 &mut firsts,
             );
         }
-        // First names only when exactly one entity has them and they are no other name.
+        // Given names, surnames and titles only when exactly one entity has them and they are
+        // no entity's full name or alias.
         let mut count: HashMap<String, HashSet<Target>> = HashMap::new();
         for (f, t) in &firsts {
             count.entry(fold_name(f)).or_default().insert(*t);
@@ -547,6 +575,53 @@ mod tests {
             ["Lord Halden Sauvage", "Merrin Sauvage"]
         );
         assert!(names("Sauvage").is_empty());
+    }
+
+    #[test]
+    fn surnames_and_titles_when_unambiguous() {
+        let c = Campaign {
+            npcs: vec![
+                npc("Granny Tamsin Reed", &[]),
+                npc("Deputy Hollis Crake", &[]),
+                npc("Odessa Flint", &[]),
+                npc("Captain Idris Marr", &[]),
+                npc("Captain Ada Vey", &[]),
+                npc("Old Gannet", &[]),
+            ],
+            ..Campaign::default()
+        };
+        let m = Matcher::new(&c);
+        let found = |msg: &str| -> Vec<String> {
+            m.find(msg)
+                .into_iter()
+                .map(|x| match x.target {
+                    Target::Npc(i) => c.npcs[i].name.clone(),
+                    other => format!("{other:?}"),
+                })
+                .collect()
+        };
+        assert_eq!(found("I ask Granny about the hum"), ["Granny Tamsin Reed"]);
+        assert_eq!(
+            found("the deputy shrugs; Crake lies"),
+            ["Deputy Hollis Crake"]
+        );
+        assert_eq!(found("I ask Flint for a room"), ["Odessa Flint"]);
+        assert!(
+            found("I strike flint and steel").is_empty(),
+            "a common-word surname needs a capital"
+        );
+        assert!(
+            found("the Captain salutes").is_empty(),
+            "two captains: the title alone is ambiguous"
+        );
+        assert_eq!(
+            found("Vey and Marr argue"),
+            ["Captain Ada Vey", "Captain Idris Marr"]
+        );
+        assert!(
+            found("an old man").is_empty(),
+            "`Old` is no title to use alone"
+        );
     }
 
     #[test]
