@@ -1,5 +1,6 @@
 //! `vaultdm ask` and `vaultdm config` as a script would run them, against the fake server.
 
+mod common;
 #[path = "support/fake_llm.rs"]
 mod fake_llm;
 
@@ -8,27 +9,6 @@ use fake_llm::{openai_sse, FakeLlm, Scripted};
 use std::path::Path;
 
 const SECRET: &str = "sk-cli-test-SECRET-000111222333";
-
-fn vault() -> tempfile::TempDir {
-    let t = tempfile::tempdir().expect("tempdir");
-    copy(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
-        t.path(),
-    );
-    t
-}
-
-fn copy(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).expect("mkdir");
-    for e in std::fs::read_dir(src).expect("read_dir").flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy(&p, &dst.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, dst.join(e.file_name())).expect("copy");
-        }
-    }
-}
 
 fn cmd(vault: &Path) -> Command {
     let mut c = Command::cargo_bin("vaultdm").expect("bin");
@@ -54,7 +34,7 @@ fn all_files(dir: &Path) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_streams_the_reply_and_keeps_the_session() {
-    let v = vault();
+    let v = common::template_copy();
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(
             &["The canary ", "sings."],
@@ -154,7 +134,7 @@ async fn ask_streams_the_reply_and_keeps_the_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_explains_a_dead_server_and_keeps_the_message() {
-    let v = vault();
+    let v = common::template_copy();
     // Bind and drop a listener: nothing answers on that port.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .expect("bind")
@@ -189,7 +169,7 @@ async fn ask_explains_a_dead_server_and_keeps_the_message() {
 
 #[test]
 fn no_provider_says_how_to_set_one() {
-    let v = vault();
+    let v = common::template_copy();
     let out = Command::cargo_bin("vaultdm")
         .expect("bin")
         .env_clear()
@@ -208,7 +188,7 @@ fn no_provider_says_how_to_set_one() {
 
 #[test]
 fn config_shows_sources_and_masks_the_key() {
-    let v = vault();
+    let v = common::template_copy();
     let out = cmd(v.path())
         .env("VAULTDM_MODEL", "llama3.1")
         .args(["config", "--base-url", "http://localhost:11434/v1"])

@@ -3,20 +3,9 @@
 //! `VAULTDM_E2E_BASE_URL=http://127.0.0.1:8089/v1 cargo test --test e2e_local_llm -- --nocapture`.
 //! `VAULTDM_E2E_MODEL` names the model (default `smollm2`).
 
-use assert_cmd::Command;
-use std::path::Path;
+mod common;
 
-fn copy(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).expect("mkdir");
-    for e in std::fs::read_dir(src).expect("read_dir").flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy(&p, &dst.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, dst.join(e.file_name())).expect("copy");
-        }
-    }
-}
+use assert_cmd::Command;
 
 #[test]
 fn three_turns_then_resume_against_a_real_server() {
@@ -25,11 +14,7 @@ fn three_turns_then_resume_against_a_real_server() {
         return;
     };
     let model = std::env::var("VAULTDM_E2E_MODEL").unwrap_or_else(|_| "smollm2".into());
-    let v = tempfile::tempdir().expect("tempdir");
-    copy(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
-        v.path(),
-    );
+    let v = common::template_copy();
     let ask = |msg: &str| {
         let out = Command::cargo_bin("vaultdm")
             .expect("bin")

@@ -2,6 +2,7 @@
 //! system prompt, full context then light lines, canon updates, rolls, trimmed history), what
 //! it records, and how it survives provider failures without losing a word.
 
+mod common;
 #[path = "support/fake_llm.rs"]
 mod fake_llm;
 
@@ -14,28 +15,6 @@ use vaultdm::context::{Engine, Options, Templates};
 use vaultdm::llm::{LlmClient, LlmConfig, ProviderKind, RetryPolicy, Timeouts};
 use vaultdm::play::{PlayError, Table};
 use vaultdm::session::Store;
-
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).expect("mkdir");
-    for e in std::fs::read_dir(src).expect("read_dir").flatten() {
-        let p = e.path();
-        let d = dst.join(e.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &d);
-        } else {
-            std::fs::copy(&p, &d).expect("copy");
-        }
-    }
-}
-
-fn vault() -> tempfile::TempDir {
-    let t = tempfile::tempdir().expect("tempdir");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
-        t.path(),
-    );
-    t
-}
 
 fn engine(root: &Path) -> Engine {
     let loaded = Loaded::load(root).expect("load");
@@ -100,7 +79,7 @@ async fn send(t: &mut Table, msg: &str) -> Result<vaultdm::play::Turn, PlayError
 
 #[tokio::test]
 async fn turns_carry_full_then_light_context_with_a_stable_system_prompt() {
-    let v = vault();
+    let v = common::template_copy();
     let fake = FakeLlm::start(vec![
         ok(&["The stove ", "crackles."]),
         ok(&["Odessa nods."]),
@@ -152,7 +131,7 @@ async fn turns_carry_full_then_light_context_with_a_stable_system_prompt() {
 
 #[tokio::test]
 async fn canon_changes_and_rolls_ride_on_the_next_message_only() {
-    let v = vault();
+    let v = common::template_copy();
     let fake = FakeLlm::start(vec![ok(&["a"]), ok(&["b"]), ok(&["c"])]).await;
     let mut t = table(v.path(), &fake, "s2");
     send(&mut t, "hello").await.expect("turn 1");
@@ -177,7 +156,7 @@ async fn canon_changes_and_rolls_ride_on_the_next_message_only() {
 
 #[tokio::test]
 async fn many_canon_changes_send_a_new_full_context() {
-    let v = vault();
+    let v = common::template_copy();
     let fake = FakeLlm::start(vec![ok(&["a"]), ok(&["b"])]).await;
     let mut t = table(v.path(), &fake, "s3");
     send(&mut t, "hello").await.expect("turn 1");
@@ -189,7 +168,7 @@ async fn many_canon_changes_send_a_new_full_context() {
 
 #[tokio::test]
 async fn a_failed_request_keeps_the_message_and_a_resend_replaces_it() {
-    let v = vault();
+    let v = common::template_copy();
     let fake = FakeLlm::start(vec![
         Scripted::json(500, r#"{"error":{"message":"boom"}}"#),
         Scripted::json(500, r#"{"error":{"message":"boom"}}"#),
@@ -217,7 +196,7 @@ async fn a_failed_request_keeps_the_message_and_a_resend_replaces_it() {
 
 #[tokio::test]
 async fn a_stream_cut_mid_reply_is_kept_and_marked() {
-    let v = vault();
+    let v = common::template_copy();
     let body = openai_sse(&["The floor ", "gives way"], None, false, false);
     let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![
         Step::Send(body.into_bytes()),
@@ -246,7 +225,7 @@ async fn a_stream_cut_mid_reply_is_kept_and_marked() {
 
 #[tokio::test]
 async fn a_session_resumes_with_its_history() {
-    let v = vault();
+    let v = common::template_copy();
     let fake = FakeLlm::start(vec![ok(&["one"]), ok(&["two"])]).await;
     {
         let mut t = table(v.path(), &fake, "s6");
@@ -266,7 +245,7 @@ async fn a_session_resumes_with_its_history() {
 
 #[tokio::test]
 async fn undo_drops_the_last_exchange_from_the_prompt() {
-    let v = vault();
+    let v = common::template_copy();
     let fake = FakeLlm::start(vec![ok(&["one"]), ok(&["two"]), ok(&["three"])]).await;
     let mut t = table(v.path(), &fake, "s7");
     send(&mut t, "first").await.expect("turn 1");

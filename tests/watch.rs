@@ -5,6 +5,9 @@
 //! bare sleep. After each change the live canon is also compared with a cold load of the
 //! same folder, so the incremental path cannot drift from `canon::build`.
 
+mod common;
+use common::copy_dir;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use vaultdm::canon::{ChangeKind, EntityType, Loaded};
@@ -13,19 +16,6 @@ use vaultdm::vault::Severity;
 use vaultdm::watch::{LiveWatch, Reload, WatchOptions};
 
 const DEADLINE: Duration = Duration::from_secs(15);
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read template") {
-        let e = e.expect("entry");
-        let dest = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).expect("copy");
-        }
-    }
-}
 
 /// A watched copy of the template vault.
 struct Vault {

@@ -83,6 +83,16 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A temporary copy of the bundled `vault-template/`.
+pub fn template_copy() -> tempfile::TempDir {
+    let t = tempfile::tempdir().expect("tempdir");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
+        t.path(),
+    );
+    t
+}
+
 /// Loads a vault to typed canon.
 pub fn load(root: &Path) -> Loaded {
     Loaded::load(root).expect("vault loads")
