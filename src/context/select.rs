@@ -931,6 +931,17 @@ fn card_len(c: &Card) -> usize {
 fn render(engine: &Engine, p: &Plan<'_>) -> Result<String, ContextError> {
     let c = p.c;
     let npcs: Vec<&NpcRow> = p.npcs.iter().filter(|n| n.included).collect();
+    // Present NPCs grouped by where they are, in scene order (for a split party).
+    let mut with_groups: Vec<(String, Vec<&str>)> =
+        p.scene.iter().map(|l| (l.name.clone(), vec![])).collect();
+    for n in &npcs {
+        let at = n.at.clone().unwrap_or_default();
+        match with_groups.iter_mut().find(|(a, _)| *a == at) {
+            Some((_, names)) => names.push(&n.name),
+            None => with_groups.push((at, vec![&n.name])),
+        }
+    }
+    with_groups.retain(|(_, names)| !names.is_empty());
     let ctx = minijinja::context! {
         campaign => &c.name,
         setting => &c.setting,
@@ -942,6 +953,10 @@ fn render(engine: &Engine, p: &Plan<'_>) -> Result<String, ContextError> {
         locations => &p.scene,
         npcs => &npcs,
         with => npcs.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
+        with_groups => with_groups
+            .iter()
+            .map(|(at, names)| minijinja::context! { at => at, names => names })
+            .collect::<Vec<_>>(),
         threads => p.threads.iter().filter(|t| t.included).collect::<Vec<_>>(),
         events => p.events.iter().filter(|e| e.included).collect::<Vec<_>>(),
         cards => &p.cards,
