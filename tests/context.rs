@@ -704,7 +704,7 @@ fn a_split_party_shows_each_location_and_who_is_where() {
     let light = context(&loaded, Some("We wait."));
     assert_eq!(
         light.text,
-        "[Day 2 | midnight | Rook HP 14/16 at The Bell Tower | Sable Vey HP 6/15 (frightened) at The Sewers | with Old Tobin at The Bell Tower, The Rat King at The Sewers]\n"
+        "[Day 2 | midnight | Rook HP 14/16 at The Bell Tower | Sable Vey HP 6/15 (frightened) at The Sewers | with Old Tobin at The Bell Tower; The Rat King at The Sewers]\n"
     );
 }
 
