@@ -52,7 +52,8 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         .session
         .clone()
         .unwrap_or_else(|| format!("ask-{}", chrono::Local::now().format("%Y-%m-%d-%H%M%S")));
-    let mut table = open_table(root, &loaded, &settings, &session)?;
+    let engine = super::context::engine_for(root, &loaded)?;
+    let mut table = open_table(root, &loaded, engine, &settings, &session)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -142,8 +142,8 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
             Canon::Static(Box::new(live))
         }
     };
-    let loaded = canon.live().loaded().clone();
-    let settings = resolve(&loaded, &args.llm)?;
+    let loaded = canon.live().loaded();
+    let settings = resolve(loaded, &args.llm)?;
     for w in &settings.warnings {
         eprintln!("warning: {w}");
     }
@@ -151,9 +151,8 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         Some(s) => s.clone(),
         None => crate::session::default_name(chrono::Local::now().date_naive()),
     };
-    let mut table = open_table(root, &loaded, &settings, &session)?;
-    table.canon_reloaded(canon.live().engine().clone(), vec![]);
-    drop(loaded);
+    let engine = canon.live().engine().clone();
+    let mut table = open_table(root, loaded, engine, &settings, &session)?;
     for w in table.store().warnings() {
         eprintln!("warning: {w}");
     }

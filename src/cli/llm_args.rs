@@ -1,7 +1,7 @@
 //! Flags shared by `chat`, `ask` and `config`, and turning them into a table at play.
 
 use crate::canon::Loaded;
-use crate::context::ModeChoice;
+use crate::context::{Engine, ModeChoice};
 use crate::llm::settings::{self, LlmFlags, LlmSettings, SettingsSources};
 use crate::llm::LlmClient;
 use crate::play::Table;
@@ -55,14 +55,14 @@ pub fn resolve(loaded: &Loaded, args: &LlmArgs) -> anyhow::Result<LlmSettings> {
     })?)
 }
 
-/// Sets up a table: canon, context engine, client and session.
+/// Sets up a table: the context engine for the loaded canon, the client and the session.
 pub fn open_table(
     root: &Path,
     loaded: &Loaded,
+    engine: Engine,
     settings: &LlmSettings,
     session: &str,
 ) -> anyhow::Result<Table> {
-    let engine = super::context::engine_for(root, loaded)?;
     let base = super::context::options_for(loaded, None, ModeChoice::Auto, None, None);
     let client = LlmClient::new(settings.to_config()?)?;
     let store = Store::open(root, session)?;
