@@ -9,7 +9,7 @@
 //! never loses a word.
 
 use crate::context::{ContextError, Engine, Injected, Mode, ModeChoice, Options};
-use crate::llm::prompt::{build_prompt, plan_history, PromptInput};
+use crate::llm::prompt::{build_prompt, plan_history, Exchange, PromptInput};
 use crate::llm::{ChatRequest, LlmClient, LlmError, Reply};
 use crate::session::{ContextMode, SessionError, Store};
 use crate::tokens;
@@ -166,9 +166,8 @@ impl Table {
         Ok(self.store.undo()?)
     }
 
-    fn mode_choice(&self, message: &str) -> ModeChoice {
-        let history = self.store.history();
-        let plan = plan_history(&history, self.history_budget, &|t| self.counts.count(t));
+    fn mode_choice(&self, message: &str, history: &[Exchange]) -> ModeChoice {
+        let plan = plan_history(history, self.history_budget, &|t| self.counts.count(t));
         if self.force_full
             || !plan.has_full_context
             || crate::context::is_resume(message)
@@ -187,7 +186,8 @@ impl Table {
     }
 
     fn prepare_with(&self, message: &str, explain: bool) -> Result<Prepared, PlayError> {
-        let mode = self.mode_choice(message);
+        let history = self.store.history();
+        let mode = self.mode_choice(message, &history);
         let opts = Options {
             message: Some(message.to_string()),
             mode,
@@ -214,7 +214,6 @@ impl Table {
                 block.push('\n');
             }
         }
-        let history = self.store.history();
         let prompt = build_prompt(
             &PromptInput {
                 system: &self.system,

@@ -81,12 +81,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     match args.format {
         Format::Text => {
             writeln!(out)?;
-            if !turn.reply.complete {
-                let why = turn
-                    .reply
-                    .cut_off
-                    .map(|c| c.to_string())
-                    .unwrap_or_else(|| "cut off".into());
+            if let Some(why) = turn.reply.incomplete_reason() {
                 eprintln!("vaultdm: the reply is incomplete ({why}); what arrived is saved in session \"{session}\"");
             }
         }

@@ -282,12 +282,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         println!();
         match result {
             Ok(turn) => {
-                if !turn.reply.complete {
-                    let why = turn
-                        .reply
-                        .cut_off
-                        .map(|c| c.to_string())
-                        .unwrap_or_else(|| "cut off".into());
+                if let Some(why) = turn.reply.incomplete_reason() {
                     eprintln!("[reply incomplete: {why}; what arrived is kept]");
                 }
             }

@@ -425,6 +425,14 @@ impl Reply {
     pub fn interrupted(&self) -> bool {
         self.cut_off == Some(CutOff::Interrupted)
     }
+
+    /// Why the reply is incomplete, for a GM (`None` when it is complete).
+    pub fn incomplete_reason(&self) -> Option<String> {
+        (!self.complete).then(|| {
+            self.cut_off
+                .map_or_else(|| "cut off".to_string(), |c| c.to_string())
+        })
+    }
 }
 
 #[cfg(test)]
