@@ -36,7 +36,7 @@ fn floor(root: &Path) -> usize {
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
     for e in walk.filter_map(Result::ok) {
-        if !e.file_type().is_file() || !e.path().extension().is_some_and(|x| x == "md") {
+        if !e.file_type().is_file() || e.path().extension().is_none_or(|x| x != "md") {
             continue;
         }
         let Ok(bytes) = std::fs::read(e.path()) else {
@@ -72,8 +72,9 @@ fn load(c: &mut Criterion) {
     });
     let vault = Vault::load(root).expect("the vault loads");
     let (config, _) = Config::load(root);
+    let files = vaultdm::canon::CanonFiles::read(root);
     g.bench_function("canon_build", |b| {
-        b.iter_with_large_drop(|| vaultdm::canon::build(&vault, &config))
+        b.iter_with_large_drop(|| vaultdm::canon::build(&vault, &config, &files))
     });
     g.finish();
 }

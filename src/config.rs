@@ -2,12 +2,16 @@
 //! template folder, LLM defaults). A missing file means defaults; a broken one is a
 //! diagnostic at its line, and defaults are used for what could not be read.
 
+use crate::vault::boundary::{self, BoundaryError};
 use crate::vault::Diagnostic;
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The file name of the vault configuration.
 pub const CONFIG_FILE: &str = "vaultdm.toml";
+
+/// Largest `vaultdm.toml` read (a settings file is a few hundred bytes).
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// Context defaults (`[context]`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -44,8 +48,14 @@ pub struct FolderConfig {
     pub npcs: Vec<String>,
     /// Folders holding locations.
     pub locations: Vec<String>,
-    /// Folders holding thread notes.
+    /// Folders holding thread (quest) notes.
     pub threads: Vec<String>,
+    /// Folders holding session notes (recaps, logs, prep): context for memory, never
+    /// entities.
+    pub sessions: Vec<String>,
+    /// Template folders: their notes are not canon (in addition to the ones Obsidian's
+    /// settings and folder names show).
+    pub templates: Vec<String>,
 }
 
 /// The whole `vaultdm.toml`.
@@ -58,6 +68,9 @@ pub struct Config {
     pub setting: Option<String>,
     /// Folder (relative to the vault) of minijinja templates overriding the defaults.
     pub templates: Option<String>,
+    /// The party in play when the vault has several groups of PCs (a party note's name or a
+    /// folder's name).
+    pub party: Option<String>,
     /// Context defaults.
     pub context: ContextConfig,
     /// Extra type folders.
@@ -67,27 +80,47 @@ pub struct Config {
 }
 
 impl Config {
-    /// Loads `vaultdm.toml` from the vault root. Missing: defaults, no diagnostic.
+    /// Loads `vaultdm.toml` from the vault root. Missing: defaults, no diagnostic. A file
+    /// that is a link out of the vault is not read (defaults, and an error saying why), and
+    /// a `templates` folder outside the vault is refused.
     pub fn load(root: &Path) -> (Config, Vec<Diagnostic>) {
-        let path = root.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match boundary::read_text_inside(root, Path::new(CONFIG_FILE), MAX_CONFIG_BYTES)
+        {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return (Config::default(), vec![])
-            }
+            Err(e) if e.is_not_found() => return (Config::default(), vec![]),
             Err(e) => {
+                let msg = match e {
+                    BoundaryError::Outside { .. } | BoundaryError::TooLarge { .. } => {
+                        format!("{e}; defaults were used")
+                    }
+                    other => format!("could not read: {other}; defaults were used"),
+                };
                 return (
                     Config::default(),
-                    vec![Diagnostic::error(
-                        CONFIG_FILE,
-                        0,
-                        "config",
-                        format!("could not read: {e}"),
-                    )],
-                )
+                    vec![Diagnostic::error(CONFIG_FILE, 0, "config", msg)],
+                );
             }
         };
-        Self::parse(&text)
+        let (mut config, mut diags) = Self::parse(&text);
+        if let Some(t) = config.templates.clone() {
+            if let Err(BoundaryError::Outside { target, .. }) =
+                boundary::check_inside(root, Path::new(&t))
+            {
+                diags.push(Diagnostic::error(
+                    CONFIG_FILE,
+                    line_of_key(&text, "templates"),
+                    "config",
+                    format!("templates = \"{t}\" leads outside the vault (to {target}); vaultdm never reads templates from outside it, so the built-in templates are used"),
+                ));
+                config.templates = None;
+            }
+        }
+        (config, diags)
+    }
+
+    /// The vault's template folder, if `templates` names one (relative to `root`).
+    pub fn templates_dir(&self, root: &Path) -> Option<PathBuf> {
+        self.templates.as_ref().map(|t| root.join(t))
     }
 
     /// Parses the text of a `vaultdm.toml`.
@@ -96,13 +129,30 @@ impl Config {
             Ok(c) => {
                 let mut d = vec![];
                 if let Some(llm) = &c.llm {
-                    for k in ["api_key", "key", "token"] {
-                        if llm.contains_key(k) {
+                    for (k, v) in llm {
+                        let value = v.as_str().unwrap_or("");
+                        let named_secret = matches!(k.as_str(), "api_key" | "key" | "token");
+                        if named_secret || crate::secrets::looks_like_secret(value) {
+                            let what = if k == "api_key_env" {
+                                "holds what looks like an API key itself, not the name of the variable holding it".to_string()
+                            } else {
+                                "holds a secret".to_string()
+                            };
                             d.push(Diagnostic::error(
                                 CONFIG_FILE,
                                 line_of_key(text, k),
                                 "secret-in-vault",
-                                format!("[llm] {k} holds a secret: keys never belong in the vault; set api_key_env = \"OPENAI_API_KEY\" and export the key instead"),
+                                format!("[llm] {k} {what}: keys never belong in the vault (it is synced and shared) — remove it, export the key in your shell and set api_key_env = \"OPENAI_API_KEY\" (the variable's name)"),
+                            ));
+                        } else if k == "api_key_env"
+                            && !value.is_empty()
+                            && !crate::secrets::is_var_name(value)
+                        {
+                            d.push(Diagnostic::error(
+                                CONFIG_FILE,
+                                line_of_key(text, k),
+                                "config",
+                                "[llm] api_key_env must be the name of an environment variable (letters, digits and _), e.g. \"OPENAI_API_KEY\"",
                             ));
                         }
                     }
@@ -166,5 +216,16 @@ mod tests {
         let (_, d) = Config::parse("[llm]\napi_key = \"sk-x\"\n");
         assert_eq!(d[0].code, "secret-in-vault");
         assert!(!d[0].message.contains("sk-x"));
+    }
+
+    #[test]
+    fn key_pasted_as_the_variable_name_is_refused_unseen() {
+        let key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z";
+        let (_, d) = Config::parse(&format!("[llm]\nmodel = \"m\"\napi_key_env = \"{key}\"\n"));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].code, d[0].line), ("secret-in-vault", 3));
+        assert!(!d[0].message.contains("Ab3dEf6"), "{}", d[0].message);
+        let (_, d) = Config::parse("[llm]\napi_key_env = \"my key\"\n");
+        assert_eq!(d[0].code, "config");
     }
 }

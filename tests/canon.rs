@@ -42,7 +42,7 @@ const CAFE: &str = "canon/locations/Café Noir.md";
 #[case::folder_party("heist/party/fenn.md", NoteKind::Pc)]
 #[case::folder_places("heist/places/the-salt-vault.md", NoteKind::Location)]
 #[case::folder_quests("heist/quests/the-lost-crew.md", NoteKind::Thread)]
-#[case::gm_session_note_is_lore("heist/sessions/session-1.md", NoteKind::Lore)]
+#[case::gm_session_note_is_a_session("heist/sessions/session-1.md", NoteKind::Session)]
 #[case::faction_is_lore("lore/salt-priests.md", NoteKind::Lore)]
 #[case::threads_file_is_not_a_note_kind("canon/open-threads.md", NoteKind::Lore)]
 fn note_kinds(#[case] path: &str, #[case] kind: NoteKind) {
@@ -53,13 +53,13 @@ fn note_kinds(#[case] path: &str, #[case] kind: NoteKind) {
 #[test]
 fn configured_folders_mark_a_type() {
     let s = Scratch::of("variants");
-    s.write("cast/hobb.md", "---\nname: Hobb\n---\n");
-    assert_eq!(kind_of(&s.load(), "cast/hobb.md"), NoteKind::Lore);
+    s.write("troupe/hobb.md", "---\nname: Hobb\n---\n");
+    assert_eq!(kind_of(&s.load(), "troupe/hobb.md"), NoteKind::Lore);
     s.write(
         "vaultdm.toml",
-        "name = \"Gullhaven\"\n[folders]\nnpcs = [\"cast\"]\n",
+        "name = \"Gullhaven\"\n[folders]\nnpcs = [\"troupe\"]\n",
     );
-    assert_eq!(kind_of(&s.load(), "cast/hobb.md"), NoteKind::Npc);
+    assert_eq!(kind_of(&s.load(), "troupe/hobb.md"), NoteKind::Npc);
 }
 
 // ---------------------------------------------------------------- PCs
@@ -479,14 +479,19 @@ fn campaign_name_from_the_folder_when_no_config_names_it() {
         .iter()
         .map(|d| (d.path.clone(), d.code))
         .collect();
+    // A vault without `canon/` hears about quests and timelines in its own terms.
     assert_eq!(
         codes,
         [
-            ("canon/open-threads.md".to_string(), "no-threads"),
+            (".".to_string(), "no-threads"),
+            (".".to_string(), "no-timeline"),
             ("canon/temporal-index.json".to_string(), "no-temporal-index"),
-            ("canon/timeline.md".to_string(), "no-timeline"),
         ]
     );
+    assert!(loaded
+        .diagnostics()
+        .iter()
+        .all(|d| d.severity == vaultdm::vault::Severity::Info));
 }
 
 #[test]
@@ -544,13 +549,47 @@ fn shared_alias_is_reported_on_the_alias_line() {
         "role: lamplighter",
         "role: lamplighter\r\naliases: [the Widow]",
     );
-    let d = triples(&s.load().diagnostics());
+    let all = s.load().diagnostics();
+    let d = triples(&all);
     assert!(
         d.contains(&("canon/npcs/mother-ashka.md".into(), 6, "shared-alias")),
         "{d:?}"
     );
+    // Once per group: the warning names the other note instead of repeating on it.
+    let shared: Vec<_> = all.iter().filter(|d| d.code == "shared-alias").collect();
+    assert_eq!(shared.len(), 1, "{shared:?}");
     assert!(
-        d.contains(&("canon/npcs/nix.md".into(), 4, "shared-alias")),
-        "{d:?}"
+        shared[0].message.contains("canon/npcs/nix.md"),
+        "{shared:?}"
     );
+}
+
+#[test]
+fn thousands_sharing_an_alias_is_one_short_warning() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let npcs = dir.path().join("canon/npcs");
+    std::fs::create_dir_all(&npcs).expect("mkdir");
+    for i in 0..4000 {
+        std::fs::write(
+            npcs.join(format!("guard-{i:04}.md")),
+            format!("---\nname: Guard {i}\naliases: [the Guard]\n---\n"),
+        )
+        .expect("write");
+    }
+    let loaded = vaultdm::canon::Loaded::load(dir.path()).expect("load");
+    let shared: Vec<_> = loaded
+        .diagnostics()
+        .into_iter()
+        .filter(|d| d.code == "shared-alias")
+        .collect();
+    assert_eq!(shared.len(), 1);
+    assert_eq!(shared[0].path, "canon/npcs/guard-0000.md");
+    assert!(
+        shared[0]
+            .message
+            .ends_with("and 3994 more notes; mentions of it are ambiguous"),
+        "{}",
+        shared[0].message
+    );
+    assert!(shared[0].message.len() < 400);
 }

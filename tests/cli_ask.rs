@@ -135,12 +135,13 @@ async fn ask_streams_the_reply_and_keeps_the_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_explains_a_dead_server_and_keeps_the_message() {
     let v = common::template_copy();
-    // Bind and drop a listener: nothing answers on that port.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
+    // A socket bound but never listening: connections to its port are refused, and no
+    // other test's fake server can take the port while this one runs.
+    let reserved = tokio::net::TcpSocket::new_v4().expect("socket");
+    reserved
+        .bind("127.0.0.1:0".parse().expect("addr"))
+        .expect("bind");
+    let port = reserved.local_addr().expect("addr").port();
     let root = v.path().to_path_buf();
     let out = tokio::task::spawn_blocking(move || {
         cmd(&root)

@@ -40,6 +40,7 @@ fn mentions(loaded: &Loaded, message: &str) -> Vec<String> {
             Target::Thread(i) => format!("thread:{}", c.threads[i].title),
             Target::Item(p, j) => format!("item:{}", c.pcs[p].inventory[j]),
             Target::Lore(i) => format!("lore:{}", c.lore[i].name),
+            Target::Session(i) => format!("session:{}", c.sessions[i].name),
         })
         .collect()
 }
@@ -144,7 +145,7 @@ fn mention_rules(#[case] message: &str, #[case] want: &[&str]) {
 #[case::thread_note_path("[[notes/rumour.md|that rumour]]", &["thread:The Drowned Rumour"])]
 #[case::location_note_non_ascii("[[Café Noir]] opens late", &["location:Café Noir"])]
 #[case::lore_alias("The Brine Order blesses us.", &["lore:The Salt Priests"])]
-#[case::gm_session_note("[[session-1]]", &["lore:Session One Prep"])]
+#[case::gm_session_note("[[session-1]]", &["session:Session One Prep"])]
 #[case::heading_link("[[the-gilded-eel#Description]]", &["location:The Gilded Eel"])]
 #[case::longest_location_over_thread("the salt vault chamber", &["location:The Salt Vault Chamber"])]
 #[case::thread_title("the salt vault", &["thread:The Salt Vault"])]
@@ -221,7 +222,10 @@ fn two_npcs_sharing_an_alias_still_build_and_explain_says_so() {
         "{d:?}"
     );
     assert!(
-        d.contains(&("canon/npcs/wren-ashdown.md".into(), 4, "shared-alias")),
+        loaded
+            .diagnostics()
+            .iter()
+            .any(|d| d.code == "shared-alias" && d.message.contains("canon/npcs/wren-ashdown.md")),
         "{d:?}"
     );
     let inj = context(&loaded, Some("I ask the Songbird for a tune."));
@@ -229,7 +233,7 @@ fn two_npcs_sharing_an_alias_still_build_and_explain_says_so() {
         mentions(&loaded, "I ask the Songbird for a tune."),
         ["npc:Lisbet Fairweather", "npc:Wren Ashdown"]
     );
-    let shared = "mentioned as \"the Songbird\" (shared by several)";
+    let shared = "mentioned as \"the Songbird\" (alias, shared by several)";
     assert_eq!(
         item(&inj, "npc", "Lisbet Fairweather").reason,
         format!("present, {shared}")
@@ -339,7 +343,10 @@ fn a_mentioned_npc_is_never_dropped_by_the_cap() {
     );
     let lisbet = item(&inj, "npc", "Lisbet Fairweather");
     assert!(lisbet.included);
-    assert_eq!(lisbet.reason, "present, mentioned as \"Lisbet\"");
+    assert_eq!(
+        lisbet.reason,
+        "present, mentioned as \"Lisbet\" (a given name, surname or title no one else has)"
+    );
     assert!(inj.text.contains("- Lisbet Fairweather [active] - singer"));
     assert!(item(&inj, "npc", "Ivo").included);
     assert!(
@@ -978,4 +985,51 @@ mod robustness {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------- as players type
+
+#[rstest]
+#[case::lower_case_given_name("i talk to ezra", &["npc:Ezra Coil"])]
+#[case::lower_case_possessive("i check odessa's ledger", &["npc:Odessa Flint"])]
+#[case::head_noun_title("we ask the doctor", &["npc:Doctor Amos Fitch"])]
+#[case::head_noun_kind("back to the saloon", &["location:The Brass Canary"])]
+#[case::head_noun_name("we reach the office", &["location:The Assay Office"])]
+#[case::common_word_still_needs_a_capital("the grey fog", &[])]
+fn mentions_as_players_type(#[case] message: &str, #[case] want: &[&str]) {
+    let loaded =
+        common::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"));
+    assert_eq!(mentions(&loaded, message), want, "{message:?}");
+}
+
+#[test]
+fn a_head_noun_two_entities_share_is_no_mention() {
+    let s = Scratch::of("saltreach");
+    s.write(
+        "canon/locations/chapel-of-the-lamp.md",
+        "---\nname: Chapel of the Lamp\n---\nA small chapel.\n",
+    );
+    assert_eq!(
+        mentions(&s.load(), "we pray in the chapel"),
+        ["location:Chapel of the Lamp"]
+    );
+    s.write(
+        "canon/locations/harbour-chapel.md",
+        "---\nname: Harbour Chapel\n---\nAnother chapel.\n",
+    );
+    assert!(mentions(&s.load(), "we pray in the chapel").is_empty());
+}
+
+#[test]
+fn a_name_typed_decomposed_is_the_same_name() {
+    let s = Scratch::of("saltreach");
+    s.write(
+        "canon/npcs/zoe-marr.md",
+        "---\nname: Zoë Marr\nlocation: the-gilded-eel\n---\n",
+    );
+    // `e` followed by a combining diaeresis, as some keyboards type it.
+    assert_eq!(
+        mentions(&s.load(), "I wave to Zoe\u{0308} Marr."),
+        ["npc:Zoë Marr"]
+    );
 }

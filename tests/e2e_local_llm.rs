@@ -36,13 +36,15 @@ fn three_turns_then_resume_against_a_real_server() {
             .arg(msg)
             .output()
             .expect("run");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-        eprintln!("> {msg}\n[{}] {}\n", j["mode"], j["reply"]);
+        // A tiny model with max_tokens 60 often stops at the limit: that reply is cut off,
+        // honestly (exit 1, `token_limit`), and still kept.
+        match out.status.code() {
+            Some(0) => assert_eq!(j["complete"], true),
+            Some(1) => assert_eq!(j["cut_off"], "token_limit", "{j}"),
+            other => panic!("exit {other:?}: {}", String::from_utf8_lossy(&out.stderr)),
+        }
+        eprintln!("> {msg}\n[{} {}] {}\n", j["mode"], j["cut_off"], j["reply"]);
         j
     };
     let t1 = ask("continue");

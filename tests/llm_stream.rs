@@ -6,11 +6,13 @@ mod fake_llm;
 
 use std::time::{Duration, Instant};
 
-use fake_llm::{anthropic_sse, openai_sse, FakeLlm, Scripted, Step};
+use fake_llm::{
+    anthropic_sse, anthropic_sse_reason, openai_chunk, openai_sse, FakeLlm, Scripted, Step,
+};
 use vaultdm::llm::prompt::{build_prompt, Exchange, PromptInput};
 use vaultdm::llm::{
     stream_chat, ApiKey, ChatMessage, ChatRequest, CutOff, LlmClient, LlmConfig, LlmError,
-    ProviderKind, Reply, RetryPolicy, Timeouts, Usage,
+    ProviderKind, Reply, ReplyLimits, RetryPolicy, Timeouts, Usage,
 };
 
 const SECRET: &str = "sk-test-SECRETSECRETSECRET-9876";
@@ -116,8 +118,8 @@ async fn openai_keepalives_crlf_missing_usage_and_done_only() {
 #[tokio::test]
 async fn openai_finish_reason_without_done_is_complete() {
     let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
-        &["Done"],
-        Some("length"),
+        &["Done."],
+        Some("stop"),
         false,
         false,
     ))])
@@ -125,7 +127,220 @@ async fn openai_finish_reason_without_done_is_complete() {
     let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
     let reply = reply.unwrap_or_else(|e| panic!("{e}"));
     assert!(reply.complete);
+    assert_eq!(reply.cut_off, None);
+}
+
+#[tokio::test]
+async fn openai_token_limit_stop_is_a_cut_off_reply() {
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &["The ogre raises its club and"],
+        Some("length"),
+        true,
+        true,
+    ))])
+    .await;
+    let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !reply.complete,
+        "a token-limit stop is not a complete reply"
+    );
+    assert_eq!(reply.cut_off, Some(CutOff::TokenLimit));
     assert!(reply.hit_token_limit());
+    assert_eq!(reply.text, "The ogre raises its club and");
+    assert!(reply
+        .incomplete_reason()
+        .is_some_and(|r| r.contains("token limit")));
+}
+
+#[tokio::test]
+async fn anthropic_max_tokens_stop_is_a_cut_off_reply() {
+    let fake = FakeLlm::start(vec![Scripted::sse(anthropic_sse_reason(
+        &["The vault door ", "swings"],
+        Some("max_tokens"),
+    ))])
+    .await;
+    let (reply, _) = run(&anthropic_cfg(&fake), &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!reply.complete);
+    assert_eq!(reply.cut_off, Some(CutOff::TokenLimit));
+    assert_eq!(reply.finish_reason.as_deref(), Some("max_tokens"));
+}
+
+#[tokio::test]
+async fn a_server_that_streams_forever_is_capped_and_kept() {
+    // 1,000 characters per event, endlessly: the cap ends it, what arrived is kept.
+    let chunk = openai_chunk(&format!("{} ", "a".repeat(999)));
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![Step::Repeat(
+        chunk.into_bytes(),
+        1_000_000,
+        Duration::ZERO,
+    )])])
+    .await;
+    let cfg = LlmConfig {
+        limits: ReplyLimits {
+            max_chars: 50_000,
+            max_tokens: 1_000_000,
+            deadline: Duration::from_secs(30),
+        },
+        ..openai_cfg(&fake)
+    };
+    let started = Instant::now();
+    let (reply, shown) = run(&cfg, &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.cut_off, Some(CutOff::TooLong));
+    assert!(!reply.complete);
+    assert_eq!(reply.text.chars().count(), 50_000);
+    assert_eq!(
+        shown.concat(),
+        reply.text,
+        "the GM saw exactly what is kept"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // The token cap counts stream deltas too.
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![Step::Repeat(
+        openai_chunk("a").into_bytes(),
+        1_000_000,
+        Duration::ZERO,
+    )])])
+    .await;
+    let cfg = LlmConfig {
+        limits: ReplyLimits {
+            max_chars: 1_000_000,
+            max_tokens: 300,
+            deadline: Duration::from_secs(30),
+        },
+        ..openai_cfg(&fake)
+    };
+    let (reply, _) = run(&cfg, &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.cut_off, Some(CutOff::TooLong));
+    assert_eq!(reply.text.len(), 300);
+}
+
+#[tokio::test]
+async fn a_reply_past_the_deadline_is_cut_and_kept() {
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![Step::Repeat(
+        openai_chunk("tick ").into_bytes(),
+        10_000,
+        Duration::from_millis(20),
+    )])])
+    .await;
+    let cfg = LlmConfig {
+        limits: ReplyLimits {
+            deadline: Duration::from_millis(400),
+            ..ReplyLimits::default()
+        },
+        ..openai_cfg(&fake)
+    };
+    let started = Instant::now();
+    let (reply, _) = run(&cfg, &simple_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.cut_off, Some(CutOff::Deadline));
+    assert!(reply.text.starts_with("tick tick"));
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn an_html_page_is_not_an_ended_stream() {
+    let page = "<!doctype html><html><body><h1>Sign in</h1></body></html>";
+    let fake = FakeLlm::start(vec![Scripted {
+        headers: vec![("content-type".into(), "text/html".into())],
+        ..Scripted::sse(page)
+    }])
+    .await;
+    let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let err = reply.expect_err("an HTML page is not a reply");
+    let msg = err.to_string();
+    assert!(matches!(err, LlmError::BadResponse { .. }), "{msg}");
+    assert!(
+        msg.contains("content-type: text/html") && msg.contains("Sign in"),
+        "{msg}"
+    );
+    assert!(msg.contains("check the base URL"), "{msg}");
+
+    let fake = FakeLlm::start(vec![Scripted::json(200, "{\"this is\": not json")]).await;
+    let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    assert!(
+        matches!(reply, Err(LlmError::BadResponse { .. })),
+        "{reply:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_other_protocol_is_named() {
+    let fake = FakeLlm::start(vec![Scripted::sse(anthropic_sse(&["Hi"], true))]).await;
+    let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let msg = reply.expect_err("mismatch").to_string();
+    assert!(
+        msg.contains("answers in the anthropic format") && msg.contains("--provider anthropic"),
+        "{msg}"
+    );
+
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &["Hi"],
+        Some("stop"),
+        true,
+        true,
+    ))])
+    .await;
+    let (reply, _) = run(&anthropic_cfg(&fake), &simple_request()).await;
+    let msg = reply.expect_err("mismatch").to_string();
+    assert!(msg.contains("--provider openai"), "{msg}");
+}
+
+#[tokio::test]
+async fn a_long_retry_after_says_until_when_instead_of_hanging() {
+    let fake = FakeLlm::start(vec![Scripted::json(
+        429,
+        r#"{"error":{"message":"Rate limit reached"}}"#,
+    )
+    .header("retry-after", "600")])
+    .await;
+    let started = Instant::now();
+    let (reply, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    let msg = reply.expect_err("429").to_string();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "did not wait 10 minutes"
+    );
+    assert!(
+        msg.contains("asks to wait 10 min (until ") && msg.contains("try again then"),
+        "{msg}"
+    );
+    assert_eq!(fake.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_wait_for_a_rate_limit_is_announced() {
+    let fake = FakeLlm::start(vec![
+        Scripted::json(429, r#"{"error":{"message":"slow down"}}"#).header("retry-after", "1"),
+        Scripted::sse(openai_sse(&["Hi."], Some("stop"), true, true)),
+    ])
+    .await;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let s2 = seen.clone();
+    let client = LlmClient::new(openai_cfg(&fake))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_notifier(std::sync::Arc::new(move |n: &vaultdm::llm::Notice| {
+            if let Ok(mut v) = s2.lock() {
+                v.push(n.to_string());
+            }
+        }));
+    let reply = client
+        .stream_chat(&simple_request(), &mut |_| {}, std::future::pending())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(reply.complete);
+    let seen = seen.lock().map(|v| v.clone()).unwrap_or_default();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(
+        seen[0].starts_with("the provider is rate-limiting us (HTTP 429); waiting 1s, until ")
+            && seen[0].contains("retry 1 of 3"),
+        "{}",
+        seen[0]
+    );
 }
 
 #[tokio::test]
@@ -458,11 +673,12 @@ async fn plain_404_points_at_the_base_url() {
 
 #[tokio::test]
 async fn connection_refused_names_the_url() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
+    // Bound but not listening: refused, and the port stays ours while the test runs.
+    let reserved = tokio::net::TcpSocket::new_v4().unwrap_or_else(|e| panic!("{e}"));
+    reserved
+        .bind("127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")))
         .unwrap_or_else(|e| panic!("{e}"));
-    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-    drop(listener);
+    let addr = reserved.local_addr().unwrap_or_else(|e| panic!("{e}"));
     let cfg = LlmConfig::new(
         ProviderKind::OpenAi,
         format!("http://{addr}/v1"),

@@ -11,17 +11,14 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 use vaultdm::canon::Loaded;
-use vaultdm::context::{Engine, Options, Templates};
+use vaultdm::context::{Engine, Options};
 use vaultdm::llm::{LlmClient, LlmConfig, ProviderKind, RetryPolicy, Timeouts};
-use vaultdm::play::{PlayError, Table};
+use vaultdm::play::{PlayError, SendError, Table};
 use vaultdm::session::Store;
 
 fn engine(root: &Path) -> Engine {
     let loaded = Loaded::load(root).expect("load");
-    Engine::new(
-        loaded.built.campaign,
-        Templates::load(None).expect("templates"),
-    )
+    Engine::for_vault(root, &loaded).expect("templates")
 }
 
 fn cfg(fake: &FakeLlm) -> LlmConfig {
@@ -71,7 +68,7 @@ fn messages(req: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-async fn send(t: &mut Table, msg: &str) -> Result<vaultdm::play::Turn, PlayError> {
+async fn send(t: &mut Table, msg: &str) -> Result<vaultdm::play::Turn, SendError> {
     let mut got = String::new();
     let mut on = |s: &str| got.push_str(s);
     t.send(msg, &mut on, std::future::pending()).await
@@ -177,7 +174,8 @@ async fn a_failed_request_keeps_the_message_and_a_resend_replaces_it() {
     .await;
     let mut t = table(v.path(), &fake, "s4");
     let err = send(&mut t, "I open the door.").await.expect_err("500s");
-    assert!(matches!(err, PlayError::Llm(_)), "{err}");
+    assert!(matches!(err.error, PlayError::Llm(_)), "{err}");
+    assert!(err.message_saved && !err.reply_saved);
     let log = std::fs::read_to_string(t.store().log_path()).expect("log");
     assert!(
         log.contains("I open the door."),
@@ -210,7 +208,11 @@ async fn a_stream_cut_mid_reply_is_kept_and_marked() {
             assert!(!turn.reply.complete);
             turn.reply.text
         }
-        Err(PlayError::Llm(e)) => e.partial().map(|p| p.text.clone()).unwrap_or_default(),
+        Err(SendError {
+            error: PlayError::Llm(e),
+            reply_saved: true,
+            ..
+        }) => e.partial().map(|p| p.text.clone()).unwrap_or_default(),
         Err(e) => panic!("{e}"),
     };
     assert_eq!(text, "The floor gives way");
@@ -257,4 +259,41 @@ async fn undo_drops_the_last_exchange_from_the_prompt() {
         !m.iter().any(|(_, c)| c.contains("second") || c == "two"),
         "{m:?}"
     );
+}
+
+#[tokio::test]
+async fn a_session_with_a_runaway_reply_on_record_still_resumes() {
+    // An old vaultdm (or another tool) kept a 20 MB reply in the log.
+    let v = common::template_copy();
+    let fake = FakeLlm::start(vec![ok(&["one"]), ok(&["two"])]).await;
+    {
+        let mut t = table(v.path(), &fake, "big");
+        send(&mut t, "first").await.expect("turn 1");
+    }
+    let log = v.path().join(".vaultdm/sessions/big.jsonl");
+    let mut recs: Vec<Value> = std::fs::read_to_string(&log)
+        .expect("log")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    recs[1]["text"] = Value::String("The tunnel goes on. ".repeat(1_000_000));
+    let text: String = recs.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&log, text).expect("write");
+
+    let started = std::time::Instant::now();
+    let mut t = table(v.path(), &fake, "big");
+    let turn = send(&mut t, "second").await.expect("turn 2");
+    // A guard against the old behaviour (a 40 GB allocation), not a benchmark.
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(turn.reply.complete);
+    let body = fake.requests()[1].body.len();
+    assert!(
+        body < 200_000,
+        "the old reply is clipped in the prompt: {body} bytes"
+    );
+    let m = messages(&fake.requests()[1].json());
+    assert!(m.iter().all(|(_, c)| c.chars().count() < 40_000));
+    // The log keeps every character.
+    let kept = vaultdm::session::load(v.path(), "big").expect("load");
+    assert_eq!(kept.records[1].text.len(), 20_000_000);
 }

@@ -327,3 +327,227 @@ fn list_sessions_reports_name_count_and_last_time() {
     assert_eq!(summary, vec![("2026-11-22", 4), ("2026-11-29", 1)]);
     assert!(list.iter().all(|i| i.last_time.is_some()));
 }
+
+// ---- Faults (docs/reliability.md) -------------------------------------------------------
+
+#[test]
+fn a_second_writer_is_refused_with_the_holder_named() {
+    let dir = tmp();
+    let _first = open(dir.path(), "night");
+    let err = Store::open(dir.path(), "night")
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.contains("session \"night\" is already open in another vaultdm")
+            && err.contains(&format!("pid {}", std::process::id()))
+            && err.contains("--session NAME"),
+        "{err}"
+    );
+    drop(_first);
+    assert!(
+        Store::open(dir.path(), "night").is_ok(),
+        "the lock goes with its holder"
+    );
+}
+
+#[test]
+fn a_log_replaced_by_a_sync_tool_is_reopened_not_written_to_the_unlinked_file() {
+    let dir = tmp();
+    let mut s = open(dir.path(), "s1");
+    s.record_player("one", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.record_dm(&reply("One."), "p", "m")
+        .unwrap_or_else(|e| panic!("{e}"));
+    // A sync tool writes its copy next to the file and renames it over.
+    let log = dir.path().join(".vaultdm/sessions/s1.jsonl");
+    let tmp_copy = dir.path().join(".vaultdm/sessions/.s1.jsonl.sync");
+    fs::copy(&log, &tmp_copy).unwrap_or_else(|e| panic!("{e}"));
+    fs::rename(&tmp_copy, &log).unwrap_or_else(|e| panic!("{e}"));
+
+    s.record_player("two", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.record_dm(&reply("Two."), "p", "m")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let notices = s.take_notices();
+    assert!(
+        notices.iter().any(|n| n.contains("was replaced on disk")),
+        "{notices:?}"
+    );
+    drop(s);
+    let loaded = load(dir.path(), "s1").unwrap_or_else(|e| panic!("{e}"));
+    let texts: Vec<&str> = loaded.records.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(texts, ["one", "One.", "two", "Two."]);
+    assert!(loaded.warnings.is_empty());
+}
+
+#[test]
+fn a_log_replaced_by_an_older_copy_gets_the_acknowledged_records_back() {
+    let dir = tmp();
+    let log = dir.path().join(".vaultdm/sessions/s1.jsonl");
+    let mut s = open(dir.path(), "s1");
+    s.record_player("one", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let older = fs::read(&log).unwrap_or_default();
+    s.record_dm(&reply("One."), "p", "m")
+        .unwrap_or_else(|e| panic!("{e}"));
+    // `git pull` brings back the version from before the reply.
+    let staged = dir.path().join("older.jsonl");
+    fs::write(&staged, &older).unwrap_or_else(|e| panic!("{e}"));
+    fs::rename(&staged, &log).unwrap_or_else(|e| panic!("{e}"));
+    s.record_player("two", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(s
+        .take_notices()
+        .iter()
+        .any(|n| n.contains("lacking 1 records") && n.contains("wrote them back")));
+    drop(s);
+    let loaded = load(dir.path(), "s1").unwrap_or_else(|e| panic!("{e}"));
+    let texts: Vec<&str> = loaded.records.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(texts, ["one", "One.", "two"]);
+}
+
+#[test]
+fn a_moved_vault_is_never_written_and_no_ghost_folder_appears() {
+    let parent = tmp();
+    let vault = parent.path().join("campaign");
+    fs::create_dir_all(&vault).unwrap_or_else(|e| panic!("{e}"));
+    let mut s = open(&vault, "s1");
+    s.record_player("before", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let moved = parent.path().join("campaign-moved");
+    fs::rename(&vault, &moved).unwrap_or_else(|e| panic!("{e}"));
+    let err = s.record_player("after", None, None).err();
+    assert!(
+        matches!(err, Some(SessionError::VaultMoved { .. })),
+        "{err:?}"
+    );
+    assert!(!vault.exists(), "no ghost folder at the old path");
+    // A new folder at the old path is not the vault either.
+    fs::create_dir_all(&vault).unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(
+        s.record_player("after", None, None).err(),
+        Some(SessionError::VaultMoved { .. })
+    ));
+    assert_eq!(fs::read_dir(&vault).map(|d| d.count()).unwrap_or(9), 0);
+    let moved_log =
+        fs::read_to_string(moved.join(".vaultdm/sessions/s1.jsonl")).unwrap_or_default();
+    assert!(moved_log.contains("before") && !moved_log.contains("after"));
+}
+
+#[cfg(unix)]
+#[test]
+fn session_files_linked_out_of_the_vault_are_never_written() {
+    use std::os::unix::fs::symlink;
+    let vault = tmp();
+    let outside = tmp();
+    let victim = outside.path().join("victim.txt");
+    fs::write(&victim, "the GM's other file\n").unwrap_or_else(|e| panic!("{e}"));
+
+    // A planted transcript link: the record is saved, the link's target is untouched.
+    fs::create_dir_all(vault.path().join("sessions")).unwrap_or_else(|e| panic!("{e}"));
+    symlink(&victim, vault.path().join("sessions/s1.md")).unwrap_or_else(|e| panic!("{e}"));
+    let mut s = open(vault.path(), "s1");
+    s.record_player("secret plan", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let notices = s.take_notices();
+    assert!(
+        notices.iter().any(|n| n.contains("outside the vault")),
+        "{notices:?}"
+    );
+    drop(s);
+
+    // A planted log link: the session does not open.
+    fs::create_dir_all(vault.path().join(".vaultdm/sessions")).unwrap_or_else(|e| panic!("{e}"));
+    symlink(&victim, vault.path().join(".vaultdm/sessions/s2.jsonl"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = Store::open(vault.path(), "s2").err().map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("outside the vault")),
+        "{err:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(&victim).unwrap_or_default(),
+        "the GM's other file\n"
+    );
+
+    // A `sessions/` folder that is itself a link out of the vault is refused.
+    let other = tmp();
+    let v2 = tmp();
+    symlink(other.path(), v2.path().join("sessions")).unwrap_or_else(|e| panic!("{e}"));
+    let err = Store::open(v2.path(), "s1").err().map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("sessions is a link")),
+        "{err:?}"
+    );
+    assert_eq!(
+        fs::read_dir(other.path()).map(|d| d.count()).unwrap_or(9),
+        0
+    );
+}
+
+#[test]
+fn a_reply_journal_left_by_a_killed_process_is_recovered_as_a_cut_off_reply() {
+    let dir = tmp();
+    let mut s = open(dir.path(), "s1");
+    s.record_player("I pick the lock.", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut j = s
+        .begin_reply("openai", "m")
+        .unwrap_or_else(|e| panic!("{e}"));
+    j.push("The tumblers ");
+    j.flush();
+    j.push("click one by one");
+    j.flush();
+    j.push(" and then"); // never flushed: the process dies here
+    drop(j);
+    drop(s); // no record_dm: as if killed
+
+    let mut s = open(dir.path(), "s1");
+    let last = s
+        .records()
+        .last()
+        .cloned()
+        .unwrap_or_else(|| panic!("no records"));
+    assert_eq!(last.role, RecordRole::Dm);
+    assert_eq!(last.text, "The tumblers click one by one");
+    assert!(!last.complete);
+    assert_eq!(last.cut_off, Some(CutOff::Crashed));
+    assert_eq!(last.model.as_deref(), Some("m"));
+    assert!(s
+        .take_notices()
+        .iter()
+        .any(|n| n.contains("recovered 29 characters")));
+    assert!(!dir.path().join(".vaultdm/sessions/s1.partial").exists());
+    let md = fs::read_to_string(dir.path().join("sessions/s1.md")).unwrap_or_default();
+    assert!(
+        md.contains(
+            "The tumblers click one by one\n\n*(reply cut off: vaultdm was stopped mid-reply)*"
+        ),
+        "{md}"
+    );
+    drop(s);
+    // Recovery happens once.
+    assert_eq!(open(dir.path(), "s1").records().len(), 2);
+}
+
+#[test]
+fn a_journal_whose_reply_was_already_recorded_is_discarded() {
+    let dir = tmp();
+    let mut s = open(dir.path(), "s1");
+    s.record_player("hi", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut j = s.begin_reply("p", "m").unwrap_or_else(|e| panic!("{e}"));
+    j.push("Hello.");
+    j.flush();
+    // The record was written but the process died before removing the journal.
+    s.append(Record::dm(&reply("Hello."), "p", "m"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    drop(j);
+    drop(s);
+    let s = open(dir.path(), "s1");
+    assert_eq!(s.records().len(), 2, "no duplicate reply");
+    assert!(!dir.path().join(".vaultdm/sessions/s1.partial").exists());
+}

@@ -564,3 +564,21 @@ fn the_watch_command_prints_json_lines_and_stops_on_ctrl_c() {
     };
     assert!(code.success(), "exit status {code:?}");
 }
+
+#[test]
+fn a_vault_moved_away_keeps_its_canon_instead_of_emptying_it() {
+    let mut v = Vault::start();
+    let npcs = v.lw.live().campaign().npcs.len();
+    let moved = v.root.with_file_name("coldharrow-moved");
+    std::fs::rename(&v.root, &moved).expect("move");
+    let r = v.lw.reload_now();
+    assert!(r.changes.is_empty(), "{:?}", r.changes);
+    assert!(
+        r.diagnostics.iter().any(|d| d.code == "vault-moved"),
+        "{:?}",
+        r.diagnostics
+    );
+    assert_eq!(v.lw.live().campaign().npcs.len(), npcs);
+    assert!(!v.root.exists(), "no ghost folder");
+    std::fs::rename(&moved, &v.root).expect("move back");
+}

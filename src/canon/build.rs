@@ -1,16 +1,18 @@
 //! Building the campaign from a loaded vault.
 
-use super::kind::{classify, NoteKind};
+use super::files::{CanonFiles, TemporalFile};
+use super::kind::{kind_of, NoteKind};
 use super::model::*;
+use super::text::{self, Clean};
 use super::{OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
 use crate::config::Config;
-use crate::vault::frontmatter::value_int;
-use crate::vault::links::{as_single_link, norm_key};
+use crate::vault::frontmatter::{value_int, MAX_FRONTMATTER_BYTES};
+use crate::vault::links::{as_single_link, leading_link, norm_key};
 use crate::vault::markdown::{Block, BlockKind};
+use crate::vault::yaml;
 use crate::vault::{Diagnostic, Note, Resolution, Severity, Vault};
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::path::Path;
 
 /// A built campaign with the problems found while typing it.
 #[derive(Debug, Clone)]
@@ -69,9 +71,11 @@ impl Ctx<'_> {
         let Some(raw) = note.frontmatter.text(&[key]) else {
             return (None, None);
         };
-        let target = as_single_link(&raw).map_or(raw.clone(), |t| t.note);
+        let target = as_single_link(&raw)
+            .or_else(|| leading_link(&raw))
+            .map_or(raw.clone(), |t| t.note);
         let line = note.frontmatter.line_of(key);
-        match self.vault.resolve(&target) {
+        match self.vault.resolve_from(&target, Some(&note.path)) {
             Resolution::Found(i) => {
                 if self.kinds[i] == NoteKind::Location {
                     (Some(self.vault.notes[i].path.clone()), None)
@@ -122,48 +126,94 @@ fn strip_link(raw: &str) -> String {
     as_single_link(raw).map_or_else(|| raw.to_string(), |t| t.display())
 }
 
+/// A note's summary: its first paragraph of prose, else a callout's, else its first
+/// bullets ([`crate::vault::markdown::Body::summary`]).
 fn first_paragraph(note: &Note) -> Option<String> {
-    note.body.first_paragraph().map(|b| one_line(&b.text))
+    note.body.summary().map(|t| one_line(&t))
 }
 
+/// The words of `s` joined by single spaces (one pass, one allocation).
 fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    for w in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 fn source(note: &Note) -> Source {
     Source::new(&note.path, 1)
 }
 
-fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
-    let fm = &note.frontmatter;
-    let status = fm
-        .text(&["status"])
-        .or_else(|| status_from_tags(note))
-        .unwrap_or_else(|| "active".into());
-    let st = status.to_lowercase();
-    let active = !INACTIVE_PC_STATUSES
-        .iter()
-        .any(|s| st.split(|c: char| !c.is_alphanumeric()).next() == Some(s))
-        && fm.text(&["active"]).map_or(true, |a| a != "false");
-    let (location, location_text) = cx.place(note, &["location", "loc", "current_location"]);
-    if active && location.is_none() && location_text.is_none() {
-        cx.diags.push(Diagnostic::warning(
-            &note.path,
-            note.frontmatter.line.max(1),
-            "no-location",
-            "active PC has no `location:`; the context cannot place them in a scene",
-        ));
-    }
-    // `hp: 17/27` carries both numbers.
-    const HP_KEYS: &[&str] = &["hp_current", "hp", "current_hp", "hp_cur"];
-    const MAX_KEYS: &[&str] = &["hp_max", "max_hp", "maxhp", "hpmax"];
-    let (hp_current, hp_max) = match fm.text(HP_KEYS).and_then(|t| hp_pair(&t)) {
+/// `hp: 17/27` carries both numbers; else the current and max keys apart.
+fn hp_of(cx: &mut Ctx<'_>, note: &Note) -> (Option<i64>, Option<i64>) {
+    const HP_KEYS: &[&str] = &[
+        "hp_current",
+        "hp",
+        "current_hp",
+        "hp_cur",
+        "hit_points",
+        "hitpoints",
+    ];
+    const MAX_KEYS: &[&str] = &["hp_max", "max_hp", "maxhp", "hpmax", "max_hit_points"];
+    match note.frontmatter.text(HP_KEYS).and_then(|t| hp_pair(&t)) {
         Some((cur, max)) => (Some(cur), cx.int(note, MAX_KEYS, "max HP").or(Some(max))),
         None => (
             cx.int(note, HP_KEYS, "current HP"),
             cx.int(note, MAX_KEYS, "max HP"),
         ),
+    }
+}
+
+const AC_KEYS: &[&str] = &["ac", "armor_class", "armour_class", "armorclass"];
+
+/// Folder names that hold PCs out of play.
+fn inactive_folder(path: &str) -> Option<String> {
+    let segs: Vec<&str> = path.split('/').collect();
+    segs[..segs.len().saturating_sub(1)].iter().find_map(|s| {
+        matches!(
+            crate::names::folder_word(s).as_str(),
+            "retired"
+                | "former"
+                | "dead"
+                | "inactive"
+                | "archive"
+                | "archived"
+                | "graveyard"
+                | "fallen"
+                | "past"
+                | "deceased"
+                | "former pcs"
+                | "retired pcs"
+                | "dead pcs"
+        )
+        .then(|| s.to_string())
+    })
+}
+
+fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
+    let fm = &note.frontmatter;
+    let status = fm
+        .text(&["status", "state"])
+        .or_else(|| status_from_tags(note))
+        .unwrap_or_else(|| "active".into());
+    let inactive_reason = if let Some(w) = status_in(&status, INACTIVE_PC_STATUSES) {
+        Some(format!("status {w}"))
+    } else if fm
+        .text(&["active"])
+        .is_some_and(|a| a == "false" || a == "no")
+    {
+        Some("active: false".into())
+    } else {
+        inactive_folder(&note.path).map(|f| format!("in the {f} folder"))
     };
+    let active = inactive_reason.is_none();
+    let out_by_note = inactive_reason.clone();
+    let (location, location_text) = cx.place(note, &["location", "loc", "current_location"]);
+    let (hp_current, hp_max) = hp_of(cx, note);
     Pc {
         id: note.path.clone(),
         name: note.name(),
@@ -173,8 +223,11 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
         player: fm.text(&["player"]),
         status,
         active,
+        inactive_reason,
+        out_by_note,
         hp_current,
         hp_max,
+        ac: cx.int(note, AC_KEYS, "AC"),
         location,
         location_text,
         gold: cx.int(note, &["gold", "gp"], "gold"),
@@ -191,6 +244,7 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
         inventory: fm.list(&["inventory", "items"]),
         summary: first_paragraph(note),
         source: source(note),
+        modified: note.modified,
     }
 }
 
@@ -243,9 +297,31 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
     };
     let (location, location_text) = cx.place(note, &["location", "loc", "current_location"]);
     let status = fm
-        .text(&["status"])
+        .text(&["status", "state", "alive"])
+        .map(|s| match s.to_lowercase().as_str() {
+            // `Alive: Yes` / `alive: false` as GMs write them.
+            "yes" | "true" => "alive".to_string(),
+            "no" | "false" => "dead".to_string(),
+            _ => s,
+        })
         .or_else(|| status_from_tags(note))
         .unwrap_or_else(|| "active".into());
+    let (mut hp_current, mut hp_max) = hp_of(cx, note);
+    let mut ac = cx.int(note, AC_KEYS, "AC");
+    // A Fantasy Statblocks block in the body: `hp` and `ac` when the frontmatter has none.
+    for (block, _) in &note.body.statblocks {
+        if block.len() > MAX_FRONTMATTER_BYTES {
+            continue;
+        }
+        if let Ok(yaml::Value::Map(m)) = yaml::parse(block) {
+            let get = |k: &str| m.get(k).and_then(|v| value_int(v).ok().flatten());
+            if hp_current.is_none() && hp_max.is_none() {
+                hp_max = get("hp");
+                hp_current = hp_max;
+            }
+            ac = ac.or_else(|| get("ac"));
+        }
+    }
     if voice.is_empty() && !is_absent_status(&status) {
         cx.diags.push(Diagnostic::new(
             &note.path,
@@ -264,6 +340,9 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
         disposition: fm.text(&["disposition", "relationship", "attitude"]),
         location,
         location_text,
+        hp_current,
+        hp_max,
+        ac,
         voice,
         summary: first_paragraph(note),
         source: source(note),
@@ -273,12 +352,14 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
 fn build_location(cx: &mut Ctx<'_>, note: &Note) -> Location {
     let description = note
         .body
-        .section_blocks(&["description"])
+        .section_blocks(&["description", "overview", "summary"])
         .and_then(|b| {
             b.iter()
-                .find(|b| b.kind == BlockKind::Paragraph)
+                .find(|b| b.kind == BlockKind::Paragraph && b.prose && b.callout.is_none())
                 .map(|b| one_line(&b.text))
         })
+        // An empty `## Description`: the first prose anywhere, else the first bullets
+        // (the facts under `## Notes`).
         .or_else(|| first_paragraph(note));
     let kind = note
         .frontmatter
@@ -459,22 +540,69 @@ fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
     out
 }
 
+/// Folder names that hold finished quests.
+fn closed_folder(path: &str) -> bool {
+    let segs: Vec<&str> = path.split('/').collect();
+    segs[..segs.len().saturating_sub(1)].iter().any(|s| {
+        let w = crate::names::folder_word(s);
+        matches!(
+            w.as_str(),
+            "completed"
+                | "complete"
+                | "resolved"
+                | "done"
+                | "closed"
+                | "finished"
+                | "failed"
+                | "archive"
+                | "archived"
+                | "completed missions"
+                | "completed quests"
+                | "finished quests"
+                | "old quests"
+        )
+    })
+}
+
 fn build_thread_note(note: &Note, diags: &mut Vec<Diagnostic>) -> Thread {
     let fm = &note.frontmatter;
-    let priority = fm
-        .text(&["priority"])
-        .and_then(|p| Priority::parse(&p))
-        .or_else(|| {
-            fm.text(&["status"])
-                .and_then(|s| Priority::parse(&s))
-                .filter(|p| *p == Priority::Resolved)
-        });
+    let status = fm.text(&["status", "state"]);
+    // A closing status wins over any priority: a resolved quest is never injected.
+    let closed = status
+        .as_deref()
+        .and_then(Priority::parse)
+        .filter(|p| *p == Priority::Resolved)
+        .is_some()
+        || fm
+            .text(&["completed", "done", "resolved"])
+            .is_some_and(|v| matches!(v.to_lowercase().as_str(), "true" | "yes"))
+        || closed_folder(&note.path);
+    let priority = if closed {
+        Some(Priority::Resolved)
+    } else {
+        fm.text(&["priority", "urgency", "importance"])
+            .and_then(|p| Priority::parse(&p))
+            .or_else(|| status.as_deref().and_then(Priority::parse))
+    };
     let priority = priority.unwrap_or_else(|| {
-        diags.push(Diagnostic::warning(
+        // An open quest without a priority is ordinary: medium, said quietly.
+        let (sev, msg) = if status.is_some() {
+            (
+                Severity::Info,
+                "quest has no `priority:` (urgent, high, medium, low); treated as medium",
+            )
+        } else {
+            (
+                Severity::Warning,
+                "thread note has no `priority:` (urgent, high, medium, low or resolved); treated as medium",
+            )
+        };
+        diags.push(Diagnostic::new(
             &note.path,
             note.frontmatter.line_of("priority"),
+            sev,
             "thread-no-priority",
-            "thread note has no `priority:` (urgent, high, medium, low or resolved); treated as medium",
+            msg,
         ));
         Priority::Medium
     });
@@ -483,8 +611,11 @@ fn build_thread_note(note: &Note, diags: &mut Vec<Diagnostic>) -> Thread {
         title: note.name(),
         aliases: note.aliases(),
         priority,
-        summary: fm.text(&["summary"]).into_iter().collect(),
-        next: fm.text(&["next", "next_step"]),
+        summary: fm
+            .text(&["summary", "synopsis", "description"])
+            .into_iter()
+            .collect(),
+        next: fm.text(&["next", "next_step", "next step"]),
         source: source(note),
     };
     for b in &note.body.blocks {
@@ -512,26 +643,77 @@ fn day_of_heading(h: &str) -> Option<i64> {
     digits.parse().ok()
 }
 
-fn parse_timeline(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Event> {
+/// Header cells of a timeline table (`| Day | Event |`), not an event.
+fn is_header_cell(c: &str) -> bool {
+    matches!(
+        c.trim().to_lowercase().as_str(),
+        "" | "day"
+            | "date"
+            | "when"
+            | "event"
+            | "events"
+            | "what happened"
+            | "description"
+            | "hyperlink"
+            | "link"
+            | "items found"
+            | "session"
+            | "notes"
+            | "note"
+            | "---"
+    )
+}
+
+/// A timeline: `canon/timeline.md` (strict: `## Day N` headings and bullets), or a note named
+/// Timeline anywhere (`lenient`: any heading is a moment — `## Day 12 — Market day`,
+/// `## 24 Calistril 4710`, `# The Possession` — and bullets, table rows or, under a heading
+/// with neither, the first sentence of each paragraph are its events).
+fn parse_timeline(note: &Note, diags: &mut Vec<Diagnostic>, lenient: bool) -> Vec<Event> {
     let mut out = Vec::new();
-    let mut day: Option<i64> = None;
+    // The current moment: (day number, label, whether the day is a real day number).
+    let mut at: Option<(i64, String, bool)> = None;
     let mut day_level = 0u8;
+    let mut ordinal = 0i64;
+    // Paragraph events wait until the heading turns out to have no bullets or rows.
+    let mut paragraphs: Vec<Event> = Vec::new();
+    let mut listed = false;
+    let flush = |out: &mut Vec<Event>, paragraphs: &mut Vec<Event>, listed: bool| {
+        if !listed {
+            out.extend(paragraphs.drain(..).take(3));
+        }
+        paragraphs.clear();
+    };
     for b in &note.body.blocks {
+        let event = |day: i64, when: &str, numbered: bool, text: String| Event {
+            day,
+            when: when.to_string(),
+            numbered,
+            text,
+            source: Source::new(&note.path, b.line),
+        };
         match b.kind {
             BlockKind::Heading(level) => {
                 if let Some(d) = day_of_heading(&b.text) {
-                    day = Some(d);
+                    flush(&mut out, &mut paragraphs, listed);
+                    listed = false;
+                    at = Some((d, format!("Day {d}"), true));
+                    day_level = level;
+                } else if lenient && level >= 1 && !b.text.trim().is_empty() {
+                    flush(&mut out, &mut paragraphs, listed);
+                    listed = false;
+                    ordinal += 1;
+                    at = Some((ordinal, one_line(&b.text), false));
                     day_level = level;
                 } else if level <= day_level {
-                    day = None;
+                    at = None;
                 }
             }
-            BlockKind::ListItem => match day {
-                Some(d) => out.push(Event {
-                    day: d,
-                    text: one_line(&b.text),
-                    source: Source::new(&note.path, b.line),
-                }),
+            BlockKind::ListItem => match &at {
+                Some((d, when, n)) => {
+                    listed = true;
+                    out.push(event(*d, when, *n, one_line(&b.text)));
+                }
+                None if lenient => {}
                 None => diags.push(Diagnostic::warning(
                     &note.path,
                     b.line,
@@ -539,26 +721,63 @@ fn parse_timeline(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Event> {
                     "timeline event is not under a `## Day N` heading; it was ignored",
                 )),
             },
+            BlockKind::TableRow => {
+                let cells: Vec<&str> = b.text.split(" | ").map(str::trim).collect();
+                if cells.iter().all(|c| is_header_cell(c)) {
+                    continue;
+                }
+                let (first, rest) = (cells[0], cells[1..].join(" — "));
+                if let Some(d) = day_of_heading(first) {
+                    listed = true;
+                    out.push(event(d, &format!("Day {d}"), true, one_line(&rest)));
+                } else if lenient && !rest.trim_matches([' ', '—']).is_empty() {
+                    listed = true;
+                    ordinal += 1;
+                    let when = if first.is_empty() {
+                        at.as_ref().map_or_else(String::new, |a| a.1.clone())
+                    } else {
+                        first.to_string()
+                    };
+                    out.push(event(ordinal, &when, false, one_line(&rest)));
+                } else if let Some((d, when, n)) = &at {
+                    listed = true;
+                    out.push(event(*d, when, *n, one_line(&b.text)));
+                }
+            }
+            BlockKind::Paragraph if lenient => {
+                if let Some((d, when, n)) = &at {
+                    let text = text::first_sentence(&one_line(&b.text)).to_string();
+                    if !text.is_empty() {
+                        paragraphs.push(event(*d, when, *n, text));
+                    }
+                }
+            }
             _ => {}
         }
     }
+    flush(&mut out, &mut paragraphs, listed);
     out
 }
 
-fn read_temporal(root: &Path, diags: &mut Vec<Diagnostic>) -> (Option<i64>, Option<String>) {
-    let path = root.join(TEMPORAL_INDEX);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            diags.push(Diagnostic::warning(
+fn parse_temporal(
+    files: &CanonFiles,
+    diags: &mut Vec<Diagnostic>,
+) -> (Option<i64>, Option<String>) {
+    let text = match &files.temporal {
+        TemporalFile::Text(t) => t,
+        TemporalFile::Missing => {
+            // Without `canon/`, an in-game clock is optional: say so quietly.
+            let own_layout = files.canon_folder;
+            diags.push(Diagnostic::new(
                 TEMPORAL_INDEX,
                 0,
+                if own_layout { Severity::Warning } else { Severity::Info },
                 "no-temporal-index",
                 "missing: create it with {\"current_day\": 1, \"current_time\": \"morning\"}; the latest timeline day is used",
             ));
             return (None, None);
         }
-        Err(e) => {
+        TemporalFile::Unreadable(e) => {
             diags.push(Diagnostic::error(
                 TEMPORAL_INDEX,
                 0,
@@ -568,7 +787,7 @@ fn read_temporal(root: &Path, diags: &mut Vec<Diagnostic>) -> (Option<i64>, Opti
             return (None, None);
         }
     };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = text.as_str();
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(m)) => {
             let day = m.get("current_day").or_else(|| m.get("day"));
@@ -634,41 +853,302 @@ enum Typed {
     Location(Location),
     Thread(Thread),
     Lore(Lore),
+    Session(Session),
+    Party(Party),
     Threads(Vec<Thread>),
     Events(Vec<Event>),
+    Nothing,
 }
 
-/// Builds the campaign from a vault and its configuration.
-pub fn build(vault: &Vault, config: &Config) -> Built {
-    let kinds: Vec<NoteKind> = vault
-        .notes
-        .iter()
-        .map(|n| {
-            if n.path == OPEN_THREADS || n.path == TIMELINE {
-                NoteKind::Lore
-            } else {
-                classify(n, &config.folders)
-            }
-        })
+/// The number in `Session 12`, `Session-01-The-Spore-Breach`, `S03E02` … (the first run of
+/// digits after the word session, else none).
+fn session_number(stem: &str) -> Option<i64> {
+    let lower = stem.to_lowercase();
+    let rest = lower.split("session").nth(1)?;
+    let digits: String = rest
+        .trim_start_matches([' ', '-', '_', '#', '.'])
+        .chars()
+        .take_while(char::is_ascii_digit)
         .collect();
+    digits.parse().ok()
+}
+
+fn build_session(cx: &Ctx<'_>, note: &Note) -> Session {
+    let fm = &note.frontmatter;
+    let summary = note
+        .body
+        .section_blocks(&["summary", "recap", "session summary", "what happened"])
+        .and_then(|b| {
+            b.iter()
+                .find(|b| !b.text.trim().is_empty())
+                .map(|b| one_line(&b.text))
+        })
+        .or_else(|| first_paragraph(note));
+    Session {
+        id: note.path.clone(),
+        name: note.name(),
+        number: fm
+            .text(&["session_number", "sessionnumber", "number", "session"])
+            .and_then(|n| n.trim().parse().ok())
+            .or_else(|| session_number(&note.stem)),
+        date: fm.text(&[
+            "date",
+            "played",
+            "session_date",
+            "sessiondate",
+            "in_game_date",
+            "game_date",
+        ]),
+        summary,
+        pcs: linked_pcs(cx, note),
+        source: source(note),
+    }
+}
+
+/// The PC notes a note links to, in link order, each once.
+fn linked_pcs(cx: &Ctx<'_>, note: &Note) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in &note.links {
+        if let Resolution::Found(i) = cx.vault.resolve_from(&l.target.note, Some(&note.path)) {
+            if cx.kinds[i] == NoteKind::Pc {
+                let id = cx.vault.notes[i].path.clone();
+                if !out.contains(&id) {
+                    out.push(id);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A party note: its members are the PC notes it links to (frontmatter `members:` or any
+/// link in the body).
+fn build_party(cx: &Ctx<'_>, note: &Note) -> Party {
+    Party {
+        id: note.path.clone(),
+        name: note.name(),
+        aliases: note.aliases(),
+        members: linked_pcs(cx, note),
+        source: source(note),
+    }
+}
+
+/// More active PCs than a table seats: the vault holds several tables' characters.
+const TABLE_SIZE: usize = 6;
+
+/// With more active PCs than one table seats and no groups to tell them apart, the PCs the
+/// latest session notes link to are the ones in play (the others leave the party line, with
+/// the reason).
+fn sessions_party(c: &mut Campaign) {
+    let active = c.pcs.iter().filter(|p| p.active).count();
+    if active <= TABLE_SIZE {
+        return;
+    }
+    let mut sessions: Vec<&Session> = c.sessions.iter().filter(|s| !s.pcs.is_empty()).collect();
+    sessions.sort_by(|a, b| {
+        (b.number, b.date.as_deref(), &b.id).cmp(&(a.number, a.date.as_deref(), &a.id))
+    });
+    let latest: Vec<&Session> = sessions.into_iter().take(3).collect();
+    let mut members: Vec<String> = Vec::new();
+    for s in &latest {
+        for p in &s.pcs {
+            if !members.contains(p) && c.pcs.iter().any(|pc| &pc.id == p && pc.active) {
+                members.push(p.clone());
+            }
+        }
+    }
+    if members.is_empty() || members.len() >= active {
+        return;
+    }
+    let names: Vec<&str> = latest.iter().map(|s| s.name.as_str()).collect();
+    let why = format!(
+        "the PCs linked from the latest sessions ({})",
+        names.join(", ")
+    );
+    for p in c
+        .pcs
+        .iter_mut()
+        .filter(|p| p.active && !members.contains(&p.id))
+    {
+        p.active = false;
+        p.inactive_reason = Some(format!("not in the latest sessions ({})", names.join(", ")));
+    }
+    c.parties.push(Party {
+        id: "(latest sessions)".into(),
+        name: "the PCs of the latest sessions".into(),
+        aliases: vec![],
+        members,
+        source: latest[0].source.clone(),
+    });
+    c.active_party = Some((c.parties.len() - 1, why));
+}
+
+/// The campaign-wide pass after every note is typed (the full build and the incremental
+/// reload both run it over the whole campaign): which group of PCs is in play, and which
+/// PCs in play cannot be placed in a scene (`no-location` warnings).
+pub(crate) fn settle(c: &mut Campaign, vault: &Vault, config: &Config) -> Vec<Diagnostic> {
+    settle_parties(c, config);
+    let mut diags = Vec::new();
+    let active: Vec<&Pc> = c.pcs.iter().filter(|p| p.active).collect();
+    let placed = active
+        .iter()
+        .filter(|p| p.location.is_some() || p.location_text.is_some())
+        .count();
+    if placed == 0 && active.len() > 1 {
+        // A vault that does not track where PCs are: one note, not one warning per PC.
+        diags.push(Diagnostic::new(
+            &active[0].id,
+            1,
+            Severity::Info,
+            "no-location",
+            format!(
+                "none of the {} active PCs has a `location:`: the full context cannot describe a scene; add `location: [[Place]]` to the PCs' notes",
+                active.len()
+            ),
+        ));
+        return diags;
+    }
+    for p in active {
+        if p.location.is_none() && p.location_text.is_none() {
+            let line = vault
+                .note_index(&p.id)
+                .map_or(1, |i| vault.notes[i].frontmatter.line.max(1));
+            diags.push(Diagnostic::warning(
+                &p.id,
+                line,
+                "no-location",
+                "active PC has no `location:`; the context cannot place them in a scene",
+            ));
+        }
+    }
+    diags
+}
+
+/// Which PCs are in play. With no party notes and PCs all in one folder, every active PC is.
+/// With groups — party notes listing their members, or active PCs split between sibling
+/// folders (`Players MKE 2024/`, `Players Maseeh 3012/`) — one group is in play: the one
+/// `party = "…"` names in `vaultdm.toml`, else the one whose members' notes were saved most
+/// recently. The others' PCs leave the party line, with the reason.
+fn settle_parties(c: &mut Campaign, config: &Config) {
+    // Start from what each note says; groups found last time are found again.
+    for p in c.pcs.iter_mut() {
+        p.active = p.out_by_note.is_none();
+        p.inactive_reason = p.out_by_note.clone();
+    }
+    c.active_party = None;
+    c.parties
+        .retain(|p| p.id.to_lowercase().ends_with(".md") && !p.members.is_empty());
+    if c.parties.is_empty() {
+        // Implicit groups: active PCs by their folder.
+        let mut by_folder: Vec<(String, Vec<String>)> = Vec::new();
+        for p in c.pcs.iter().filter(|p| p.active) {
+            let folder = p.id.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+            match by_folder.iter_mut().find(|(f, _)| *f == folder) {
+                Some((_, v)) => v.push(p.id.clone()),
+                None => by_folder.push((folder, vec![p.id.clone()])),
+            }
+        }
+        let groups: Vec<_> = by_folder
+            .into_iter()
+            .filter(|(_, m)| m.len() >= 2)
+            .collect();
+        if groups.len() >= 2 {
+            c.parties = groups
+                .into_iter()
+                .map(|(folder, members)| Party {
+                    name: folder.rsplit('/').next().unwrap_or(&folder).to_string(),
+                    id: folder.clone(),
+                    aliases: vec![],
+                    source: Source::new(&members[0], 1),
+                    members,
+                })
+                .collect();
+        }
+    }
+    if c.parties.is_empty() {
+        sessions_party(c);
+        return;
+    }
+    let modified = |p: &Party| {
+        p.members
+            .iter()
+            .filter_map(|m| c.pcs.iter().find(|pc| &pc.id == m))
+            .filter_map(|pc| pc.modified)
+            .max()
+    };
+    let chosen = config.party.as_deref().and_then(|want| {
+        let key = norm_key(want);
+        c.parties.iter().position(|p| {
+            norm_key(&p.name) == key
+                || p.aliases.iter().any(|a| norm_key(a) == key)
+                || norm_key(crate::vault::links::strip_md(&p.id)) == key
+                || norm_key(p.id.rsplit('/').next().unwrap_or("")) == key
+        })
+    });
+    let (idx, why) = match chosen {
+        Some(i) => (
+            i,
+            format!(
+                "set by party = \"{}\" in vaultdm.toml",
+                config.party.as_deref().unwrap_or_default()
+            ),
+        ),
+        None if c.parties.len() == 1 => (0, "the only party".to_string()),
+        None => {
+            let i = (0..c.parties.len())
+                .max_by(|&a, &b| {
+                    modified(&c.parties[a])
+                        .cmp(&modified(&c.parties[b]))
+                        .then(c.parties[b].name.cmp(&c.parties[a].name))
+                })
+                .unwrap_or(0);
+            (i, "its members' notes were edited most recently; party = \"…\" in vaultdm.toml picks another".to_string())
+        }
+    };
+    let members: std::collections::HashSet<String> =
+        c.parties[idx].members.iter().cloned().collect();
+    let name = c.parties[idx].name.clone();
+    for p in c
+        .pcs
+        .iter_mut()
+        .filter(|p| p.active && !members.contains(&p.id))
+    {
+        p.active = false;
+        let other = c
+            .parties
+            .iter()
+            .find(|g| g.members.contains(&p.id))
+            .map(|g| g.name.clone());
+        p.inactive_reason = Some(match other {
+            Some(g) => format!("in another group ({g}), not the party in play ({name})"),
+            None => format!("not a member of the party in play ({name})"),
+        });
+    }
+    c.active_party = Some((idx, why));
+}
+
+/// Builds the campaign from a vault's notes, its configuration and the other files canon
+/// reads ([`CanonFiles`], read by the loading step): a pure step, no file is read here.
+pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {
+    let kinds: Vec<NoteKind> = vault.notes.par_iter().map(|n| kind_of(n, config)).collect();
     let mut cx = Ctx {
         vault,
         kinds: &kinds,
         diags: Vec::new(),
     };
     let mut c = Campaign {
-        name: config.name.clone().unwrap_or_else(|| {
-            let folder = vault
-                .root
-                .canonicalize()
-                .ok()
-                .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
-                .unwrap_or_else(|| "Campaign".into());
-            title_case(&folder)
-        }),
-        setting: config.setting.clone(),
+        name: text::clean(
+            &config
+                .name
+                .clone()
+                .unwrap_or_else(|| title_case(files.folder_name.as_deref().unwrap_or("Campaign"))),
+            text::SHORT,
+        ),
+        setting: text::clean_opt(config.setting.clone(), text::LINE),
         ..Campaign::default()
     };
+    // `canon/timeline.md` is the timeline when there is one; else notes named Timeline.
+    let canon_timeline = vault.note_index(TIMELINE).is_some();
     // Type every note in parallel (each with its own diagnostics), then gather in path order.
     let typed: Vec<(Typed, Vec<Diagnostic>)> = vault
         .notes
@@ -680,23 +1160,40 @@ pub fn build(vault: &Vault, config: &Config) -> Built {
                 kinds: &kinds,
                 diags: Vec::new(),
             };
-            let t = if note.path == OPEN_THREADS {
-                Typed::Threads(parse_threads(note, &mut cx.diags))
-            } else if note.path == TIMELINE {
-                Typed::Events(parse_timeline(note, &mut cx.diags))
-            } else {
-                match kinds[i] {
-                    NoteKind::Pc => Typed::Pc(build_pc(&mut cx, note)),
-                    NoteKind::Npc => Typed::Npc(build_npc(&mut cx, note)),
-                    NoteKind::Location => Typed::Location(build_location(&mut cx, note)),
-                    NoteKind::Thread => Typed::Thread(build_thread_note(note, &mut cx.diags)),
-                    NoteKind::Lore => Typed::Lore(Lore {
+            let lore = |note: &Note| {
+                Typed::Lore(
+                    Lore {
                         id: note.path.clone(),
                         name: note.name(),
                         aliases: note.aliases(),
                         summary: first_paragraph(note),
                         source: source(note),
-                    }),
+                    }
+                    .cleaned(),
+                )
+            };
+            let t = if note.path == OPEN_THREADS {
+                let threads = parse_threads(note, &mut cx.diags);
+                Typed::Threads(threads.into_iter().map(Clean::cleaned).collect())
+            } else if note.path == TIMELINE {
+                let events = parse_timeline(note, &mut cx.diags, false);
+                Typed::Events(events.into_iter().map(Clean::cleaned).collect())
+            } else {
+                match kinds[i] {
+                    NoteKind::Pc => Typed::Pc(build_pc(&mut cx, note).cleaned()),
+                    NoteKind::Npc => Typed::Npc(build_npc(&mut cx, note).cleaned()),
+                    NoteKind::Location => Typed::Location(build_location(&mut cx, note).cleaned()),
+                    NoteKind::Thread => {
+                        Typed::Thread(build_thread_note(note, &mut cx.diags).cleaned())
+                    }
+                    NoteKind::Session => Typed::Session(build_session(&cx, note).cleaned()),
+                    NoteKind::Party => Typed::Party(build_party(&cx, note).cleaned()),
+                    NoteKind::Timeline if !canon_timeline => {
+                        let events = parse_timeline(note, &mut cx.diags, true);
+                        Typed::Events(events.into_iter().map(Clean::cleaned).collect())
+                    }
+                    NoteKind::Timeline | NoteKind::Lore => lore(note),
+                    NoteKind::Meta => Typed::Nothing,
                 }
             };
             (t, cx.diags)
@@ -720,8 +1217,12 @@ pub fn build(vault: &Vault, config: &Config) -> Built {
             Typed::Location(l) => c.locations.push(l),
             Typed::Thread(t) => c.threads.push(t),
             Typed::Lore(l) => c.lore.push(l),
+            Typed::Session(s) => c.sessions.push(s),
+            Typed::Party(p) => c.parties.push(p),
+            Typed::Nothing => {}
         }
     }
+    cx.diags.extend(settle(&mut c, vault, config));
     let mut diags = cx.diags;
     if has_threads_file && c.threads.is_empty() {
         diags.push(Diagnostic::new(
@@ -732,27 +1233,28 @@ pub fn build(vault: &Vault, config: &Config) -> Built {
             "holds no threads: no storylines will be injected (add `### Title` or `- **Title**` items under ## Urgent / ## High / ## Medium / ## Low)",
         ));
     }
+    // A vault vaultdm did not lay out (no `canon/` folder) is told where things can go in
+    // its own terms.
+    let own_layout = vault.notes.iter().any(|n| n.path.starts_with("canon/"));
     if !has_threads_file && c.threads.is_empty() {
-        diags.push(Diagnostic::new(
-            OPEN_THREADS,
-            0,
-            Severity::Info,
-            "no-threads",
-            "missing: no open threads will be injected (create it with ## Urgent / ## High / ## Medium / ## Low sections)",
-        ));
+        let (path, msg) = if own_layout {
+            (OPEN_THREADS, "missing: no open threads will be injected (create it with ## Urgent / ## High / ## Medium / ## Low sections)")
+        } else {
+            (".", "no quests or threads found: quest notes (`type: quest`, or notes in a Quests folder) are injected as storylines")
+        };
+        diags.push(Diagnostic::new(path, 0, Severity::Info, "no-threads", msg));
     }
     if !has_timeline {
-        diags.push(Diagnostic::new(
-            TIMELINE,
-            0,
-            Severity::Info,
-            "no-timeline",
-            "missing: no recent events will be injected (create it with ## Day N headings and bullet events)",
-        ));
+        let (path, msg) = if own_layout {
+            (TIMELINE, "missing: no recent events will be injected (create it with ## Day N headings and bullet events)")
+        } else {
+            (".", "no timeline found: a note named Timeline (with `## Day N` or dated headings) gives the recent events; meanwhile the latest session note's summary stands in")
+        };
+        diags.push(Diagnostic::new(path, 0, Severity::Info, "no-timeline", msg));
     }
-    let (day, time) = read_temporal(&vault.root, &mut diags);
-    c.day = day.or_else(|| c.events.iter().map(|e| e.day).max());
-    c.time = time;
+    let (day, time) = parse_temporal(files, &mut diags);
+    c.day = day.or_else(|| c.events.iter().filter(|e| e.numbered).map(|e| e.day).max());
+    c.time = text::clean_opt(time, text::SHORT);
     if let Some(d) = day {
         if has_timeline
             && !c.events.is_empty()
@@ -830,7 +1332,11 @@ fn parent_loops(c: &Campaign, diags: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Names and aliases shared by several notes: one warning per group (on the first note by
+/// path, at its `name:`/`aliases:` line) naming a few of the others — linear in the number
+/// of names, however many notes share one.
 fn duplicate_names(c: &Campaign, vault: &Vault, diags: &mut Vec<Diagnostic>) {
+    const SHOWN: usize = 5;
     let mut names: HashMap<String, Vec<(&str, &Source, bool)>> = HashMap::new();
     let entities = c
         .pcs
@@ -839,47 +1345,60 @@ fn duplicate_names(c: &Campaign, vault: &Vault, diags: &mut Vec<Diagnostic>) {
         .chain(c.npcs.iter().map(|n| (&n.name, &n.aliases, &n.source)))
         .chain(c.locations.iter().map(|l| (&l.name, &l.aliases, &l.source)));
     for (name, aliases, src) in entities {
-        names
-            .entry(norm_key(name))
-            .or_default()
-            .push((name, src, true));
+        let key = norm_key(name);
         for a in aliases {
-            if norm_key(a) != norm_key(name) {
-                names.entry(norm_key(a)).or_default().push((a, src, false));
+            let k = norm_key(a);
+            if k != key {
+                names.entry(k).or_default().push((a, src, false));
             }
         }
+        names.entry(key).or_default().push((name, src, true));
     }
-    let mut keys: Vec<_> = names.into_iter().filter(|(_, v)| v.len() > 1).collect();
-    keys.sort_by(|a, b| a.0.cmp(&b.0));
-    for (_, v) in keys {
-        let mut paths: Vec<&str> = v.iter().map(|(_, s, _)| s.path.as_str()).collect();
-        paths.sort_unstable();
-        paths.dedup();
-        if paths.len() < 2 {
+    let mut groups: Vec<_> = names.into_iter().filter(|(_, v)| v.len() > 1).collect();
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, mut v) in groups {
+        v.sort_by(|a, b| a.1.path.cmp(&b.1.path));
+        v.dedup_by(|a, b| a.1.path == b.1.path);
+        if v.len() < 2 {
             continue;
         }
         let all_names = v.iter().all(|(_, _, is_name)| *is_name);
-        for (n, src, is_name) in &v {
-            let others: Vec<&str> = paths.iter().copied().filter(|p| *p != src.path).collect();
-            let line = if *is_name {
-                key_line(vault, src, &["name", "title"], true)
+        let (n, src, is_name) = v[0];
+        let line = if is_name {
+            key_line(vault, src, &["name", "title"], true)
+        } else {
+            key_line(vault, src, &["aliases", "alias"], false)
+        };
+        let mut others: Vec<&str> = v[1..]
+            .iter()
+            .take(SHOWN)
+            .map(|(_, s, _)| s.path.as_str())
+            .collect();
+        let more = v.len() - 1 - others.len();
+        let more = if more > 0 {
+            format!(" and {more} more notes")
+        } else {
+            String::new()
+        };
+        let list = {
+            let last = others.pop();
+            match (others.is_empty(), last) {
+                (_, None) => String::new(),
+                (true, Some(l)) => l.to_string(),
+                (false, Some(l)) if more.is_empty() => format!("{} and {l}", others.join(", ")),
+                (false, Some(l)) => format!("{}, {l}", others.join(", ")),
+            }
+        };
+        diags.push(Diagnostic::warning(
+            &src.path,
+            line,
+            if all_names {
+                "duplicate-name"
             } else {
-                key_line(vault, src, &["aliases", "alias"], false)
-            };
-            diags.push(Diagnostic::warning(
-                &src.path,
-                line,
-                if all_names {
-                    "duplicate-name"
-                } else {
-                    "shared-alias"
-                },
-                format!(
-                    "\"{n}\" is also used by {}; mentions of it are ambiguous",
-                    others.join(", ")
-                ),
-            ));
-        }
+                "shared-alias"
+            },
+            format!("\"{n}\" is also used by {list}{more}; mentions of it are ambiguous"),
+        ));
     }
 }
 
@@ -932,7 +1451,7 @@ mod tests {
             "# T\n## Day 1\n- a\n- b\n## Day 6 — dusk\n- c\n## Notes\n- not an event\n".as_bytes(),
         );
         let mut d = vec![];
-        let e = parse_timeline(&n, &mut d);
+        let e = parse_timeline(&n, &mut d, false);
         let got: Vec<_> = e.iter().map(|e| (e.day, e.text.as_str())).collect();
         assert_eq!(got, [(1, "a"), (1, "b"), (6, "c")]);
         assert_eq!(d.len(), 1);
@@ -954,7 +1473,7 @@ mod tests {
         )
         .expect("write");
         let v = Vault::load(dir.path()).expect("load");
-        let b = build(&v, &Config::default());
+        let b = build(&v, &Config::default(), &CanonFiles::default());
         let jake = b
             .campaign
             .pcs
@@ -994,7 +1513,7 @@ mod tests {
         )
         .expect("write");
         let v = Vault::load(root).expect("load");
-        let b = build(&v, &Config::default());
+        let b = build(&v, &Config::default(), &CanonFiles::default());
         let vex = b
             .campaign
             .npcs
@@ -1023,7 +1542,7 @@ mod tests {
         std::fs::write(locs.join("b.md"), "---\nname: B\nparent: a\n---\n").expect("write");
         std::fs::write(locs.join("c.md"), "---\nname: C\nparent: a\n---\n").expect("write");
         let v = Vault::load(dir.path()).expect("load");
-        let b = build(&v, &Config::default());
+        let b = build(&v, &Config::default(), &CanonFiles::default());
         let loops: Vec<_> = b
             .diagnostics
             .iter()
@@ -1036,5 +1555,59 @@ mod tests {
     #[test]
     fn title_case_folder() {
         assert_eq!(title_case("curse-of_the night"), "Curse Of The Night");
+    }
+
+    #[test]
+    fn build_reads_no_file_only_what_it_is_given() {
+        // The vault folder holds a temporal index saying day 9; build is given day 3.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("canon")).expect("mkdir");
+        std::fs::write(
+            root.join("canon/temporal-index.json"),
+            "{\"current_day\": 9, \"current_time\": \"dusk\"}",
+        )
+        .expect("write");
+        let v = Vault::from_notes(
+            root.to_path_buf(),
+            vec![Note::parse(
+                "canon/timeline.md",
+                b"# Timeline\n## Day 2\n- Rain.\n",
+            )],
+            vec![],
+        );
+        let given = CanonFiles {
+            temporal: TemporalFile::Text("{\"current_day\": 3, \"time\": \"noon\"}".into()),
+            folder_name: Some("the-salt-march".into()),
+            canon_folder: true,
+        };
+        let b = build(&v, &Config::default(), &given);
+        assert_eq!(b.campaign.day, Some(3));
+        assert_eq!(b.campaign.time.as_deref(), Some("noon"));
+        assert_eq!(b.campaign.name, "The Salt March");
+        // Missing: a warning in vaultdm's own layout, a quiet note elsewhere.
+        for (canon_folder, severity) in [(true, Severity::Warning), (false, Severity::Info)] {
+            let files = CanonFiles {
+                canon_folder,
+                ..CanonFiles::default()
+            };
+            let b = build(&v, &Config::default(), &files);
+            let d = b
+                .diagnostics
+                .iter()
+                .find(|d| d.code == "no-temporal-index")
+                .expect("missing index said");
+            assert_eq!(d.severity, severity);
+            assert_eq!(b.campaign.day, Some(2), "the latest timeline day");
+        }
+        let unreadable = CanonFiles {
+            temporal: TemporalFile::Unreadable("a link out of the vault".into()),
+            ..CanonFiles::default()
+        };
+        let b = build(&v, &Config::default(), &unreadable);
+        assert!(b
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "temporal-index" && d.message.contains("a link out of the vault")));
     }
 }

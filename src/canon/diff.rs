@@ -449,8 +449,9 @@ pub fn diff_with_renames(
 }
 
 /// Like [`diff_with_renames`] when the caller knows which notes' entities can differ (a
-/// live reload rebuilt only those): PCs, NPCs, locations and lore notes from other notes
-/// are not compared. The campaign-wide fields, threads and events always are.
+/// live reload rebuilt only those): NPCs, locations and lore notes from other notes are
+/// not compared. The campaign-wide fields, PCs (few, and the party in play can change with
+/// any note), threads and events always are.
 pub fn diff_notes(
     old: &Campaign,
     new: &Campaign,
@@ -517,8 +518,9 @@ fn diff_inner(
     for (o, n) in whole(
         &mut out,
         EntityType::Pc,
-        &pick(&old.pcs, notes),
-        &pick(&new.pcs, notes),
+        // Every PC: the party in play can change with any note.
+        &pick(&old.pcs, None),
+        &pick(&new.pcs, None),
         &renames,
         |p| {
             new.place_name(p.location.as_deref(), p.location_text.as_deref())
@@ -564,6 +566,7 @@ fn diff_inner(
             list(&n.conditions),
         );
         out.items(w, "inventory", &o.inventory, &n.inventory);
+        out.field(w, "ac", "AC", num(o.ac), num(n.ac));
         out.field(w, "gold", "gold", num(o.gold), num(n.gold));
         out.field(w, "level", "level", num(o.level), num(n.level));
         out.field(
@@ -597,6 +600,14 @@ fn diff_inner(
     ) {
         let w = Who::new(EntityType::Npc, &n.id, &n.name);
         out.field(w, "status", "status", o.status.clone(), n.status.clone());
+        out.field(
+            w,
+            "hp",
+            "HP",
+            hp(o.hp_current, o.hp_max),
+            hp(n.hp_current, n.hp_max),
+        );
+        out.field(w, "ac", "AC", num(o.ac), num(n.ac));
         out.field(
             w,
             "location",
@@ -780,8 +791,11 @@ mod tests {
             player: None,
             status: "active".into(),
             active: true,
+            inactive_reason: None,
+            out_by_note: None,
             hp_current: Some(13),
             hp_max: Some(13),
+            ac: None,
             location: None,
             location_text: None,
             gold: Some(10),
@@ -789,6 +803,7 @@ mod tests {
             inventory: vec!["rope".into(), "torch".into()],
             summary: None,
             source: Source::new(id, 1),
+            modified: None,
         }
     }
 
@@ -802,6 +817,9 @@ mod tests {
             disposition: Some("friendly".into()),
             location: loc.map(String::from),
             location_text: None,
+            hp_current: None,
+            hp_max: None,
+            ac: None,
             voice: vec![],
             summary: None,
             source: Source::new(id, 1),
@@ -853,6 +871,8 @@ mod tests {
             threads: vec![thread("The Fading Muffle", Priority::High)],
             events: vec![Event {
                 day: 5,
+                when: "Day 5".into(),
+                numbered: true,
                 text: "The bell rang.".into(),
                 source: Source::new("canon/timeline.md", 3),
             }],
@@ -937,6 +957,8 @@ mod tests {
         new.threads.push(thread("The Bell", Priority::Urgent));
         new.events.push(Event {
             day: 6,
+            when: "Day 6".into(),
+            numbered: true,
             text: "Zed arrived.".into(),
             source: Source::new("canon/timeline.md", 6),
         });
@@ -1009,6 +1031,20 @@ mod tests {
         assert!(c[0].text.ends_with("…\""), "{}", c[0].text);
         assert!(c[0].text.chars().count() < 120);
         assert_eq!(c[0].new.as_deref(), Some(long.trim()));
+    }
+
+    #[test]
+    fn an_npcs_hp_and_ac_are_canon_changes() {
+        let mut old = campaign();
+        old.npcs[0].hp_current = Some(80);
+        old.npcs[0].hp_max = Some(80);
+        let mut new = old.clone();
+        new.npcs[0].hp_current = Some(45);
+        new.npcs[0].ac = Some(17);
+        assert_eq!(
+            texts(&diff(&old, &new)),
+            ["Marlena: HP 80/80 -> 45/80", "Marlena: AC none -> 17"]
+        );
     }
 
     #[test]

@@ -1,44 +1,245 @@
-//! Deciding what a note is: folder, then frontmatter `type:`, then tags, then a folder
-//! name anywhere in its path.
+//! Deciding what a note is — the one rule, used by the build, live reload, `check
+//! --explain-types` and `init --adopt`.
+//!
+//! GMs lay out vaults their own way, so every signal is read, strongest first:
+//!
+//! 1. vaultdm's own folders (`canon/pcs` …);
+//! 2. plugin notes that are never entities (Excalidraw drawings, Kanban boards, dashboards
+//!    and index notes);
+//! 3. frontmatter `type:` (or `category:`/`categories:`), with the words GMs use (`pc`,
+//!    `player`, `npc`, `creature`, `locale`, `landmark`, `quest`, `mission`, `session`,
+//!    `party`, `timeline` …), and flags such as `pc: true`;
+//! 4. tags, where the type word is the tag itself (`#npc`), either segment of a two-part tag
+//!    (`npc/dead`, `heist/pc`, `type/npc`), the first of a longer one, or a middle one followed
+//!    only by status words (`heist/npc/dead`) — never a middle word that names something else
+//!    (`heist/events/pc` is a session about the PCs, not a PC);
+//! 5. a file-name prefix (`NPC - Eda Oweland`);
+//! 6. the folders named in `vaultdm.toml` (`[folders]`);
+//! 7. the nearest folder with a telling name, numbering stripped (`1. The Party`, `0 PCs`,
+//!    `Session Notes`, `Quests/Completed`, `Entities/NPCs`), deepest first;
+//! 8. otherwise lore.
+//!
+//! Session notes (recaps, logs, journals, prep) are context for memory, never PCs or NPCs.
 
 use crate::config::FolderConfig;
+use crate::names::folder_word;
 use crate::vault::Note;
 
 /// What a note describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum NoteKind {
     /// A player character.
     Pc,
-    /// A non-player character.
+    /// A non-player character (or a creature with a statblock).
     Npc,
     /// A place.
     Location,
-    /// A storyline note.
+    /// A storyline or quest note.
     Thread,
-    /// Anything else: indexed for links and names.
+    /// A session note: recap, log, journal, prep.
+    Session,
+    /// A party or group note: its links name the PCs who belong to it.
+    Party,
+    /// A timeline note (used when `canon/timeline.md` is missing).
+    Timeline,
+    /// Anything else: indexed for links and names, a card when mentioned.
     Lore,
+    /// Not an entity at all: drawings, boards, dashboards, index notes.
+    Meta,
 }
 
-fn word_kind(w: &str) -> Option<NoteKind> {
+impl NoteKind {
+    /// Plural label for listings (`PCs`, `session notes` …).
+    pub fn label(self) -> &'static str {
+        match self {
+            NoteKind::Pc => "PCs",
+            NoteKind::Npc => "NPCs",
+            NoteKind::Location => "locations",
+            NoteKind::Thread => "threads/quests",
+            NoteKind::Session => "session notes",
+            NoteKind::Party => "party/group notes",
+            NoteKind::Timeline => "timeline",
+            NoteKind::Lore => "lore",
+            NoteKind::Meta => "not entities (drawings, boards, dashboards, indexes)",
+        }
+    }
+}
+
+/// Why a note got its kind, for `check --explain-types` and `init --adopt`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Why {
+    /// A vaultdm folder (`canon/npcs`) or a folder configured in `vaultdm.toml`.
+    Configured(String),
+    /// A plugin or index note.
+    Plugin(&'static str),
+    /// Frontmatter `type:` (the value) or a flag such as `pc: true`.
+    Frontmatter(String),
+    /// A tag.
+    Tag(String),
+    /// A file-name prefix.
+    Prefix(String),
+    /// The note's own name (a note named Timeline).
+    Named(String),
+    /// A folder of the path (vault-relative).
+    Folder(String),
+    /// Nothing told: lore.
+    Default,
+}
+
+impl std::fmt::Display for Why {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Why::Configured(s) => write!(f, "folder {s}/ (configured)"),
+            Why::Plugin(s) => write!(f, "{s}"),
+            Why::Frontmatter(s) => write!(f, "frontmatter {s}"),
+            Why::Tag(s) => write!(f, "tag #{s}"),
+            Why::Prefix(s) => write!(f, "file name \"{s} - …\""),
+            Why::Named(s) => write!(f, "a note named {s}"),
+            Why::Folder(s) => write!(f, "folder {s}/"),
+            Why::Default => write!(f, "no type, tag or telling folder"),
+        }
+    }
+}
+
+/// The kind a type word (from `type:`, a tag or a file-name prefix) names.
+pub fn word_kind(w: &str) -> Option<NoteKind> {
+    let w = w.trim().to_lowercase();
+    let w = w.trim_matches(|c: char| !c.is_alphanumeric());
     Some(match w {
-        "pc" | "pcs" | "player" | "players" | "party" | "player-character" | "player character" => {
+        "pc" | "pcs" | "player" | "players" | "player-character" | "player character"
+        | "player-characters" | "playercharacter" | "character-pc" | "hero" | "adventurer" => {
             NoteKind::Pc
         }
-        "npc" | "npcs" | "people" | "person" => NoteKind::Npc,
-        "location" | "locations" | "place" | "places" => NoteKind::Location,
-        "thread" | "threads" | "quest" | "quests" | "storyline" => NoteKind::Thread,
+        "npc"
+        | "npcs"
+        | "person"
+        | "people"
+        | "individual"
+        | "creature"
+        | "monster"
+        | "villain"
+        | "bbeg"
+        | "non-player character"
+        | "nonplayercharacter"
+        | "ally"
+        | "enemy"
+        | "contact" => NoteKind::Npc,
+        "location" | "locations" | "place" | "places" | "locale" | "landmark" | "settlement"
+        | "city" | "town" | "village" | "region" | "district" | "building" | "shop" | "tavern"
+        | "inn" | "dungeon" | "poi" | "point of interest" | "area" | "room" | "continent"
+        | "realm" | "plane" | "province" | "territory" | "kingdom" | "nation" | "lokace" => {
+            NoteKind::Location
+        }
+        "thread" | "threads" | "quest" | "quests" | "storyline" | "mission" | "missions"
+        | "subplot" | "plot" | "hook" | "objective" | "job" => NoteKind::Thread,
+        "session" | "sessions" | "session-note" | "session note" | "sessionnote"
+        | "session-notes" | "sessionnotes" | "session_report" | "session-report"
+        | "sessionjournal" | "sessionjournals" | "session-journal" | "recap" | "session-log"
+        | "session log" | "journal" => NoteKind::Session,
+        "party" | "group-pc" | "adventuring party" => NoteKind::Party,
+        "timeline" => NoteKind::Timeline,
         _ => return None,
     })
 }
 
-fn folder_kind(seg: &str) -> Option<NoteKind> {
-    Some(match seg {
-        "pcs" | "party" | "players" => NoteKind::Pc,
-        "npcs" | "people" | "npc" => NoteKind::Npc,
-        "locations" | "places" => NoteKind::Location,
-        "threads" | "quests" => NoteKind::Thread,
+/// Status words a tag may end with after its type word (`heist/npc/dead`).
+const TAG_STATUSES: &[&str] = &[
+    "alive", "dead", "deceased", "undead", "missing", "departed", "retired", "active", "inactive",
+    "captured", "unknown", "former", "left", "gone", "friendly", "hostile", "neutral", "ally",
+    "enemy",
+];
+
+/// The kind a tag names, by the rule in the module docs.
+pub fn tag_kind(tag: &str) -> Option<NoteKind> {
+    let segs: Vec<&str> = tag.split('/').filter(|s| !s.is_empty()).collect();
+    let k = |s: &str| word_kind(s);
+    match segs.as_slice() {
+        [] => None,
+        [one] => k(one),
+        [a, b] => {
+            if matches!(*a, "type" | "kind" | "category") {
+                k(b)
+            } else {
+                k(a).or_else(|| k(b))
+            }
+        }
+        [a, b, rest @ ..] => {
+            if matches!(*a, "type" | "kind" | "category") {
+                return k(b);
+            }
+            k(a).or_else(|| {
+                k(b).filter(|_| {
+                    rest.iter()
+                        .all(|s| TAG_STATUSES.contains(&s.to_lowercase().as_str()))
+                })
+            })
+        }
+    }
+}
+
+/// The kind a folder name means (numbering stripped: `1. The Party`, `0 PCs`).
+pub fn folder_kind(seg: &str) -> Option<NoteKind> {
+    let w = folder_word(seg);
+    Some(match w.as_str() {
+        "pcs" | "pc" | "players" | "player characters" | "player character" | "party"
+        | "the party" | "party members" | "adventurers" | "heroes" | "characters pcs"
+        | "pcs and players" => NoteKind::Pc,
+        "npcs"
+        | "npc"
+        | "people"
+        | "non player characters"
+        | "nonplayercharacters"
+        | "characters"
+        | "individuals"
+        | "cast"
+        | "persons"
+        | "major npcs"
+        | "minor npcs"
+        | "creatures"
+        | "allies"
+        | "enemies"
+        | "villains"
+        | "friend"
+        | "enemy"
+        | "friends"
+        | "contacts"
+        | "pnj" => NoteKind::Npc,
+        "locations" | "location" | "places" | "place" | "atlas" | "geography" | "settlements"
+        | "regions" | "cities" | "towns" | "poi" | "pois" | "points of interest" | "dungeons"
+        | "buildings" | "districts" | "areas" | "localizaciones" | "world locations" => {
+            NoteKind::Location
+        }
+        "quests"
+        | "quest"
+        | "threads"
+        | "missions"
+        | "open missions"
+        | "completed missions"
+        | "subplots"
+        | "storylines"
+        | "plots"
+        | "plot threads"
+        | "quests and encounters"
+        | "faction quests"
+        | "side quests"
+        | "jobs" => NoteKind::Thread,
+        "sessions" | "session" | "session notes" | "session logs" | "session log"
+        | "session journals" | "session journal" | "session summaries" | "session reports"
+        | "sessions reports" | "recaps" | "journal" | "journals" | "transcripts"
+        | "playing notes" | "session prep" | "session planning" | "preparations" | "prep"
+        | "session recaps" | "adventure log" | "adventure logs" | "campaign log" => {
+            NoteKind::Session
+        }
         _ => return None,
     })
+}
+
+/// Folder names under which nothing is campaign canon (rules and bestiary dumps).
+fn is_reference_folder(seg: &str) -> bool {
+    matches!(
+        folder_word(seg).as_str(),
+        "reference" | "references" | "srd" | "rules" | "bestiary" | "reference content"
+    )
 }
 
 fn under(path: &str, folder: &str) -> bool {
@@ -46,8 +247,178 @@ fn under(path: &str, folder: &str) -> bool {
     !f.is_empty() && path.to_lowercase().starts_with(&format!("{f}/"))
 }
 
-/// Decides the kind of a note.
+/// Stems of index notes and dashboards (after numbering is stripped).
+fn is_index_stem(stem: &str) -> bool {
+    matches!(
+        folder_word(stem).as_str(),
+        "index"
+            | "home"
+            | "dashboard"
+            | "readme"
+            | "moc"
+            | "map of content"
+            | "map of contents"
+            | "table of contents"
+            | "toc"
+            | "contents"
+            | "start here"
+            | "overview"
+            | "campaign dashboard"
+            | "dm dashboard"
+            | "gm dashboard"
+    ) || folder_word(stem).ends_with(" index")
+        || folder_word(stem).ends_with(" dashboard")
+}
+
+fn plugin_note(note: &Note) -> Option<&'static str> {
+    let fm = &note.frontmatter;
+    if note.path.to_lowercase().ends_with(".excalidraw.md")
+        || fm.get(&["excalidraw-plugin"]).is_some()
+    {
+        return Some("an Excalidraw drawing");
+    }
+    if fm.get(&["kanban-plugin"]).is_some() {
+        return Some("a Kanban board");
+    }
+    let css = fm.list(&["cssclasses", "cssclass", "cssclasses"]);
+    if css.iter().any(|c| c.to_lowercase().contains("dashboard")) || is_index_stem(&note.stem) {
+        return Some("a dashboard or index note");
+    }
+    None
+}
+
+/// Type words that name something that is not a PC, NPC, place, quest or session: the note
+/// is lore (and no folder name overrides that).
+fn is_lore_word(w: &str) -> bool {
+    matches!(
+        w.trim().to_lowercase().as_str(),
+        "item"
+            | "items"
+            | "object"
+            | "objects"
+            | "artifact"
+            | "artefact"
+            | "weapon"
+            | "armor"
+            | "armour"
+            | "equipment"
+            | "loot"
+            | "treasure"
+            | "faction"
+            | "factions"
+            | "organization"
+            | "organisation"
+            | "organizations"
+            | "guild"
+            | "deity"
+            | "god"
+            | "gods"
+            | "religion"
+            | "spell"
+            | "spells"
+            | "lore"
+            | "handout"
+            | "map"
+            | "calendar"
+            | "campaign"
+            | "adventure"
+            | "act"
+            | "scene"
+            | "chapter"
+            | "clue"
+            | "encounter"
+            | "race"
+            | "class"
+            | "rule"
+            | "rules"
+            | "feat"
+            | "ability"
+            | "language"
+            | "history"
+            | "culture"
+            | "event"
+    )
+}
+
+/// A `type:` value (or one of several: `NPC, Undead`) as a kind.
+fn frontmatter_kind(note: &Note) -> Option<(NoteKind, String)> {
+    let fm = &note.frontmatter;
+    for key in [
+        "type",
+        "category",
+        "categories",
+        "kind",
+        "note-type",
+        "notetype",
+    ] {
+        for v in fm.list(&[key]) {
+            for part in v.split([',', '/', '|']) {
+                let part = part.trim().trim_start_matches('#');
+                if is_lore_word(part) {
+                    return Some((NoteKind::Lore, format!("{key}: {part}")));
+                }
+                if let Some(k) = word_kind(part) {
+                    // `type: notes` is a session only with a session's marks.
+                    return Some((k, format!("{key}: {part}")));
+                }
+                if part.eq_ignore_ascii_case("notes")
+                    && fm
+                        .get(&["number", "session_number", "sessionnumber", "session"])
+                        .is_some()
+                {
+                    return Some((NoteKind::Session, format!("{key}: {part} (numbered)")));
+                }
+            }
+        }
+    }
+    let flag = |k: &str| {
+        fm.text(&[k])
+            .is_some_and(|v| matches!(v.to_lowercase().as_str(), "true" | "yes"))
+    };
+    if flag("pc") || flag("player_character") || flag("is_pc") {
+        return Some((NoteKind::Pc, "pc: true".into()));
+    }
+    if flag("npc") {
+        return Some((NoteKind::Npc, "npc: true".into()));
+    }
+    if flag("statblock") {
+        return Some((NoteKind::Npc, "statblock: true".into()));
+    }
+    if fm
+        .get(&["session_number", "sessionnumber", "session_date", "played"])
+        .is_some()
+    {
+        return Some((NoteKind::Session, "a session number or date".into()));
+    }
+    None
+}
+
+/// A `Kind - Name` file-name prefix.
+fn prefix_kind(stem: &str) -> Option<(NoteKind, String)> {
+    let (head, _) = stem.split_once(" - ")?;
+    let head = head.trim();
+    (head.split_whitespace().count() == 1)
+        .then(|| word_kind(head).map(|k| (k, head.to_string())))
+        .flatten()
+}
+
+/// The kind `canon::build` gives a note: `canon/open-threads.md` and `canon/timeline.md` are
+/// read as campaign-wide files, every other note by [`classify`].
+pub fn kind_of(note: &Note, config: &crate::config::Config) -> NoteKind {
+    if note.path == super::OPEN_THREADS || note.path == super::TIMELINE {
+        NoteKind::Lore
+    } else {
+        classify(note, &config.folders)
+    }
+}
+
+/// Decides the kind of a note (see the module docs).
 pub fn classify(note: &Note, folders: &FolderConfig) -> NoteKind {
+    classify_why(note, folders).0
+}
+
+/// [`classify`], with the reason.
+pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
     let p = note.path.as_str();
     for (prefix, k) in [
         ("canon/pcs", NoteKind::Pc),
@@ -56,40 +427,72 @@ pub fn classify(note: &Note, folders: &FolderConfig) -> NoteKind {
         ("canon/threads", NoteKind::Thread),
     ] {
         if under(p, prefix) {
-            return k;
+            return (k, Why::Configured(prefix.into()));
         }
     }
-    for (list, k) in [
+    if let Some(what) = plugin_note(note) {
+        return (NoteKind::Meta, Why::Plugin(what));
+    }
+    let configured = [
         (&folders.pcs, NoteKind::Pc),
         (&folders.npcs, NoteKind::Npc),
         (&folders.locations, NoteKind::Location),
         (&folders.threads, NoteKind::Thread),
-    ] {
-        if list.iter().any(|f| under(p, f)) {
-            return k;
+        (&folders.sessions, NoteKind::Session),
+    ]
+    .into_iter()
+    .find_map(|(list, k)| {
+        list.iter()
+            .find(|f| under(p, f))
+            .map(|f| (k, Why::Configured(f.trim_matches('/').to_string())))
+    });
+    let dirs: Vec<&str> = p.split('/').collect();
+    let dirs = &dirs[..dirs.len().saturating_sub(1)];
+    let session_folder = matches!(configured, Some((NoteKind::Session, _)))
+        || dirs
+            .iter()
+            .any(|d| folder_kind(d) == Some(NoteKind::Session));
+    if let Some((k, why)) = frontmatter_kind(note) {
+        // A session folder wins over a stray PC/NPC type on a recap.
+        if !(session_folder && matches!(k, NoteKind::Pc | NoteKind::Npc)) {
+            return (k, Why::Frontmatter(why));
         }
     }
-    if let Some(t) = note.frontmatter.text(&["type"]) {
-        if let Some(k) = word_kind(&t.trim().to_lowercase()) {
-            return k;
-        }
-    }
-    for tag in &note.tags {
-        for seg in tag.split('/') {
-            if let Some(k) = word_kind(seg) {
-                if seg != "party" && seg != "players" && seg != "people" {
-                    return k;
-                }
+    if !session_folder {
+        for tag in &note.tags {
+            if let Some(k) = tag_kind(tag) {
+                return (k, Why::Tag(tag.clone()));
             }
         }
-    }
-    let dirs: Vec<&str> = p.split('/').collect();
-    for seg in dirs[..dirs.len().saturating_sub(1)].iter().rev() {
-        if let Some(k) = folder_kind(&seg.to_lowercase()) {
-            return k;
+        if let Some((k, head)) = prefix_kind(&note.stem) {
+            return (k, Why::Prefix(head));
         }
     }
-    NoteKind::Lore
+    // A folder named in `vaultdm.toml` comes after what the note says of itself.
+    if let Some(c) = configured {
+        return c;
+    }
+    if dirs.iter().any(|d| is_reference_folder(d)) {
+        return (NoteKind::Lore, Why::Default);
+    }
+    for (i, seg) in dirs.iter().enumerate().rev() {
+        if let Some(k) = folder_kind(seg) {
+            // The party folder's own note (`The Party/The Party.md`, `Party/Party.md`) is the
+            // group, not a PC.
+            let stem = folder_word(&note.stem);
+            if k == NoteKind::Pc
+                && (stem == folder_word(seg)
+                    || matches!(stem.as_str(), "party" | "the party" | "group"))
+            {
+                return (NoteKind::Party, Why::Folder(dirs[..=i].join("/")));
+            }
+            return (k, Why::Folder(dirs[..=i].join("/")));
+        }
+    }
+    if note.stem.eq_ignore_ascii_case("timeline") || folder_word(&note.stem).ends_with("timeline") {
+        return (NoteKind::Timeline, Why::Named(note.stem.clone()));
+    }
+    (NoteKind::Lore, Why::Default)
 }
 
 #[cfg(test)]
@@ -101,18 +504,59 @@ mod tests {
     #[case("canon/npcs/a.md", "", NoteKind::Npc)]
     #[case("canon/locations/a.md", "type: tavern\n", NoteKind::Location)]
     #[case("notes/a.md", "type: NPC\n", NoteKind::Npc)]
+    #[case("notes/a.md", "type: NPC, Undead\n", NoteKind::Npc)]
     #[case("notes/a.md", "tags: [heist/npc/dead]\n", NoteKind::Npc)]
+    #[case("notes/a.md", "tags: [npc/dead]\n", NoteKind::Npc)]
     #[case("notes/a.md", "tags: heist/pc\n", NoteKind::Pc)]
+    #[case("notes/a.md", "tags: [type/place/shop]\n", NoteKind::Location)]
+    #[case(
+        "notes/a.md",
+        "tags: [heist/events/pc, timeline]\nplayed: 2022-02-06\n",
+        NoteKind::Session
+    )]
+    #[case("notes/a.md", "tags: [heist/events/pc]\n", NoteKind::Lore)]
     #[case("notes/a.md", "tags: [place]\n", NoteKind::Location)]
     #[case("notes/a.md", "tags: [quest]\n", NoteKind::Thread)]
+    #[case("notes/a.md", "tags: [party]\n", NoteKind::Party)]
+    #[case("notes/a.md", "type: party\n", NoteKind::Party)]
     #[case("heist/People/a.md", "", NoteKind::Npc)]
     #[case("world/places/x/a.md", "", NoteKind::Location)]
-    #[case("heist/sessions/s1.md", "", NoteKind::Lore)]
+    #[case("heist/sessions/s1.md", "", NoteKind::Session)]
+    #[case("Session Notes/Session 3.md", "tags: [pc]\n", NoteKind::Session)]
     #[case("canon/pcs/a.md", "type: npc\n", NoteKind::Pc)]
     #[case("party/a.md", "tags: [npc]\n", NoteKind::Npc)]
+    #[case("1. The Party/Rowen.md", "", NoteKind::Pc)]
+    #[case("1. The Party/The Party.md", "", NoteKind::Party)]
+    #[case("Quests/Completed/Old Job.md", "", NoteKind::Thread)]
+    #[case("Characters/0 PCs/Bard.md", "", NoteKind::Pc)]
+    #[case("Characters/Players/Asvir.md", "pc: true\n", NoteKind::Pc)]
+    #[case("Characters/Ireena.md", "alias: Ireena\n", NoteKind::Npc)]
+    #[case("Compendium/Party/Quests/Find Zybilna.md", "", NoteKind::Thread)]
+    #[case("04-Missions/Completed-Missions/Spore.md", "", NoteKind::Thread)]
+    #[case("05-Sessions-Reports/Session-01.md", "", NoteKind::Session)]
+    #[case(
+        "Archive/Session Summaries/Session-2022-02-04.md",
+        "",
+        NoteKind::Session
+    )]
+    #[case("reference/npcs/Strahd.md", "", NoteKind::Lore)]
+    #[case("2. Mechanics/NPC - Eda Oweland.md", "", NoteKind::Npc)]
+    #[case(
+        "Drawings/Map.excalidraw.md",
+        "excalidraw-plugin: parsed\n",
+        NoteKind::Meta
+    )]
+    #[case("Boards/Todo.md", "kanban-plugin: basic\n", NoteKind::Meta)]
+    #[case("Characters/00 Index.md", "", NoteKind::Meta)]
+    #[case("World/Timeline.md", "", NoteKind::Timeline)]
+    #[case("notes/x.md", "type: timeline\n", NoteKind::Timeline)]
+    #[case("notes/Session 5.md", "type: notes\nnumber: 5\n", NoteKind::Session)]
+    #[case("Bestiary/Amber Ghast.md", "statblock: true\n", NoteKind::Npc)]
+    #[case("The Party/Seasonal Tokens.md", "type: item\n", NoteKind::Lore)]
+    #[case("NPCs/Harpers.md", "type: faction\n", NoteKind::Lore)]
     fn classifies(#[case] path: &str, #[case] fm: &str, #[case] want: NoteKind) {
         let n = Note::parse(path, format!("---\n{fm}---\nbody\n").as_bytes());
-        assert_eq!(classify(&n, &FolderConfig::default()), want);
+        assert_eq!(classify(&n, &FolderConfig::default()), want, "{path} {fm}");
     }
 
     #[test]
@@ -123,5 +567,11 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(classify(&n, &f), NoteKind::Npc);
+        let n = Note::parse("Logbook/a.md", b"x");
+        let f = FolderConfig {
+            sessions: vec!["Logbook".into()],
+            ..Default::default()
+        };
+        assert_eq!(classify(&n, &f), NoteKind::Session);
     }
 }

@@ -5,18 +5,24 @@
 //! honest: every value that cannot be read, every reference that resolves to nothing, is a
 //! diagnostic naming the file and line, while the rest of the campaign still builds.
 
+pub mod adopt;
 pub mod build;
 pub mod diff;
+pub mod files;
 pub mod kind;
 pub mod model;
+pub mod text;
 
 pub use build::{build, Built};
 pub use diff::{Change, ChangeKind, EntityType};
+pub use files::{CanonFiles, TemporalFile};
 pub use kind::NoteKind;
 pub use model::*;
 
 /// Vault-relative path of the temporal index.
 pub const TEMPORAL_INDEX: &str = "canon/temporal-index.json";
+/// Largest temporal index read (it holds a day and a time).
+pub const MAX_TEMPORAL_BYTES: u64 = 1024 * 1024;
 /// Vault-relative path of the open threads file.
 pub const OPEN_THREADS: &str = "canon/open-threads.md";
 /// Vault-relative path of the timeline.
@@ -35,22 +41,67 @@ pub struct Loaded {
     pub config: Config,
     /// Problems in `vaultdm.toml`.
     pub config_diagnostics: Vec<Diagnostic>,
+    /// The files canon reads besides the notes (the temporal index), as loaded.
+    pub files: CanonFiles,
     /// The typed campaign and its problems.
     pub built: Built,
 }
 
 impl Loaded {
-    /// Reads the vault at `root` into canon.
+    /// Reads the vault at `root` into canon: every file is read here (settings, notes, the
+    /// temporal index), then [`build`] turns them into the campaign without touching disk.
     pub fn load(root: &Path) -> Result<Loaded, VaultError> {
         let (config, config_diagnostics) = Config::load(root);
-        let vault = Vault::load(root)?;
-        let built = build(&vault, &config);
+        let scope = crate::vault::Scope::detect(root, &config.folders.templates);
+        let vault = Vault::load_scoped(root, scope)?;
+        let files = CanonFiles::read(root);
+        let built = build(&vault, &config, &files);
         Ok(Loaded {
             vault,
             config,
             config_diagnostics,
+            files,
             built,
         })
+    }
+
+    /// One line for the GM when something was left out of canon: notes that could not be
+    /// read (or only partly: broken frontmatter, too large, binary) and problems in
+    /// `vaultdm.toml`. `None` when everything was read.
+    pub fn problems_summary(&self) -> Option<String> {
+        let skipped = self.vault.notes.iter().filter(|n| n.has_errors()).count()
+            + self
+                .vault
+                .walk_diagnostics
+                .iter()
+                .filter(|d| d.severity >= crate::vault::Severity::Warning)
+                .count();
+        let config = self
+            .config_diagnostics
+            .iter()
+            .filter(|d| d.severity >= crate::vault::Severity::Warning)
+            .count();
+        let temporal = self
+            .built
+            .diagnostics
+            .iter()
+            .any(|d| d.path == TEMPORAL_INDEX && d.severity == crate::vault::Severity::Error);
+        let mut parts = Vec::new();
+        if skipped > 0 {
+            let s = if skipped == 1 { "" } else { "s" };
+            parts.push(format!("{skipped} note{s} skipped or only partly read"));
+        }
+        if config > 0 {
+            let s = if config == 1 { "" } else { "s" };
+            parts.push(format!(
+                "{config} problem{s} in {}",
+                crate::config::CONFIG_FILE
+            ));
+        }
+        if temporal {
+            parts.push(format!("{TEMPORAL_INDEX} could not be read"));
+        }
+        (!parts.is_empty()).then(|| format!("{} — run `vaultdm check`", parts.join(", ")))
     }
 
     /// Every diagnostic: configuration, notes, links and canon, sorted by file and line.

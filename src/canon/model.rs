@@ -47,10 +47,18 @@ pub struct Pc {
     pub status: String,
     /// Whether the PC is in the active party.
     pub active: bool,
+    /// Why the PC is out of the active party (status, a Retired folder, another group).
+    pub inactive_reason: Option<String>,
+    /// Why the note itself puts the PC out of play (status, `active: false`, a Retired
+    /// folder), before groups are considered.
+    #[serde(skip)]
+    pub out_by_note: Option<String>,
     /// Current HP.
     pub hp_current: Option<i64>,
     /// Max HP.
     pub hp_max: Option<i64>,
+    /// Armour class.
+    pub ac: Option<i64>,
     /// Resolved location (a location's id).
     pub location: Option<String>,
     /// The location as written, when it resolved to no location.
@@ -65,6 +73,9 @@ pub struct Pc {
     pub summary: Option<String>,
     /// Where it was written.
     pub source: Source,
+    /// When the note was last saved (picks the active party when several groups exist).
+    #[serde(skip)]
+    pub modified: Option<std::time::SystemTime>,
 }
 
 /// A non-player character.
@@ -86,6 +97,12 @@ pub struct Npc {
     pub location: Option<String>,
     /// The location as written, when it resolved to no location.
     pub location_text: Option<String>,
+    /// Current HP (a boss the GM tracks).
+    pub hp_current: Option<i64>,
+    /// Max HP.
+    pub hp_max: Option<i64>,
+    /// Armour class.
+    pub ac: Option<i64>,
     /// Voice lines: frontmatter `voice:`, else the first bullets of Personality / Voice.
     pub voice: Vec<String>,
     /// First paragraph of the note body.
@@ -111,21 +128,56 @@ pub const ABSENT_STATUSES: &[&str] = &[
     "destroyed",
     "absent",
     "killed",
+    "slain",
     "left",
     "exiled",
+    "banished",
     "imprisoned",
+    "captured",
+    "retired",
+    "fled",
+    "vanished",
+    "disappeared",
 ];
 
 /// Status words that keep a PC out of the active party.
 pub const INACTIVE_PC_STATUSES: &[&str] = &[
     "inactive", "retired", "dead", "deceased", "absent", "away", "departed", "left", "benched",
+    "former", "quit",
 ];
 
-/// True when `status` (any case, first word) is one of [`ABSENT_STATUSES`].
+/// A status as GMs write it, as words: emoji, symbols and punctuation dropped, lower case
+/// (`🚪 Departed!` -> `["departed"]`, `Alive?` -> `["alive"]`). A word after `not`/`no` is
+/// dropped with it (`not dead`).
+pub fn status_words(status: &str) -> Vec<String> {
+    let lower = status.to_lowercase();
+    let mut out = Vec::new();
+    let mut negate = false;
+    for w in lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        if matches!(w, "not" | "no" | "never") {
+            negate = true;
+            continue;
+        }
+        if !std::mem::take(&mut negate) {
+            out.push(w.to_string());
+        }
+    }
+    out
+}
+
+/// The word of `status` found in `list`, if any.
+pub fn status_in(status: &str, list: &[&str]) -> Option<String> {
+    status_words(status)
+        .into_iter()
+        .find(|w| list.contains(&w.as_str()))
+}
+
+/// True when `status` holds one of [`ABSENT_STATUSES`] (emoji and punctuation ignored).
 pub fn is_absent_status(status: &str) -> bool {
-    let s = status.trim().to_lowercase();
-    let first = s.split(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
-    ABSENT_STATUSES.contains(&first)
+    status_in(status, ABSENT_STATUSES).is_some()
 }
 
 /// A place.
@@ -175,9 +227,8 @@ impl Priority {
             "high" | "important" => Priority::High,
             "medium" | "normal" | "ongoing" | "active" | "open" => Priority::Medium,
             "low" | "background" | "minor" => Priority::Low,
-            "resolved" | "closed" | "done" | "complete" | "completed" | "finished" => {
-                Priority::Resolved
-            }
+            "resolved" | "closed" | "done" | "complete" | "completed" | "finished" | "failed"
+            | "abandoned" | "cancelled" | "canceled" | "solved" => Priority::Resolved,
             _ => return None,
         })
     }
@@ -216,8 +267,13 @@ pub struct Thread {
 /// A timeline event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
-    /// Day number.
+    /// Day number (for dated timelines, the entry's order).
     pub day: i64,
+    /// How the timeline names the moment: `Day 6`, `24 Calistril 4710`, `2022-02-06`.
+    pub when: String,
+    /// True when `day` is a real day number (`## Day 6`), not an entry's order.
+    #[serde(skip)]
+    pub numbered: bool,
     /// What happened.
     pub text: String,
     /// Where it was written.
@@ -235,6 +291,40 @@ pub struct Lore {
     pub aliases: Vec<String>,
     /// First paragraph.
     pub summary: Option<String>,
+    /// Where it was written.
+    pub source: Source,
+}
+
+/// A session note: recap, log, journal or prep. Context for memory, never an entity.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Session {
+    /// Identity: the note's vault path.
+    pub id: String,
+    /// Title.
+    pub name: String,
+    /// Session number, when the note gives one.
+    pub number: Option<i64>,
+    /// Date played or in-game date, as written.
+    pub date: Option<String>,
+    /// First paragraph.
+    pub summary: Option<String>,
+    /// Ids of the PCs the note links to.
+    pub pcs: Vec<String>,
+    /// Where it was written.
+    pub source: Source,
+}
+
+/// A party or group of PCs, from a party note (or the folders PCs are grouped in).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Party {
+    /// Identity: the party note's path, or the shared folder.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Other names.
+    pub aliases: Vec<String>,
+    /// Ids of the member PCs.
+    pub members: Vec<String>,
     /// Where it was written.
     pub source: Source,
 }
@@ -262,6 +352,12 @@ pub struct Campaign {
     pub events: Vec<Event>,
     /// Other notes.
     pub lore: Vec<Lore>,
+    /// Session notes, by path.
+    pub sessions: Vec<Session>,
+    /// Parties and groups of PCs.
+    pub parties: Vec<Party>,
+    /// The party in play (index into `parties`) and why it was chosen, when there are any.
+    pub active_party: Option<(usize, String)>,
 }
 
 impl Campaign {

@@ -1,8 +1,20 @@
 //! `vaultdm ask TEXT|-`: one message to the DM, the reply on stdout (for scripts).
+//!
+//! Exit codes (docs/commands.md keeps the same table):
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | the reply is complete |
+//! | 1 | a reply arrived but is incomplete (token limit, size cap, deadline, connection lost, …); what arrived is printed and saved |
+//! | 2 | no reply: vaultdm could not run or the provider sent no text (configuration, vault, refused request, timeout before the first token) |
+//! | 130 | interrupted by Ctrl-C (what arrived is saved) |
+//! | 129 / 143 | stopped by SIGHUP / SIGTERM (what arrived is saved) |
 
 use super::llm_args::{open_table, resolve, LlmArgs};
-use super::Outcome;
+use super::{signals, Outcome};
 use crate::canon::Loaded;
+use crate::llm::CutOff;
+use crate::play::CONTINUE_MESSAGE;
 use anyhow::Context as _;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -12,14 +24,15 @@ use std::path::Path;
 pub enum Format {
     /// The reply text, streamed.
     Text,
-    /// `{reply, complete, injected_context, usage, session}`.
+    /// `{reply, complete, cut_off, injected_context, usage, session}`.
     Json,
 }
 
 /// Arguments of `ask`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The player's message, or `-` to read it from stdin.
+    /// The player's message, or `-` to read it from stdin; `/continue` asks the DM to go on
+    /// with a reply that was cut off (use it with --session).
     pub message: String,
     /// Continue this session (default: a new one named after the time).
     #[arg(long)]
@@ -32,8 +45,20 @@ pub struct Args {
     pub llm: LlmArgs,
 }
 
+/// The exit code for a reply that arrived: 0 complete, 130 interrupted, 128 + signal when
+/// terminated, 1 for any other cut-off.
+fn code_for(cut_off: Option<CutOff>, complete: bool) -> u8 {
+    match cut_off {
+        _ if complete => 0,
+        Some(CutOff::Interrupted) => 130,
+        Some(CutOff::Terminated) => signals::exit_code().unwrap_or(143),
+        _ => 1,
+    }
+}
+
 /// Runs `ask`.
 pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+    signals::install();
     let message = if args.message == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -46,14 +71,27 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     if message.is_empty() {
         anyhow::bail!("the message is empty");
     }
+    crate::tokens::warm_up_in_background();
     let loaded = Loaded::load(root)?;
+    super::refuse_empty_vault(root, &loaded)?;
+    super::report_skipped(&loaded);
     let settings = resolve(&loaded, &args.llm)?;
+    for w in &settings.warnings {
+        eprintln!("warning: {w}");
+    }
     let session = args
         .session
         .clone()
         .unwrap_or_else(|| format!("ask-{}", chrono::Local::now().format("%Y-%m-%d-%H%M%S")));
-    let engine = super::context::engine_for(root, &loaded)?;
-    let mut table = open_table(root, &loaded, engine, &settings, &session)?;
+    let engine = crate::context::Engine::for_vault(root, &loaded)?;
+    let store = super::llm_args::open_session(root, &session, false)?;
+    let mut table = open_table(&loaded, engine, &settings, store)?;
+    for w in table.store().warnings() {
+        eprintln!("warning: {w}");
+    }
+    for n in table.take_notices() {
+        eprintln!("vaultdm: {n}");
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -65,31 +103,55 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
             let _ = o.flush();
         }
     };
-    let cancel = async {
-        let _ = tokio::signal::ctrl_c().await;
+    let guard = signals::ReplyGuard::new();
+    let continuing = message.trim() == "/continue";
+    let turn = if continuing {
+        rt.block_on(table.continue_reply(&mut on_token, signals::cancelled()))
+    } else {
+        rt.block_on(table.send(&message, &mut on_token, signals::cancelled()))
     };
-    let turn = rt.block_on(table.send(&message, &mut on_token, cancel));
+    drop(guard);
+    for n in table.take_notices() {
+        eprintln!("vaultdm: {n}");
+    }
     let turn = match turn {
         Ok(t) => t,
         Err(e) => {
-            anyhow::bail!(
-                "{e}\n(your message is saved in session \"{session}\"; re-send it with: vaultdm ask --session {session:?} ...)"
-            )
+            if stream && e.reply_saved {
+                println!();
+            }
+            let saved = if e.reply_saved {
+                format!("your message and the part of the reply that arrived are saved in session \"{session}\"; `vaultdm ask --session {session:?} /continue` asks the DM to go on")
+            } else if e.message_saved {
+                format!("your message is saved in session \"{session}\"; re-send it with: vaultdm ask --session {session:?} ...")
+            } else {
+                "your message was NOT saved".to_string()
+            };
+            eprintln!("vaultdm: {e}\n({saved})");
+            return Ok(Outcome::Code(if e.reply_saved { 1 } else { 2 }));
         }
+    };
+    let sent = if continuing {
+        CONTINUE_MESSAGE
+    } else {
+        &message
     };
     let mut out = super::stdout();
     match args.format {
         Format::Text => {
             writeln!(out)?;
             if let Some(why) = turn.reply.incomplete_reason() {
-                eprintln!("vaultdm: the reply is incomplete ({why}); what arrived is saved in session \"{session}\"");
+                eprintln!("vaultdm: the reply is incomplete ({why}); what arrived is saved in session \"{session}\"; `vaultdm ask --session {session:?} /continue` asks the DM to go on");
             }
         }
         Format::Json => {
             let v = serde_json::json!({
+                "message": sent,
                 "reply": turn.reply.text,
                 "complete": turn.reply.complete,
-                "cut_off": turn.reply.cut_off.map(|c| c.to_string()),
+                "cut_off": turn.reply.cut_off,
+                "cut_off_reason": turn.reply.incomplete_reason(),
+                "finish_reason": turn.reply.finish_reason,
                 "injected_context": turn.prepared.block,
                 "mode": turn.prepared.injected.mode,
                 "usage": turn.reply.usage,
@@ -100,9 +162,8 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         }
     }
     out.flush()?;
-    Ok(if turn.reply.complete {
-        Outcome::Ok
-    } else {
-        Outcome::Problems
-    })
+    Ok(Outcome::Code(code_for(
+        turn.reply.cut_off,
+        turn.reply.complete,
+    )))
 }

@@ -5,10 +5,11 @@
 //! reply in flight (what arrived is kept, marked interrupted), Ctrl-D exits. Canon reloads
 //! from the watcher are shown between turns, never inside a streamed reply.
 
-use super::llm_args::{open_table, resolve, LlmArgs};
-use super::Outcome;
-use crate::play::{PlayError, Table};
-use crate::watch::{Live, LiveWatch, Reload, WatchOptions};
+use super::llm_args::{open_session, open_table, resolve, LlmArgs};
+use super::{signals, Outcome};
+use crate::play::command::{self, Command, Input, HELP};
+use crate::play::{SendError, Table, Turn};
+use crate::watch::{Canon, Fallback, Reload, WatchOptions};
 use rustyline::error::ReadlineError;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -27,17 +28,6 @@ pub struct Args {
     #[command(flatten)]
     pub llm: LlmArgs,
 }
-
-const HELP: &str = "\
-/context [message]  what the next message would inject, with the reasons
-/full               send the full session context with the next message
-/roll 2d6+3         roll dice; the result rides along with your next message
-/undo               drop the last exchange from what the DM remembers (the log keeps it)
-/reload             re-read the whole vault now
-/sessions           list saved sessions
-/help               this help
-/quit               leave (Ctrl-D works too)
-Ctrl-C cancels a reply in flight; the part that arrived is kept.";
 
 /// A spinner on stderr until the first token, only on a terminal. Stopping it takes the
 /// same lock its frames are drawn under, so no frame is drawn over the streamed reply.
@@ -90,179 +80,146 @@ impl Drop for Spinner {
     }
 }
 
-/// Canon for the session: watched, or static when the watcher could not start.
-enum Canon {
-    Watched(Box<LiveWatch>),
-    Static(Box<Live>),
-}
-
-impl Canon {
-    fn live(&self) -> &Live {
-        match self {
-            Canon::Watched(w) => w.live(),
-            Canon::Static(l) => l,
-        }
-    }
-
-    fn pending(&mut self) -> (Option<Reload>, Vec<String>) {
-        match self {
-            Canon::Watched(w) => (w.try_reload(), w.take_errors()),
-            Canon::Static(_) => (None, vec![]),
-        }
-    }
-
-    fn reload_now(&mut self) -> Reload {
-        match self {
-            Canon::Watched(w) => w.reload_now(),
-            Canon::Static(l) => l.reload_now(),
-        }
-    }
-}
-
-/// Runs `chat`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+/// Starts live canon and says how it is kept current when not by native events.
+fn start_canon(root: &Path, poll: bool) -> anyhow::Result<Canon> {
     let opts = WatchOptions {
-        poll: args.poll,
+        poll,
         ..WatchOptions::default()
     };
-    let mut canon = match LiveWatch::start(root, &opts) {
-        Ok(w) => {
-            if let Some(reason) = w.watcher().fallback_reason() {
-                eprintln!(
-                    "native file events unavailable ({reason}); watching the vault by polling"
-                );
-            }
-            Canon::Watched(Box::new(w))
+    let canon = Canon::start(root, &opts)?;
+    match canon.fallback() {
+        Some(Fallback::Polling(reason)) => {
+            eprintln!("native file events unavailable ({reason}); watching the vault by polling")
         }
-        Err(e) => {
-            let live = Live::load(root)?;
-            eprintln!(
-                "warning: canon will not reload on edits ({e}); use /reload after editing notes"
-            );
-            Canon::Static(Box::new(live))
-        }
-    };
+        Some(Fallback::Unwatched(why)) => eprintln!(
+            "warning: canon will not reload on edits ({why}); use /reload after editing notes"
+        ),
+        None => {}
+    }
+    Ok(canon)
+}
+
+/// Resolves the LLM settings, opens the session and sets the table.
+fn open(root: &Path, args: &Args, canon: &Canon) -> anyhow::Result<Table> {
     let loaded = canon.live().loaded();
+    super::refuse_empty_vault(root, loaded)?;
+    super::report_skipped(loaded);
     let settings = resolve(loaded, &args.llm)?;
     for w in &settings.warnings {
         eprintln!("warning: {w}");
     }
-    let session = match &args.session {
-        Some(s) => s.clone(),
-        None => crate::session::default_name(chrono::Local::now().date_naive()),
+    let (session, next_free) = match &args.session {
+        Some(s) => (s.clone(), false),
+        None => (
+            crate::session::default_name(chrono::Local::now().date_naive()),
+            true,
+        ),
     };
+    let store = open_session(root, &session, next_free)?;
     let engine = canon.live().engine().clone();
-    let mut table = open_table(root, loaded, engine, &settings, &session)?;
+    let mut table = open_table(loaded, engine, &settings, store)?;
     for w in table.store().warnings() {
         eprintln!("warning: {w}");
     }
+    for n in table.take_notices() {
+        eprintln!("vaultdm: {n}");
+    }
+    Ok(table)
+}
+
+/// Runs `chat`.
+pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+    signals::install();
+    let mut canon = start_canon(root, args.poll)?;
+    let mut table = open(root, &args, &canon)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let mut rl = rustyline::DefaultEditor::new()?;
     let history_file = root.join(".vaultdm").join("chat-history.txt");
-    let _ = rl.load_history(&history_file);
-
+    if !std::fs::symlink_metadata(&history_file).is_ok_and(|m| m.file_type().is_symlink()) {
+        let _ = rl.load_history(&history_file);
+    }
     let cfg = table.client().map(|c| c.config().clone());
     println!(
         "vaultdm: {} — session \"{}\" ({} earlier exchanges){}",
         table.engine().campaign().name,
-        session,
+        table.store().name(),
         table.store().history().len(),
         cfg.map(|c| format!(", {} at {}", c.model, c.base_url))
             .unwrap_or_default()
     );
     println!("Type to play, /help for commands, Ctrl-D to leave.");
+    let mut at = At {
+        root,
+        canon: &mut canon,
+        table: &mut table,
+        rt: &rt,
+    };
+    let outcome = at.play(&mut rl)?;
+    save_history(&mut rl, &history_file);
+    Ok(outcome)
+}
 
-    let mut resend: Option<String> = None;
-    loop {
-        apply_pending(&mut canon, &mut table);
-        let line = match resend.take() {
-            Some(m) => rl.readline_with_initial("> ", (&m, "")),
-            None => rl.readline("> "),
-        };
-        let line = match line {
-            Ok(l) => l,
-            Err(ReadlineError::Interrupted) => continue,
-            Err(ReadlineError::Eof) => break,
-            Err(e) => return Err(e.into()),
-        };
-        let msg = line.trim();
-        if msg.is_empty() {
-            continue;
-        }
-        // Notes saved while the prompt waited: apply them before this message is built.
-        apply_pending(&mut canon, &mut table);
-        let _ = rl.add_history_entry(msg);
-        if let Some(cmd) = msg.strip_prefix('/') {
-            let (name, rest) = cmd.split_once(' ').unwrap_or((cmd, ""));
-            match name {
-                "quit" | "exit" | "q" => break,
-                "help" | "?" => println!("{HELP}"),
-                "full" => {
-                    table.force_full();
-                    println!("the next message carries the full session context");
-                }
-                "undo" => match table.undo() {
-                    Ok(true) => {
-                        println!("the last exchange is out of the DM's memory (the log keeps it)")
-                    }
-                    Ok(false) => println!("nothing to undo"),
-                    Err(e) => eprintln!("error: {e}"),
-                },
-                "roll" | "r" => match crate::dice::roll(rest.trim()) {
-                    Ok(r) => {
-                        println!("🎲 {r}  (sent with your next message)");
-                        table.add_roll(r.to_string());
-                    }
-                    Err(e) => eprintln!("error: {e}"),
-                },
-                "reload" => {
-                    let r = canon.reload_now();
-                    let quiet = r.changes.is_empty();
-                    table_reloaded(&mut table, &canon, r);
-                    if quiet {
-                        println!("canon reloaded: no changes");
-                    }
-                }
-                "sessions" => match crate::session::list_sessions(root) {
-                    Ok(list) => {
-                        for s in list {
-                            println!(
-                                "{:<28} {:>4} records  {}",
-                                s.name,
-                                s.records,
-                                s.last_time
-                                    .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
-                                    .unwrap_or_default()
-                            );
-                        }
-                    }
-                    Err(e) => eprintln!("error: {e}"),
-                },
-                "context" => {
-                    let probe = if rest.trim().is_empty() {
-                        "…"
-                    } else {
-                        rest.trim()
-                    };
-                    match table.prepare(probe) {
-                        Ok(p) => {
-                            println!("{}", p.block);
-                            let mut out = std::io::stdout().lock();
-                            let _ = super::context::write_explain(&mut out, &p.injected);
-                            if p.dropped_exchanges > 0 {
-                                println!("({} older exchanges left out of the prompt by the history budget)", p.dropped_exchanges);
-                            }
-                        }
-                        Err(e) => eprintln!("error: {e}"),
-                    }
-                }
-                _ => eprintln!("unknown command /{name}; /help lists them"),
+/// What a turn at the table works with.
+struct At<'a> {
+    root: &'a Path,
+    canon: &'a mut Canon,
+    table: &'a mut Table,
+    rt: &'a tokio::runtime::Runtime,
+}
+
+impl At<'_> {
+    /// Reads lines until the GM leaves (or a signal ends the session).
+    fn play(&mut self, rl: &mut rustyline::DefaultEditor) -> anyhow::Result<Outcome> {
+        let mut resend: Option<String> = None;
+        loop {
+            self.apply_pending();
+            let line = match resend.take() {
+                Some(m) => rl.readline_with_initial("> ", (&m, "")),
+                None => rl.readline("> "),
+            };
+            let line = match line {
+                Ok(l) => l,
+                Err(ReadlineError::Interrupted) => continue,
+                Err(ReadlineError::Eof) => return Ok(Outcome::Ok),
+                Err(e) => return Err(e.into()),
+            };
+            let input = command::parse(&line);
+            if input == Input::Empty {
+                continue;
             }
-            continue;
+            // Notes saved while the prompt waited: apply them before this message is built.
+            self.apply_pending();
+            let _ = rl.add_history_entry(line.trim());
+            let message = match input {
+                Input::Message(m) => Some(m),
+                Input::Command(Command::Continue) => None,
+                Input::Command(Command::Quit) => return Ok(Outcome::Ok),
+                Input::Command(c) => {
+                    self.command(c);
+                    continue;
+                }
+                Input::Empty => continue,
+            };
+            // Until the turn is told, a SIGTERM/SIGHUP cancels the reply instead of exiting.
+            let guard = signals::ReplyGuard::new();
+            let result = self.turn(message.as_deref());
+            if report_turn(&result) {
+                resend = message;
+            }
+            for n in self.table.take_notices() {
+                eprintln!("vaultdm: {n}");
+            }
+            drop(guard);
+            if let Some(code) = signals::exit_code() {
+                return Ok(Outcome::Code(code));
+            }
         }
+    }
 
+    /// Sends a message (or `/continue` without one) and streams the reply to stdout.
+    fn turn(&mut self, message: Option<&str>) -> Result<Turn, SendError> {
         let spin = Spinner::start();
         let mut first = true;
         let mut on_token = |tok: &str| {
@@ -274,55 +231,154 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
             let _ = o.write_all(tok.as_bytes());
             let _ = o.flush();
         };
-        let cancel = async {
-            let _ = tokio::signal::ctrl_c().await;
+        let result = match message {
+            Some(m) => self
+                .rt
+                .block_on(self.table.send(m, &mut on_token, signals::cancelled())),
+            None => self.rt.block_on(
+                self.table
+                    .continue_reply(&mut on_token, signals::cancelled()),
+            ),
         };
-        let result = rt.block_on(table.send(msg, &mut on_token, cancel));
         drop(spin);
         println!();
-        match result {
-            Ok(turn) => {
-                if let Some(why) = turn.reply.incomplete_reason() {
-                    eprintln!("[reply incomplete: {why}; what arrived is kept]");
+        result
+    }
+
+    /// Runs a slash command (all but `/continue` and `/quit`, which the loop handles).
+    fn command(&mut self, c: Command) {
+        match c {
+            Command::Help => println!("{HELP}"),
+            Command::Full => {
+                self.table.force_full();
+                println!("the next message carries the full session context");
+            }
+            Command::Undo => match self.table.undo() {
+                Ok(true) => {
+                    println!("the last exchange is out of the DM's memory (the log keeps it)")
+                }
+                Ok(false) => println!("nothing to undo"),
+                Err(e) => eprintln!("error: {e}"),
+            },
+            Command::Roll(expr) => match crate::dice::roll(&expr) {
+                Ok(r) => {
+                    println!("🎲 {r}  (sent with your next message)");
+                    self.table.add_roll(r.to_string());
+                }
+                Err(e) => eprintln!("error: {e}"),
+            },
+            Command::Reload => {
+                let r = self.canon.reload_now();
+                if !self.show_reload(&r) {
+                    println!("canon reloaded: no changes");
                 }
             }
-            Err(e) => {
-                eprintln!("error: {e}");
-                if let PlayError::Llm(l) = &e {
-                    if l.partial().is_some_and(|p| !p.text.is_empty()) {
-                        eprintln!("[the part of the reply that arrived is kept in the session]");
-                    }
+            Command::Sessions => list_sessions(self.root),
+            Command::Context(message) => self.preview(message.as_deref()),
+            Command::Unknown(name) => eprintln!("unknown command /{name}; /help lists them"),
+            Command::Continue | Command::Quit => {}
+        }
+    }
+
+    /// `/context`: what the next message would inject, with the reasons.
+    fn preview(&self, message: Option<&str>) {
+        match self.table.preview(message) {
+            Ok(p) => {
+                println!("{}", p.block);
+                let mut out = std::io::stdout().lock();
+                let _ = super::context::write_explain(&mut out, &p.injected);
+                if p.dropped_exchanges > 0 {
+                    println!(
+                        "({} older exchanges left out of the prompt by the history budget)",
+                        p.dropped_exchanges
+                    );
                 }
+            }
+            Err(e) => eprintln!("error: {e}"),
+        }
+    }
+
+    /// Applies the edits that arrived since the last look, and says what changed.
+    fn apply_pending(&mut self) {
+        let (reload, errors) = self.canon.pending();
+        for e in errors {
+            eprintln!("warning: {e}");
+        }
+        if let Some(r) = reload {
+            self.show_reload(&r);
+        }
+    }
+
+    /// Takes a reload to the table and prints it; false when it changed nothing to say.
+    fn show_reload(&mut self, r: &Reload) -> bool {
+        for d in &r.diagnostics {
+            eprintln!("{d}");
+        }
+        self.table.take_reload(r, self.canon.live());
+        if !r.changes.is_empty() {
+            let lines: Vec<String> = r.changes.iter().map(|c| c.to_string()).collect();
+            println!("{}: {}", r.summary(), lines.join("; "));
+        }
+        let notices = r.settings_notices();
+        for n in &notices {
+            println!("{n}");
+        }
+        !(r.changes.is_empty() && notices.is_empty())
+    }
+}
+
+/// `/sessions`: every saved session, with its size and last time.
+fn list_sessions(root: &Path) {
+    match crate::session::list_sessions(root) {
+        Ok(list) => {
+            for s in list {
+                println!(
+                    "{:<28} {:>4} records  {}",
+                    s.name,
+                    s.records,
+                    s.last_time
+                        .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+                        .unwrap_or_default()
+                );
+            }
+        }
+        Err(e) => eprintln!("error: {e}"),
+    }
+}
+
+/// Saves the line-editing history, never through a link out of the vault.
+fn save_history(rl: &mut rustyline::DefaultEditor, path: &Path) {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if path.parent().is_some_and(Path::is_dir) && !is_link {
+        let _ = rl.save_history(path);
+    }
+}
+
+/// Tells the GM how a turn ended; true when the message should be offered for re-sending.
+fn report_turn(result: &Result<Turn, SendError>) -> bool {
+    match result {
+        Ok(turn) => {
+            if turn.reply.hit_token_limit() {
+                eprintln!("[the DM was cut off at its token limit; what arrived is kept — /continue asks it to go on]");
+            } else if let Some(why) = turn.reply.incomplete_reason() {
+                eprintln!(
+                    "[reply incomplete: {why}; what arrived is kept — /continue asks the DM to go on]"
+                );
+            }
+            false
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            if e.reply_saved {
+                eprintln!("[the part of the reply that arrived is saved in the session; /continue asks the DM to go on]");
+                false
+            } else if e.message_saved {
                 eprintln!("[your message is saved; press Enter to send it again]");
-                resend = Some(msg.to_string());
+                true
+            } else {
+                eprintln!("[your message was NOT saved (see the error above); it is back in the input line — press Enter to try again]");
+                true
             }
         }
     }
-    if let Some(dir) = history_file.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let _ = rl.save_history(&history_file);
-    Ok(Outcome::Ok)
-}
-
-fn apply_pending(canon: &mut Canon, table: &mut Table) {
-    let (reload, errors) = canon.pending();
-    for e in errors {
-        eprintln!("warning: {e}");
-    }
-    if let Some(r) = reload {
-        table_reloaded(table, canon, r);
-    }
-}
-
-fn table_reloaded(table: &mut Table, canon: &Canon, r: Reload) {
-    for d in &r.diagnostics {
-        eprintln!("{d}");
-    }
-    if r.changes.is_empty() {
-        return;
-    }
-    let lines: Vec<String> = r.changes.iter().map(|c| c.to_string()).collect();
-    println!("{}: {}", r.summary(), lines.join("; "));
-    table.canon_reloaded(canon.live().engine().clone(), lines);
 }

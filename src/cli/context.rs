@@ -2,7 +2,7 @@
 
 use super::Outcome;
 use crate::canon::Loaded;
-use crate::context::{Engine, Injected, ModeChoice, Options, Templates};
+use crate::context::{Engine, Injected, ModeChoice, Options, Overrides};
 use anyhow::Context as _;
 use std::io::Write;
 use std::path::Path;
@@ -42,34 +42,6 @@ pub struct Args {
     pub explain: bool,
 }
 
-/// Builds the context engine for a loaded vault (templates from `vaultdm.toml`).
-pub fn engine_for(root: &Path, loaded: &Loaded) -> anyhow::Result<Engine> {
-    let dir = loaded.config.templates.as_ref().map(|t| root.join(t));
-    let templates = Templates::load(dir.as_deref())?;
-    Ok(Engine::new(loaded.built.campaign.clone(), templates))
-}
-
-/// Context options from flags and the vault's defaults.
-pub fn options_for(
-    loaded: &Loaded,
-    message: Option<String>,
-    mode: ModeChoice,
-    budget: Option<usize>,
-    pc: Option<String>,
-) -> Options {
-    let cfg = &loaded.config.context;
-    let budget = budget.unwrap_or(cfg.budget);
-    Options {
-        message,
-        mode,
-        budget: (budget > 0).then_some(budget),
-        pc,
-        npc_cap: cfg.npc_cap,
-        recent_events: cfg.recent_events,
-        explain: true,
-    }
-}
-
 /// Writes the explain table.
 pub fn write_explain(out: &mut impl Write, inj: &Injected) -> std::io::Result<()> {
     writeln!(
@@ -100,8 +72,10 @@ pub fn write_explain(out: &mut impl Write, inj: &Injected) -> std::io::Result<()
 
 /// Runs `context`.
 pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+    crate::tokens::warm_up_in_background();
     let loaded = Loaded::load(root)?;
-    let engine = engine_for(root, &loaded)?;
+    super::report_skipped(&loaded);
+    let engine = Engine::for_vault(root, &loaded)?;
     let mode = if args.full {
         ModeChoice::Full
     } else if args.light {
@@ -109,7 +83,13 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     } else {
         ModeChoice::Auto
     };
-    let opts = options_for(&loaded, args.message, mode, args.budget, args.pc);
+    let asked = Overrides {
+        message: args.message,
+        mode,
+        budget: args.budget,
+        pc: args.pc,
+    };
+    let opts = Options::with_overrides(&loaded.config.context, asked);
     let inj = engine.build(&opts).context("building the context")?;
     let mut out = super::stdout();
     match args.format {
@@ -125,5 +105,6 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         }
     }
     out.flush()?;
+    super::exit_without_freeing((loaded, engine));
     Ok(Outcome::Ok)
 }

@@ -1,4 +1,6 @@
 //! `vaultdm init DIR [--name NAME]`: a new campaign from the built-in template.
+//! `vaultdm init --adopt [DIR]`: an existing vault as it is — what vaultdm reads it as, and
+//! a commented `vaultdm.toml` recording that (no note is moved or edited).
 
 use super::Outcome;
 use anyhow::Context as _;
@@ -10,11 +12,16 @@ include!(concat!(env!("OUT_DIR"), "/template_files.rs"));
 /// Arguments of `init`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Folder to create (must not exist or be empty).
-    pub dir: PathBuf,
+    /// Folder to create (must not exist or be empty); with --adopt, the vault to adopt
+    /// (default: --vault, else the current folder).
+    pub dir: Option<PathBuf>,
     /// Campaign name (default: the folder name, title-cased).
     #[arg(long)]
     pub name: Option<String>,
+    /// Adopt an existing vault: print what vaultdm reads it as and write a commented
+    /// vaultdm.toml recording that. No note is moved or edited.
+    #[arg(long)]
+    pub adopt: bool,
 }
 
 /// Writes the template into `dir`, refusing to touch a non-empty folder.
@@ -76,14 +83,76 @@ fn set_name(toml_text: &str, name: &str) -> String {
 }
 
 /// Runs `init`.
-pub fn execute(args: Args) -> anyhow::Result<Outcome> {
-    let n = create(&args.dir, args.name.as_deref())?;
+pub fn execute(args: Args, vault: Option<PathBuf>) -> anyhow::Result<Outcome> {
+    if args.adopt {
+        let dir = match args.dir.or(vault) {
+            Some(d) => d,
+            None => std::env::current_dir()?,
+        };
+        return adopt(&dir, args.name.as_deref());
+    }
+    let Some(dir) = args.dir else {
+        anyhow::bail!(
+            "name the folder to create (vaultdm init DIR), or adopt a vault you have with vaultdm init --adopt [DIR]"
+        );
+    };
+    let n = create(&dir, args.name.as_deref())?;
     let mut out = super::stdout();
-    writeln!(out, "created {} with {n} files", args.dir.display())?;
+    writeln!(out, "created {} with {n} files", dir.display())?;
     writeln!(
         out,
         "next: vaultdm check --vault {0} && vaultdm context --vault {0}",
-        args.dir.display()
+        dir.display()
+    )?;
+    out.flush()?;
+    Ok(Outcome::Ok)
+}
+
+/// `init --adopt`: reads the vault, prints the mapping, writes `vaultdm.toml` unless there
+/// is one already. Never touches a note.
+fn adopt(dir: &Path, name: Option<&str>) -> anyhow::Result<Outcome> {
+    let dir = super::find_vault(Some(dir.to_path_buf()))?;
+    let loaded = crate::canon::Loaded::load(&dir)?;
+    super::refuse_empty_vault(&dir, &loaded)?;
+    let mut mapping = crate::canon::adopt::Mapping::of(&loaded);
+    if let Some(n) = name {
+        mapping.name = n.to_string();
+    }
+    let mut out = super::stdout();
+    writeln!(
+        out,
+        "vaultdm reads {} ({} notes) as:\n",
+        dir.display(),
+        loaded.vault.notes.len()
+    )?;
+    write!(out, "{}", mapping.summary())?;
+    let path = dir.join(crate::config::CONFIG_FILE);
+    if std::fs::symlink_metadata(&path).is_ok() {
+        writeln!(
+            out,
+            "\n{} exists already: nothing was written (compare it with the mapping above).",
+            path.display()
+        )?;
+    } else {
+        let text = mapping.to_toml(&chrono::Local::now().format("%Y-%m-%d").to_string());
+        // Create it new, never through a link: a file or link appearing meanwhile is kept.
+        let mut f = crate::vault::boundary::open_inside(
+            &path,
+            std::fs::OpenOptions::new().write(true).create_new(true),
+        )?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.sync_all())
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+        writeln!(
+            out,
+            "\nwrote {} (commented; no note was moved or edited)",
+            path.display()
+        )?;
+    }
+    writeln!(
+        out,
+        "next: vaultdm check --vault {0} && vaultdm context --vault {0}",
+        dir.display()
     )?;
     out.flush()?;
     Ok(Outcome::Ok)

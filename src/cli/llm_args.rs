@@ -1,11 +1,11 @@
 //! Flags shared by `chat`, `ask` and `config`, and turning them into a table at play.
 
 use crate::canon::Loaded;
-use crate::context::{Engine, ModeChoice};
+use crate::context::{Engine, Options};
 use crate::llm::settings::{self, LlmFlags, LlmSettings, SettingsSources};
 use crate::llm::LlmClient;
 use crate::play::Table;
-use crate::session::Store;
+use crate::session::{SessionError, Store};
 use std::path::Path;
 
 /// LLM flags.
@@ -55,17 +55,51 @@ pub fn resolve(loaded: &Loaded, args: &LlmArgs) -> anyhow::Result<LlmSettings> {
     })?)
 }
 
+/// Opens a session for writing. With `next_free_if_locked` (no `--session` given), a session
+/// open in another window makes this one play the next free name (`2026-11-23-2`) and say
+/// so; otherwise the lock error names the holder.
+pub fn open_session(root: &Path, name: &str, next_free_if_locked: bool) -> anyhow::Result<Store> {
+    match Store::open(root, name) {
+        Err(SessionError::Locked { holder, .. }) if next_free_if_locked => {
+            for n in 2..1000 {
+                let other = format!("{name}-{n}");
+                if crate::session::log_path(root, &other).exists() {
+                    continue;
+                }
+                let store = Store::open(root, &other)?;
+                eprintln!(
+                    "vaultdm: session \"{name}\" is open in another vaultdm ({holder}); this window plays session \"{other}\""
+                );
+                return Ok(store);
+            }
+            Err(SessionError::Locked {
+                name: name.to_owned(),
+                holder,
+            }
+            .into())
+        }
+        other => Ok(other?),
+    }
+}
+
 /// Sets up a table: the context engine for the loaded canon, the client and the session.
 pub fn open_table(
-    root: &Path,
     loaded: &Loaded,
     engine: Engine,
     settings: &LlmSettings,
-    session: &str,
+    store: Store,
 ) -> anyhow::Result<Table> {
-    let base = super::context::options_for(loaded, None, ModeChoice::Auto, None, None);
-    let client = LlmClient::new(settings.to_config()?)?;
-    let store = Store::open(root, session)?;
+    let base = Options::for_vault(&loaded.config.context);
+    let notifier: crate::llm::Notifier = std::sync::Arc::new(|n: &crate::llm::Notice| {
+        use std::io::IsTerminal;
+        let clear = if std::io::stderr().is_terminal() {
+            "\r\x1b[2K"
+        } else {
+            ""
+        };
+        eprintln!("{clear}vaultdm: {n}");
+    });
+    let client = LlmClient::new(settings.to_config()?)?.with_notifier(notifier);
     Ok(Table::new(
         engine,
         base,

@@ -7,7 +7,8 @@
 //! also a common English word fires only when capitalised ("Grey" the ferryman, not grey fog).
 
 use crate::canon::Campaign;
-use crate::vault::links::{find_wikilinks, norm_key, slug, strip_md};
+use crate::names::{fold_name, fold_text, norm_key, slug};
+use crate::vault::links::{find_wikilinks, strip_md};
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
@@ -27,6 +28,39 @@ pub enum Target {
     Item(usize, usize),
     /// A lore note.
     Lore(usize),
+    /// A session note (matched only by its whole title or a link).
+    Session(usize),
+}
+
+/// How a mention's words name its entity (for `--explain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// The entity's name (or its name without `The`).
+    Name,
+    /// One of its aliases.
+    Alias,
+    /// A person's given name, surname or title, which no other entity shares.
+    ShortName,
+    /// `the` and a word only its name, title, role or kind holds (`the chapel`).
+    HeadNoun,
+    /// An item a PC carries.
+    Item,
+    /// A `[[wikilink]]`.
+    Link,
+}
+
+impl How {
+    /// A few words for `--explain`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            How::Name => "name",
+            How::Alias => "alias",
+            How::ShortName => "a given name, surname or title no one else has",
+            How::HeadNoun => "a word only its name, title, role or kind holds",
+            How::Item => "carried item",
+            How::Link => "link",
+        }
+    }
 }
 
 /// One thing the message names.
@@ -38,12 +72,15 @@ pub struct Mention {
     pub text: String,
     /// True when the same words name more than one entity.
     pub ambiguous: bool,
+    /// How the words name it.
+    pub how: How,
 }
 
 #[derive(Debug, Clone)]
 struct Pattern {
     targets: Vec<Target>,
     needs_capital: bool,
+    how: How,
 }
 
 /// The mention matcher for one canon.
@@ -145,46 +182,6 @@ const HONORIFICS: &[&str] = &[
     "nurse",
 ];
 
-/// Folds text for matching: lower case, curly apostrophes straightened. Returns the folded
-/// string and, for each of its bytes, the byte offset in the original.
-fn fold(s: &str) -> (String, Vec<usize>) {
-    let mut out = String::with_capacity(s.len());
-    let mut map = Vec::with_capacity(s.len());
-    for (i, c) in s.char_indices() {
-        let start = out.len();
-        match c {
-            '\u{2019}' | '\u{2018}' | '`' => out.push('\''),
-            c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
-            c => out.extend(c.to_lowercase()),
-        }
-        map.extend(std::iter::repeat(i).take(out.len() - start));
-    }
-    map.push(s.len());
-    (out, map)
-}
-
-/// [`fold`] for a pattern: no offset map, whitespace runs folded to one space, trimmed.
-fn fold_name(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut space = false;
-    for c in s.trim().chars() {
-        if c.is_whitespace() {
-            space = true;
-            continue;
-        }
-        if space && !out.is_empty() {
-            out.push(' ');
-        }
-        space = false;
-        match c {
-            '\u{2019}' | '\u{2018}' | '`' => out.push('\''),
-            c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
-            c => out.extend(c.to_lowercase()),
-        }
-    }
-    out
-}
-
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
@@ -193,8 +190,18 @@ struct Builder {
     by_text: HashMap<String, Pattern>,
 }
 
+/// Head nouns too vague to stand for one entity even when only one holds them.
+const VAGUE_NOUNS: &[&str] = &[
+    "people", "person", "thing", "place", "time", "night", "there", "where", "other", "group",
+    "party", "member", "members", "npcs", "npc", "player", "players", "unknown", "area",
+];
+
 impl Builder {
     fn add(&mut self, text: &str, target: Target) {
+        self.add_how(text, target, How::Name);
+    }
+
+    fn add_how(&mut self, text: &str, target: Target, how: How) {
         let folded = fold_name(text);
         if folded
             .chars()
@@ -210,6 +217,7 @@ impl Builder {
         let p = self.by_text.entry(folded).or_insert(Pattern {
             targets: vec![],
             needs_capital,
+            how,
         });
         if !p.targets.contains(&target) {
             p.targets.push(target);
@@ -270,6 +278,58 @@ fn person_parts(name: &str) -> PersonParts {
     }
 }
 
+fn last_word(s: &str) -> Option<String> {
+    s.split_whitespace()
+        .last()
+        .map(|w| fold_name(w.trim_matches(|c: char| !c.is_alphanumeric())))
+        .filter(|w| !w.is_empty())
+}
+
+/// The word of a phrase that names what it is: the last word before a preposition
+/// (`Chapel of the Lamp` -> `chapel`, `junior clerk at the Assay Office` -> `clerk`), else
+/// its last word (`The Assay Office` -> `office`, `town doctor` -> `doctor`).
+fn head_of(phrase: &str) -> Option<String> {
+    let words: Vec<&str> = phrase.split_whitespace().collect();
+    let end = words
+        .iter()
+        .skip(1)
+        .position(|w| {
+            matches!(
+                w.to_lowercase().as_str(),
+                "of" | "at" | "in" | "for" | "from" | "on" | "to" | "with" | "by" | "under"
+            )
+        })
+        .map_or(words.len(), |p| p + 1);
+    last_word(&words[..end].join(" "))
+}
+
+/// A place's head nouns: its name's, and its kind's (`type: tavern`).
+fn place_heads(name: &str, kind: Option<&str>) -> Vec<String> {
+    let name = strip_article(name).unwrap_or(name);
+    let mut v: Vec<String> = Vec::new();
+    if name.split_whitespace().count() > 1 {
+        v.extend(head_of(name));
+    }
+    v.extend(kind.and_then(head_of));
+    v.dedup();
+    v
+}
+
+/// A person's head nouns: the titles before the name (`Doctor Amos Fitch` -> `doctor`) and
+/// the role's head (`town doctor`, `mine foreman`).
+fn npc_heads(name: &str, role: Option<&str>) -> Vec<String> {
+    let mut v: Vec<String> = name
+        .split_whitespace()
+        .take_while(|w| HONORIFICS.contains(&w.to_lowercase().trim_end_matches('.')))
+        .map(|w| fold_name(w.trim_end_matches('.')))
+        .filter(|w| !NOT_TITLES.contains(&w.as_str()))
+        .collect();
+    v.extend(role.and_then(head_of));
+    v.sort();
+    v.dedup();
+    v
+}
+
 impl Matcher {
     /// Builds the matcher for a campaign.
     pub fn new(c: &Campaign) -> Matcher {
@@ -284,10 +344,14 @@ impl Matcher {
                      t: Target,
                      person: bool,
                      firsts: &mut Vec<(String, Target)>| {
-            for n in std::iter::once(name).chain(aliases.iter().map(String::as_str)) {
-                b.add(n, t);
-                if let Some(s) = strip_article(n) {
-                    b.add(s, t);
+            b.add(name, t);
+            if let Some(s) = strip_article(name) {
+                b.add(s, t);
+            }
+            for a in aliases {
+                b.add_how(a, t, How::Alias);
+                if let Some(s) = strip_article(a) {
+                    b.add_how(s, t, How::Alias);
                 }
             }
             if person {
@@ -315,9 +379,9 @@ impl Matcher {
             );
             for (j, item) in p.inventory.iter().enumerate() {
                 let item = item.trim();
-                b.add(item, Target::Item(i, j));
+                b.add_how(item, Target::Item(i, j), How::Item);
                 if let Some(s) = strip_article(item) {
-                    b.add(s, Target::Item(i, j));
+                    b.add_how(s, Target::Item(i, j), How::Item);
                 }
             }
         }
@@ -361,6 +425,10 @@ impl Matcher {
                 &mut firsts,
             );
         }
+        for (i, s) in c.sessions.iter().enumerate() {
+            // The whole title only: a word of "Session 4: Floon's Rescue" is no mention.
+            b.add(&s.name, Target::Session(i));
+        }
         // Given names, surnames and titles only when exactly one entity has them and they are
         // no entity's full name or alias.
         let mut count: HashMap<String, HashSet<Target>> = HashMap::new();
@@ -370,7 +438,34 @@ impl Matcher {
         for (f, t) in firsts {
             let key = fold_name(&f);
             if count[&key].len() == 1 && !b.by_text.contains_key(&key) {
-                b.add(&f, t);
+                b.add_how(&f, t, How::ShortName);
+            }
+        }
+        // `the chapel`, `the doctor`, `the foreman`: a place's or person's head noun, when
+        // exactly one entity holds it.
+        let mut heads: HashMap<String, HashSet<Target>> = HashMap::new();
+        for (i, n) in c.npcs.iter().enumerate() {
+            for h in npc_heads(&n.name, n.role.as_deref()) {
+                heads.entry(h).or_default().insert(Target::Npc(i));
+            }
+        }
+        for (i, l) in c.locations.iter().enumerate() {
+            for h in place_heads(&l.name, l.kind.as_deref()) {
+                heads.entry(h).or_default().insert(Target::Location(i));
+            }
+        }
+        let mut heads: Vec<(String, Target)> = heads
+            .into_iter()
+            .filter(|(h, ts)| {
+                ts.len() == 1 && h.chars().count() >= 4 && !VAGUE_NOUNS.contains(&h.as_str())
+            })
+            .filter_map(|(h, ts)| ts.into_iter().next().map(|t| (h, t)))
+            .collect();
+        heads.sort();
+        for (h, t) in heads {
+            let text = format!("the {h}");
+            if !b.by_text.contains_key(&fold_name(&text)) {
+                b.add_how(&text, t, How::HeadNoun);
             }
         }
         // Links: paths and stems of every entity note.
@@ -396,6 +491,12 @@ impl Matcher {
                     .iter()
                     .enumerate()
                     .map(|(i, l)| (&l.id, Target::Lore(i))),
+            )
+            .chain(
+                c.sessions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (&s.id, Target::Session(i))),
             )
             // Thread notes (threads from canon/open-threads.md have a `#Title` id, no note).
             .chain(
@@ -454,6 +555,7 @@ impl Matcher {
                         target: *t,
                         text: l.target.display(),
                         ambiguous: false,
+                        how: How::Link,
                     },
                     &mut out,
                 );
@@ -462,7 +564,8 @@ impl Matcher {
         let Some(ac) = &self.ac else {
             return out.into_iter().map(|(_, m)| m).collect();
         };
-        let (folded, map) = fold(message);
+        let (folded, message, map) = fold_text(message);
+        let message = message.as_str();
         let mut cands: Vec<(usize, usize, usize)> = ac
             .find_overlapping_iter(&folded)
             .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
@@ -495,6 +598,7 @@ impl Matcher {
                         target: *t,
                         text: text.clone(),
                         ambiguous: pat.targets.len() > 1,
+                        how: pat.how,
                     },
                     &mut out,
                 );
@@ -520,6 +624,9 @@ mod tests {
             disposition: None,
             location: None,
             location_text: None,
+            hp_current: None,
+            hp_max: None,
+            ac: None,
             voice: vec![],
             summary: None,
             source: Source::default(),

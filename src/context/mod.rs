@@ -10,9 +10,11 @@
 pub mod mentions;
 pub mod render;
 mod select;
+pub mod setup;
 
-pub use mentions::{Matcher, Mention, Target};
+pub use mentions::{How, Matcher, Mention, Target};
 pub use render::{TemplateError, Templates};
+pub use setup::{load_templates, Overrides};
 
 use crate::canon::Campaign;
 use serde::Serialize;
@@ -153,7 +155,9 @@ pub fn is_resume(message: &str) -> bool {
 #[derive(Debug, Clone)]
 pub struct Engine {
     campaign: Arc<Campaign>,
-    matcher: Arc<Matcher>,
+    /// Built on first use: a full context or a `check` never needs it, and on a big
+    /// vault it is ~50 ms of work.
+    matcher: Arc<std::sync::OnceLock<Arc<Matcher>>>,
     templates: Arc<Templates>,
     counts: Arc<LineCounts>,
 }
@@ -186,12 +190,11 @@ impl LineCounts {
 }
 
 impl Engine {
-    /// Builds the engine (and the mention matcher) for a campaign.
+    /// Builds the engine for a campaign (the mention matcher is built on first use).
     pub fn new(campaign: Campaign, templates: Templates) -> Engine {
-        let matcher = Matcher::new(&campaign);
         Engine {
             campaign: Arc::new(campaign),
-            matcher: Arc::new(matcher),
+            matcher: Arc::default(),
             templates: Arc::new(templates),
             counts: Arc::default(),
         }
@@ -205,7 +208,7 @@ impl Engine {
     ) -> Engine {
         Engine {
             campaign,
-            matcher,
+            matcher: Arc::new(std::sync::OnceLock::from(matcher)),
             templates,
             counts: Arc::default(),
         }
@@ -223,7 +226,8 @@ impl Engine {
 
     /// The mention matcher.
     pub fn matcher(&self) -> &Matcher {
-        &self.matcher
+        self.matcher
+            .get_or_init(|| Arc::new(Matcher::new(&self.campaign)))
     }
 
     /// The templates.

@@ -1,8 +1,12 @@
 //! Rendering: the selected canon goes through minijinja templates (built-in defaults, or
 //! a vault's overrides) so a GM can change wording or play in another language.
 
+use crate::vault::boundary;
 use minijinja::{Environment, Value};
 use std::path::{Path, PathBuf};
+
+/// Largest template file read.
+pub const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
 
 /// Names of the templates a vault may override.
 pub const TEMPLATE_NAMES: &[&str] = &["full.j2", "light.j2", "card.j2", "system.j2"];
@@ -47,6 +51,7 @@ fn from_mj(e: minijinja::Error, origin: &dyn Fn(&str) -> String) -> TemplateErro
 pub struct Templates {
     env: Environment<'static>,
     overrides: Option<PathBuf>,
+    fingerprint: u64,
 }
 
 impl Templates {
@@ -65,17 +70,29 @@ impl Templates {
         ];
         if let Some(dir) = override_dir {
             for (name, src) in sources.iter_mut() {
-                let p = dir.join(*name);
-                match std::fs::read_to_string(&p) {
+                // A template is read only from inside its folder (no link leads it elsewhere)
+                // and only up to a size no real template reaches.
+                match boundary::read_text_inside(dir, Path::new(name), MAX_TEMPLATE_BYTES) {
                     Ok(t) => *src = t,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(source) => return Err(TemplateError::Read { path: p, source }),
+                    Err(e) if e.is_not_found() => {}
+                    Err(e) => {
+                        return Err(TemplateError::Read {
+                            path: dir.join(*name),
+                            source: std::io::Error::other(e.to_string()),
+                        })
+                    }
                 }
             }
         }
         let origin = |n: &str| match override_dir {
             Some(d) if d.join(n).is_file() => d.join(n).display().to_string(),
             _ => format!("built-in {n}"),
+        };
+        let fingerprint = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            sources.hash(&mut h);
+            h.finish()
         };
         for (name, src) in sources {
             env.add_template_owned(name, src)
@@ -84,7 +101,14 @@ impl Templates {
         Ok(Templates {
             env,
             overrides: override_dir.map(Path::to_path_buf),
+            fingerprint,
         })
+    }
+
+    /// A hash of every template's text: equal fingerprints render alike (so a reload can
+    /// tell whether the templates really changed).
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
 
     /// Renders a template with a context value and tidies blank lines.

@@ -7,38 +7,7 @@ use crate::tokens;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
-const ABBREVIATIONS: &[&str] = &[
-    "st", "mr", "mrs", "ms", "dr", "mt", "capt", "lt", "sgt", "vs", "no", "e.g", "i.e", "etc", "ft",
-];
-
-/// The first sentence of a text.
-pub fn first_sentence(s: &str) -> &str {
-    let b = s.as_bytes();
-    for (i, c) in s.char_indices() {
-        if matches!(c, '.' | '!' | '?') {
-            let word = s[..i]
-                .rsplit(|c: char| !c.is_alphanumeric())
-                .next()
-                .unwrap_or("");
-            if c == '.' && ABBREVIATIONS.contains(&word.to_lowercase().as_str()) {
-                continue;
-            }
-            let next = i + c.len_utf8();
-            if next >= s.len() {
-                return s;
-            }
-            if b[next] == b' '
-                && s[next + 1..]
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_uppercase() || c == '"')
-            {
-                return &s[..next];
-            }
-        }
-    }
-    s
-}
+pub use crate::canon::text::first_sentence;
 
 #[derive(Debug, Clone, Serialize)]
 struct PcRow {
@@ -57,6 +26,16 @@ struct PcRow {
     active: bool,
 }
 
+/// `17/27`, `17`, `?/27`.
+fn hp_text(cur: Option<i64>, max: Option<i64>) -> Option<String> {
+    match (cur, max) {
+        (Some(a), Some(b)) => Some(format!("{a}/{b}")),
+        (Some(a), None) => Some(a.to_string()),
+        (None, Some(b)) => Some(format!("?/{b}")),
+        _ => None,
+    }
+}
+
 fn pc_row(c: &Campaign, p: &Pc) -> PcRow {
     let class_level = match (&p.class, p.level) {
         (Some(c), Some(l)) => Some(format!("{c} {l}")),
@@ -64,12 +43,7 @@ fn pc_row(c: &Campaign, p: &Pc) -> PcRow {
         (None, Some(l)) => Some(format!("level {l}")),
         (None, None) => None,
     };
-    let hp = match (p.hp_current, p.hp_max) {
-        (Some(a), Some(b)) => Some(format!("{a}/{b}")),
-        (Some(a), None) => Some(a.to_string()),
-        (None, Some(b)) => Some(format!("?/{b}")),
-        _ => None,
-    };
+    let hp = hp_text(p.hp_current, p.hp_max);
     PcRow {
         name: p.name.clone(),
         class_level,
@@ -106,6 +80,8 @@ struct NpcRow {
     role: Option<String>,
     disposition: Option<String>,
     voice: Option<String>,
+    /// HP when the GM tracks it (a boss in the scene).
+    hp: Option<String>,
     #[serde(skip)]
     idx: usize,
     #[serde(skip)]
@@ -137,6 +113,7 @@ struct ThreadRow {
 #[derive(Debug, Clone, Serialize)]
 struct EventRow {
     day: i64,
+    when: String,
     text: String,
     #[serde(skip)]
     idx: usize,
@@ -163,6 +140,7 @@ struct Card {
     here: Vec<String>,
     class_level: Option<String>,
     hp: Option<String>,
+    ac: Option<i64>,
     conditions: Vec<String>,
     inventory: Vec<String>,
     priority: Option<&'static str>,
@@ -217,6 +195,8 @@ fn npc_card(c: &Campaign, n: &Npc, via: String) -> Card {
         kind: "npc",
         name: n.name.clone(),
         role: n.role.clone(),
+        hp: hp_text(n.hp_current, n.hp_max),
+        ac: n.ac,
         status: Some(n.status.clone()),
         disposition: n.disposition.clone(),
         location: c.place_name(n.location.as_deref(), n.location_text.as_deref()),
@@ -260,6 +240,7 @@ fn card_for(c: &Campaign, t: Target, via: String) -> Card {
                 class_level: r.class_level,
                 status: r.status,
                 hp: r.hp,
+                ac: p.ac,
                 location: r.location,
                 conditions: r.conditions,
                 inventory: r.inventory,
@@ -324,6 +305,17 @@ fn card_for(c: &Campaign, t: Target, via: String) -> Card {
             via,
             ..Card::default()
         },
+        Target::Session(i) => {
+            let s = &c.sessions[i];
+            Card {
+                kind: "session",
+                name: s.name.clone(),
+                summary: s.summary.as_deref().map(|s| first_sentence(s).to_string()),
+                source: s.source.to_string(),
+                via,
+                ..Card::default()
+            }
+        }
         Target::Lore(i) => {
             let l = &c.lore[i];
             Card {
@@ -396,9 +388,15 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
             (
                 m.target,
                 if m.ambiguous {
-                    format!("mentioned as \"{}\" (shared by several)", m.text)
-                } else {
+                    format!(
+                        "mentioned as \"{}\" ({}, shared by several)",
+                        m.text,
+                        m.how.as_str()
+                    )
+                } else if m.how == super::mentions::How::Name {
                     format!("mentioned as \"{}\"", m.text)
+                } else {
+                    format!("mentioned as \"{}\" ({})", m.text, m.how.as_str())
                 },
             )
         })
@@ -459,7 +457,12 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
             source: p.source.to_string(),
             tokens: 0,
             included: false,
-            reason: format!("not in the active party (status {})", p.status),
+            reason: format!(
+                "not in the active party ({})",
+                p.inactive_reason
+                    .clone()
+                    .unwrap_or_else(|| format!("status {}", p.status))
+            ),
         });
     }
     let party: Vec<PcRow> = party_pcs.iter().map(|p| pc_row(c, p)).collect();
@@ -543,6 +546,7 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
             role: n.role.clone(),
             disposition: n.disposition.clone(),
             voice: join_voice(&n.voice),
+            hp: hp_text(n.hp_current, n.hp_max),
             idx: i,
             mentioned: m.is_some(),
             included: true,
@@ -605,7 +609,7 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
     // Events: the last N up to the current day.
     let mut events: Vec<EventRow> = Vec::new();
     let mut eligible: Vec<usize> = (0..c.events.len())
-        .filter(|&i| c.day.map_or(true, |d| c.events[i].day <= d))
+        .filter(|&i| c.day.is_none_or(|d| c.events[i].day <= d))
         .collect();
     eligible.sort_by_key(|&i| (c.events[i].day, i));
     let keep_from = eligible.len().saturating_sub(opts.recent_events);
@@ -614,6 +618,7 @@ pub(super) fn build(engine: &Engine, opts: &Options) -> Result<Injected, Context
         let inc = k >= keep_from && mode == Mode::Full;
         events.push(EventRow {
             day: e.day,
+            when: e.when.clone(),
             text: e.text.clone(),
             idx: i,
             current_day: Some(e.day) == c.day,
@@ -928,6 +933,46 @@ fn card_len(c: &Card) -> usize {
             .sum::<usize>()
 }
 
+/// `The Copper Crew (its members' notes were edited most recently; …)` when the vault has
+/// several groups of PCs: the DM and the GM both see which one is in play.
+fn party_group(c: &Campaign) -> Option<String> {
+    let (i, why) = c.active_party.as_ref()?;
+    if c.parties.len() < 2 {
+        return None;
+    }
+    let others: Vec<&str> = c
+        .parties
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| j != i)
+        .map(|(_, p)| p.name.as_str())
+        .collect();
+    Some(format!(
+        "{} (in play: {why}; other groups: {})",
+        c.parties[*i].name,
+        others.join(", ")
+    ))
+}
+
+/// With no timeline, the latest session note's summary stands for "what happened last"
+/// in a full context (vaults that keep their story in session notes).
+fn last_session(c: &Campaign, p: &Plan<'_>) -> Option<minijinja::Value> {
+    if p.mode != Mode::Full || !c.events.is_empty() {
+        return None;
+    }
+    let s = c
+        .sessions
+        .iter()
+        .filter(|s| s.summary.is_some())
+        .max_by(|a, b| {
+            (a.number, a.date.as_deref(), &a.id).cmp(&(b.number, b.date.as_deref(), &b.id))
+        })?;
+    Some(minijinja::context! {
+        name => &s.name,
+        summary => s.summary.as_deref(),
+    })
+}
+
 fn render(engine: &Engine, p: &Plan<'_>) -> Result<String, ContextError> {
     let c = p.c;
     let npcs: Vec<&NpcRow> = p.npcs.iter().filter(|n| n.included).collect();
@@ -948,6 +993,7 @@ fn render(engine: &Engine, p: &Plan<'_>) -> Result<String, ContextError> {
         day => c.day,
         time => &c.time,
         party => &p.party,
+        party_group => party_group(c),
         split => p.split,
         scene => p.scene.iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join(", "),
         locations => &p.scene,
@@ -959,6 +1005,7 @@ fn render(engine: &Engine, p: &Plan<'_>) -> Result<String, ContextError> {
             .collect::<Vec<_>>(),
         threads => p.threads.iter().filter(|t| t.included).collect::<Vec<_>>(),
         events => p.events.iter().filter(|e| e.included).collect::<Vec<_>>(),
+        last_session => last_session(c, p),
         cards => &p.cards,
     };
     let name = match p.mode {

@@ -48,6 +48,22 @@ pub(super) fn request_body(cfg: &LlmConfig, req: &ChatRequest) -> Value {
     body
 }
 
+/// Whether a JSON event is plainly one of the Messages API's (its `type` names one).
+pub(super) fn is_anthropic_event(value: &Value) -> bool {
+    matches!(
+        value.get("type").and_then(Value::as_str),
+        Some(
+            "message_start"
+                | "content_block_start"
+                | "content_block_delta"
+                | "content_block_stop"
+                | "message_delta"
+                | "message_stop"
+                | "ping"
+        )
+    )
+}
+
 /// Stream decoder; keeps the usage counters, which arrive split over two events.
 #[derive(Debug, Default)]
 pub(super) struct Decoder {
@@ -61,6 +77,10 @@ impl Decoder {
     /// Translate one SSE event into stream items.
     pub(super) fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Item>) {
         let data = ev.data.trim();
+        if data == "[DONE]" {
+            out.push(Item::OtherProtocol(super::ProviderKind::OpenAi));
+            return;
+        }
         let value: Value = match serde_json::from_str(data) {
             Ok(v) => v,
             Err(e) => {
@@ -80,6 +100,13 @@ impl Decoder {
             .as_deref()
             .or_else(|| value.get("type").and_then(Value::as_str))
             .unwrap_or("");
+        if kind.is_empty() && value.get("choices").is_some() {
+            out.push(Item::OtherProtocol(super::ProviderKind::OpenAi));
+            return;
+        }
+        if is_anthropic_event(&value) || !kind.is_empty() && ev.event.is_some() {
+            out.push(Item::Known);
+        }
         match kind {
             "message_start" => {
                 if let Some(u) = value.get("message").and_then(|m| m.get("usage")) {
@@ -103,7 +130,7 @@ impl Decoder {
                 let is_text = delta
                     .and_then(|d| d.get("type"))
                     .and_then(Value::as_str)
-                    .map_or(true, |t| t == "text_delta");
+                    .is_none_or(|t| t == "text_delta");
                 if let Some(t) = delta.and_then(|d| d.get("text")).and_then(Value::as_str) {
                     if is_text && !t.is_empty() {
                         out.push(Item::Text(t.to_owned()));
@@ -198,6 +225,7 @@ mod tests {
             },
             &mut out,
         );
+        out.retain(|i| *i != Item::Known);
         out
     }
 
@@ -286,7 +314,29 @@ mod tests {
             },
             &mut out,
         );
+        out.retain(|i| *i != Item::Known);
         assert_eq!(out, vec![Item::Complete, Item::Stop]);
+    }
+
+    #[test]
+    fn openai_chunks_are_a_provider_mismatch() {
+        for data in [
+            r#"{"id":"x","object":"chat.completion.chunk","choices":[{"delta":{"content":"a"}}]}"#,
+            "[DONE]",
+        ] {
+            let mut out = Vec::new();
+            Decoder::default().on_event(
+                &SseEvent {
+                    data: data.into(),
+                    ..SseEvent::default()
+                },
+                &mut out,
+            );
+            assert_eq!(
+                out,
+                vec![Item::OtherProtocol(crate::llm::ProviderKind::OpenAi)]
+            );
+        }
     }
 
     #[test]

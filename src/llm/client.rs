@@ -19,7 +19,9 @@ use serde_json::Value;
 use tokio::time::{timeout_at, Instant};
 
 use super::sse::{SseDecoder, SseEvent};
-use super::{anthropic, openai, ChatRequest, CutOff, LlmConfig, LlmError, ProviderKind, Reply};
+use super::{
+    anthropic, openai, ChatRequest, CutOff, LlmConfig, LlmError, Notice, ProviderKind, Reply,
+};
 
 /// What a protocol decoder extracts from one SSE event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +40,10 @@ pub(super) enum Item {
     Error(String),
     /// Something unreadable was skipped.
     Warning(String),
+    /// An event of this protocol that carries nothing to keep (a ping, a block start).
+    Known,
+    /// The event is plainly the other protocol's (a provider/format mismatch).
+    OtherProtocol(ProviderKind),
 }
 
 /// Per-protocol stream decoder.
@@ -67,12 +73,66 @@ const MAX_WARNINGS: usize = 10;
 /// Error bodies are read up to this size.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
+/// Waits shorter than this are not announced (a quick backoff is not worth a line).
+const NOTICE_AFTER: Duration = Duration::from_secs(1);
+
+/// Receives [`Notice`]s while a request waits.
+pub type Notifier = std::sync::Arc<dyn Fn(&Notice) + Send + Sync>;
+
 /// A reusable client for one configured model; keeps the connection pool between turns.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct LlmClient {
     http: reqwest::Client,
     cfg: LlmConfig,
     endpoint: String,
+    notifier: Option<Notifier>,
+}
+
+impl std::fmt::Debug for LlmClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmClient")
+            .field("cfg", &self.cfg)
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the start of a response body looked like.
+#[derive(Debug, Default)]
+struct BodySeen {
+    /// The first bytes, for an excerpt in an error.
+    head: Vec<u8>,
+    /// Some event was understood by the protocol decoder.
+    understood: bool,
+    /// Events that could not be read.
+    warnings: usize,
+}
+
+impl BodySeen {
+    fn note_bytes(&mut self, bytes: &[u8]) {
+        let room = 600usize.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// Whether the body held anything but SSE comments and blank lines.
+    fn has_content(&self) -> bool {
+        self.warnings > 0
+            || String::from_utf8_lossy(&self.head)
+                .lines()
+                .any(|l| !l.trim().is_empty() && !l.starts_with(':'))
+    }
+}
+
+/// `95 s`, `4 min`, `2 h 5 min`.
+fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 120 {
+        format!("{s} s")
+    } else if s < 7200 {
+        format!("{} min", s.div_ceil(60))
+    } else {
+        format!("{} h {} min", s / 3600, (s % 3600) / 60)
+    }
 }
 
 /// Stream one reply with a one-off client. See [`LlmClient::stream_chat`]; prefer a
@@ -117,7 +177,14 @@ impl LlmClient {
             http,
             cfg,
             endpoint,
+            notifier: None,
         })
+    }
+
+    /// Announce waits (rate limits, retries) to `notifier`, e.g. a line on stderr.
+    pub fn with_notifier(mut self, notifier: Notifier) -> Self {
+        self.notifier = Some(notifier);
+        self
     }
 
     /// The configuration this client was built from.
@@ -225,7 +292,8 @@ impl LlmClient {
     /// A 400 that complains about an optional field this client added (`stream_options`, or
     /// `max_tokens` where the server wants `max_completion_tokens`) is answered by resending
     /// without it / with the other name — servers differ, and the GM should not have to
-    /// care.
+    /// care. Every wait before a retry is announced through the notifier, with the time the
+    /// retry goes out; a `Retry-After` longer than the policy's cap ends the request at once.
     async fn start(&self, body: &Value) -> Result<(reqwest::Response, Instant), LlmError> {
         let policy = self.cfg.retry;
         let mut body = body.clone();
@@ -250,13 +318,42 @@ impl LlmClient {
             }
             let retry_after = retry_after(resp.headers());
             let raw = read_body(resp, Instant::now() + Duration::from_secs(10)).await;
-            let info = ErrorInfo::parse(&self.scrub(&raw));
+            let mut info = ErrorInfo::parse(&self.scrub(&raw));
             let retryable = status == StatusCode::TOO_MANY_REQUESTS
                 || status.is_server_error()
                 || status.as_u16() == 529;
             if retryable && attempt <= policy.max_retries {
-                tokio::time::sleep(policy.delay(attempt - 1, retry_after)).await;
-                continue;
+                match policy.delay(attempt - 1, retry_after) {
+                    Some(wait) => {
+                        if wait >= NOTICE_AFTER {
+                            self.notify(&Notice::Waiting {
+                                status: status.as_u16(),
+                                wait,
+                                until: chrono::Local::now()
+                                    + chrono::Duration::from_std(wait).unwrap_or_default(),
+                                retry: attempt,
+                                max_retries: policy.max_retries,
+                            });
+                        }
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                    None => {
+                        let wait = retry_after.unwrap_or_default();
+                        let until = chrono::Local::now()
+                            + chrono::Duration::from_std(wait).unwrap_or_default();
+                        let asked = format!(
+                            "the server asks to wait {} (until {}) — longer than vaultdm waits at the table; try again then",
+                            human_duration(wait),
+                            until.format("%H:%M:%S")
+                        );
+                        info.message = if info.message.is_empty() {
+                            asked
+                        } else {
+                            format!("{}; {asked}", info.message)
+                        };
+                    }
+                }
             }
             // Each adjustment removes what it reacts to, so this resends at most twice.
             if status == StatusCode::BAD_REQUEST && adjust_body(&mut body, &info.message) {
@@ -267,20 +364,29 @@ impl LlmClient {
         }
     }
 
+    fn notify(&self, notice: &Notice) {
+        if let Some(n) = &self.notifier {
+            n(notice);
+        }
+    }
+
     async fn run(
         &self,
         req: &ChatRequest,
         on_token: &mut (dyn FnMut(&str) + Send),
         reply: &mut Reply,
     ) -> Result<Reply, LlmError> {
+        let limits = self.cfg.limits;
+        let hard_deadline = Instant::now() + limits.deadline;
         let body = self.body(req);
         let (resp, first_deadline) = self.start(&body).await?;
 
-        let is_sse = decode_as_sse(
-            resp.headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok()),
-        );
+        let content_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let is_sse = decode_as_sse(content_type.as_deref());
         let mut stream = resp.bytes_stream();
         let mut sse = SseDecoder::new();
         let mut whole_body: Vec<u8> = Vec::new();
@@ -288,14 +394,22 @@ impl LlmClient {
         let mut items = Vec::new();
         let mut got_text = false;
         let mut deadline = first_deadline;
+        // What the body looked like, to tell a broken server from a cut-off stream.
+        let mut seen = BodySeen::default();
+        let mut deltas = 0usize;
+        let mut chars = 0usize;
 
         loop {
-            let next = timeout_at(deadline, stream.next()).await;
+            let next = timeout_at(deadline.min(hard_deadline), stream.next()).await;
             let at_end = matches!(next, Ok(None));
             let events = match next {
                 Err(_) => {
                     if reply.complete {
                         break;
+                    }
+                    if Instant::now() >= hard_deadline && got_text {
+                        reply.cut_off = Some(CutOff::Deadline);
+                        return Ok(reply.clone());
                     }
                     if !got_text {
                         return Err(self.first_token_timeout());
@@ -330,9 +444,13 @@ impl LlmClient {
                     if got_text {
                         deadline = Instant::now() + self.cfg.timeouts.idle;
                     }
+                    seen.note_bytes(&bytes);
                     if is_sse {
                         sse.push(&bytes)
                     } else {
+                        if whole_body.len() + bytes.len() > limits.max_chars.saturating_mul(4) {
+                            return Err(self.bad_response(content_type.as_deref(), &seen));
+                        }
                         whole_body.extend_from_slice(&bytes);
                         Vec::new()
                     }
@@ -345,20 +463,62 @@ impl LlmClient {
                 for item in items.drain(..) {
                     match item {
                         Item::Text(t) => {
-                            on_token(&t);
-                            reply.text.push_str(&t);
+                            seen.understood = true;
+                            deltas += 1;
+                            let room = limits.max_chars.saturating_sub(chars);
+                            let (t, mut over) = match t.char_indices().nth(room) {
+                                Some((at, _)) => (&t[..at], true),
+                                None => (t.as_str(), false),
+                            };
+                            let n = t.chars().count();
+                            // Tokens: stream deltas or chars / 4, whichever is larger.
+                            if deltas.max((chars + n) / 4) > limits.max_tokens {
+                                over = true;
+                            } else {
+                                chars += n;
+                                if !t.is_empty() {
+                                    on_token(t);
+                                    reply.text.push_str(t);
+                                }
+                            }
+                            if over {
+                                // Stop reading: dropping the stream closes the connection.
+                                reply.complete = false;
+                                reply.cut_off = Some(CutOff::TooLong);
+                                return Ok(reply.clone());
+                            }
                             if !got_text {
                                 got_text = true;
                                 deadline = Instant::now() + self.cfg.timeouts.idle;
                             }
                         }
-                        Item::FinishReason(r) => reply.finish_reason = Some(r),
-                        Item::Complete => reply.complete = true,
+                        Item::FinishReason(r) => {
+                            seen.understood = true;
+                            reply.finish_reason = Some(r);
+                        }
+                        Item::Complete => {
+                            seen.understood = true;
+                            reply.complete = true;
+                        }
                         Item::Stop => stop = true,
-                        Item::Usage(u) => reply.usage = Some(u),
+                        Item::Usage(u) => {
+                            seen.understood = true;
+                            reply.usage = Some(u);
+                        }
+                        Item::Known => seen.understood = true,
                         Item::Warning(w) => {
+                            seen.warnings += 1;
                             if reply.warnings.len() < MAX_WARNINGS {
                                 reply.warnings.push(self.scrub(&w));
+                            }
+                        }
+                        Item::OtherProtocol(other) => {
+                            if !seen.understood {
+                                return Err(LlmError::ProviderMismatch {
+                                    url: self.endpoint.clone(),
+                                    configured: self.cfg.provider,
+                                    looks_like: other,
+                                });
                             }
                         }
                         Item::Error(msg) => {
@@ -378,12 +538,29 @@ impl LlmClient {
                 break;
             }
         }
-        if reply.complete {
+        if !seen.understood && seen.has_content() {
+            return Err(self.bad_response(content_type.as_deref(), &seen));
+        }
+        // Complete only for a natural end: a token-limit or filter stop is a cut-off reply.
+        let unnatural = reply
+            .finish_reason
+            .as_deref()
+            .and_then(CutOff::from_finish_reason);
+        if reply.complete && unnatural.is_none() {
             reply.cut_off = None;
         } else {
-            reply.cut_off = Some(CutOff::EndedEarly);
+            reply.complete = false;
+            reply.cut_off = Some(unnatural.unwrap_or(CutOff::EndedEarly));
         }
         Ok(reply.clone())
+    }
+
+    fn bad_response(&self, content_type: Option<&str>, seen: &BodySeen) -> LlmError {
+        LlmError::BadResponse {
+            url: self.endpoint.clone(),
+            content_type: content_type.unwrap_or("none").to_owned(),
+            excerpt: self.scrub(&excerpt(&String::from_utf8_lossy(&seen.head))),
+        }
     }
 
     fn model_hint(&self) -> String {

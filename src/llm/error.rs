@@ -173,6 +173,29 @@ pub enum LlmError {
         partial: Box<Reply>,
     },
 
+    /// The server answered 200 with a body that is no LLM reply stream (an HTML page, a
+    /// proxy's login form, invalid JSON).
+    #[error("{url} answered with something that is not an LLM reply (content-type: {content_type}): {excerpt}\n  check the base URL: it should be the API root of an OpenAI-compatible server (usually ending in /v1) or Anthropic's API")]
+    BadResponse {
+        /// The endpoint URL.
+        url: String,
+        /// The response's content type as sent.
+        content_type: String,
+        /// The start of the body, one line, keys scrubbed.
+        excerpt: String,
+    },
+
+    /// The server speaks the other protocol than the one configured.
+    #[error("{url} answers in the {looks_like} format, but vaultdm is set to `{configured}`; set --provider {looks_like} (or provider = \"{looks_like}\" in [llm])")]
+    ProviderMismatch {
+        /// The endpoint URL.
+        url: String,
+        /// The provider configured.
+        configured: super::ProviderKind,
+        /// The protocol the stream looks like.
+        looks_like: super::ProviderKind,
+    },
+
     /// The provider reported an error inside the stream.
     #[error("{url} reported an error mid-reply: {message}")]
     StreamError {
@@ -305,9 +328,19 @@ mod tests {
                 partial: partial("The orc", CutOff::ConnectionLost),
             },
             LlmError::StreamError {
-                url,
+                url: url.clone(),
                 message: "Overloaded (overloaded_error)".into(),
                 partial: partial("", CutOff::ProviderError),
+            },
+            LlmError::BadResponse {
+                url: url.clone(),
+                content_type: "text/html".into(),
+                excerpt: "<html><body>Sign in to continue</body></html>".into(),
+            },
+            LlmError::ProviderMismatch {
+                url,
+                configured: crate::llm::ProviderKind::OpenAi,
+                looks_like: crate::llm::ProviderKind::Anthropic,
             },
         ];
         let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
@@ -347,6 +380,11 @@ mod tests {
         the connection to http://localhost:11434/v1/chat/completions broke mid-reply (connection closed before message completed); kept the 7 characters received
         ---
         http://localhost:11434/v1/chat/completions reported an error mid-reply: Overloaded (overloaded_error)
+        ---
+        http://localhost:11434/v1/chat/completions answered with something that is not an LLM reply (content-type: text/html): <html><body>Sign in to continue</body></html>
+          check the base URL: it should be the API root of an OpenAI-compatible server (usually ending in /v1) or Anthropic's API
+        ---
+        http://localhost:11434/v1/chat/completions answers in the anthropic format, but vaultdm is set to `openai`; set --provider anthropic (or provider = "anthropic" in [llm])
         "#);
     }
 }

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use client::{stream_chat, LlmClient};
+pub use client::{stream_chat, LlmClient, Notifier};
 pub use error::{LlmError, CONFIGURE_HELP};
 
 /// Which wire protocol to speak.
@@ -133,14 +133,7 @@ impl ApiKey {
     /// A masked rendering safe for logs: first three and last four characters of keys long
     /// enough for that to reveal nothing useful, otherwise just `…`.
     pub fn masked(&self) -> String {
-        let chars: Vec<char> = self.secret.chars().collect();
-        if chars.len() >= 16 {
-            let head: String = chars[..3].iter().collect();
-            let tail: String = chars[chars.len() - 4..].iter().collect();
-            format!("{head}…{tail}")
-        } else {
-            "…".to_owned()
-        }
+        crate::secrets::mask(&self.secret)
     }
 
     /// The secret, for the HTTP layer only.
@@ -200,6 +193,39 @@ impl Default for Timeouts {
     }
 }
 
+/// Caps on one reply, so a server that streams forever (or ignores `max_tokens`) cannot
+/// grow memory or the session log without bound. What arrived before a cap is kept and the
+/// reply is marked [`CutOff::TooLong`] or [`CutOff::Deadline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyLimits {
+    /// Most characters kept from one reply.
+    pub max_chars: usize,
+    /// Most tokens kept from one reply: counted as stream deltas (servers send about one
+    /// token per delta) or characters / 4, whichever is larger.
+    pub max_tokens: usize,
+    /// Longest a whole reply may take, from sending the request to the end event.
+    pub deadline: Duration,
+}
+
+impl ReplyLimits {
+    /// Defaults for a given `max_tokens`: 4x it in tokens (at least 8,192), 8 characters per
+    /// capped token, and a 10-minute deadline — far above any reply the model was asked for.
+    pub fn for_max_tokens(max_tokens: u32) -> Self {
+        let tokens = (max_tokens as usize).saturating_mul(4).max(8192);
+        Self {
+            max_chars: tokens.saturating_mul(8),
+            max_tokens: tokens,
+            deadline: Duration::from_secs(600),
+        }
+    }
+}
+
+impl Default for ReplyLimits {
+    fn default() -> Self {
+        Self::for_max_tokens(LlmConfig::DEFAULT_MAX_TOKENS)
+    }
+}
+
 /// Bounded exponential backoff for 429 and 5xx answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -209,31 +235,77 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// Cap on the computed exponential delay.
     pub max_delay: Duration,
-    /// Cap on a server-provided `Retry-After`.
+    /// Longest server-requested `Retry-After` vaultdm waits for; a longer one ends the
+    /// request at once with the time the server named.
     pub retry_after_cap: Duration,
 }
 
 impl Default for RetryPolicy {
-    /// 3 retries, 0.5 s, 1 s, 2 s … capped at 8 s; `Retry-After` honoured up to 30 s.
+    /// 3 retries, 0.5 s, 1 s, 2 s … capped at 8 s; `Retry-After` honoured up to 2 minutes.
     fn default() -> Self {
         Self {
             max_retries: 3,
             base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(8),
-            retry_after_cap: Duration::from_secs(30),
+            retry_after_cap: Duration::from_secs(120),
         }
     }
 }
 
 impl RetryPolicy {
-    /// The wait before retry number `retry` (0-based): the server's `Retry-After` if given
-    /// (capped at `retry_after_cap`), else `base_delay * 2^retry` capped at `max_delay`.
-    pub fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+    /// The wait before retry number `retry` (0-based): the server's `Retry-After` if given,
+    /// else `base_delay * 2^retry` capped at `max_delay`. `None` when the server asks for
+    /// more than `retry_after_cap`: not worth holding the table for.
+    pub fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Option<Duration> {
         if let Some(ra) = retry_after {
-            return ra.min(self.retry_after_cap);
+            return (ra <= self.retry_after_cap).then_some(ra);
         }
         let factor = 2u32.saturating_pow(retry.min(20));
-        self.base_delay.saturating_mul(factor).min(self.max_delay)
+        Some(self.base_delay.saturating_mul(factor).min(self.max_delay))
+    }
+}
+
+/// Something the GM should see while a request waits (a rate limit, a retry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// The server answered 429/5xx; vaultdm waits before trying again.
+    Waiting {
+        /// HTTP status that caused the wait.
+        status: u16,
+        /// How long.
+        wait: Duration,
+        /// Wall-clock time the retry goes out.
+        until: chrono::DateTime<chrono::Local>,
+        /// The retry about to be made (1-based).
+        retry: u32,
+        /// Retries allowed in all.
+        max_retries: u32,
+    },
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::Waiting {
+                status,
+                wait,
+                until,
+                retry,
+                max_retries,
+            } => {
+                let why = if *status == 429 {
+                    "the provider is rate-limiting us (HTTP 429)".to_string()
+                } else {
+                    format!("the provider failed with HTTP {status}")
+                };
+                write!(
+                    f,
+                    "{why}; waiting {}s, until {}, then retry {retry} of {max_retries} (Ctrl-C to stop)",
+                    wait.as_secs_f64().ceil() as u64,
+                    until.format("%H:%M:%S")
+                )
+            }
+        }
     }
 }
 
@@ -253,8 +325,10 @@ pub struct LlmConfig {
     pub timeouts: Timeouts,
     /// Backoff for rate limits and server errors.
     pub retry: RetryPolicy,
-    /// Upper bound on the reply length, in tokens.
+    /// Upper bound on the reply length, in tokens (sent to the provider).
     pub max_tokens: u32,
+    /// Caps vaultdm itself enforces on a reply, whatever the provider does.
+    pub limits: ReplyLimits,
 }
 
 impl LlmConfig {
@@ -275,6 +349,7 @@ impl LlmConfig {
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             max_tokens: Self::DEFAULT_MAX_TOKENS,
+            limits: ReplyLimits::default(),
         }
     }
 
@@ -378,6 +453,34 @@ pub enum CutOff {
     ConnectionLost,
     /// The provider sent an error event mid-stream.
     ProviderError,
+    /// The model stopped at its token limit (`finish_reason: "length"`, Anthropic
+    /// `stop_reason: "max_tokens"`): the text likely ends mid-sentence.
+    TokenLimit,
+    /// The provider's content filter stopped the reply.
+    Filtered,
+    /// The reply passed vaultdm's own size cap ([`ReplyLimits`]); the rest was not read.
+    TooLong,
+    /// The reply passed vaultdm's total deadline ([`ReplyLimits::deadline`]).
+    Deadline,
+    /// vaultdm was stopped (killed, crashed, power lost) while the reply streamed; the text
+    /// flushed to disk before that was recovered on the next start.
+    Crashed,
+    /// vaultdm was asked to stop (SIGTERM, or the terminal closed) while the reply streamed.
+    Terminated,
+}
+
+impl CutOff {
+    /// The reason for a provider's stop reason, `None` when the model ended naturally
+    /// (`stop`, `end_turn`, `stop_sequence`, tool calls, or anything unknown).
+    pub fn from_finish_reason(reason: &str) -> Option<CutOff> {
+        match reason.trim().to_ascii_lowercase().as_str() {
+            "length" | "max_tokens" | "model_length" | "max_output_tokens" => {
+                Some(CutOff::TokenLimit)
+            }
+            "content_filter" | "refusal" | "safety" => Some(CutOff::Filtered),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for CutOff {
@@ -388,6 +491,12 @@ impl fmt::Display for CutOff {
             CutOff::IdleTimeout => "the stream went silent (idle timeout)",
             CutOff::ConnectionLost => "the connection broke",
             CutOff::ProviderError => "the provider reported an error",
+            CutOff::TokenLimit => "the model hit its token limit (max_tokens)",
+            CutOff::Filtered => "the provider's content filter stopped it",
+            CutOff::TooLong => "it passed vaultdm's reply size cap",
+            CutOff::Deadline => "it passed vaultdm's reply deadline",
+            CutOff::Crashed => "vaultdm was stopped mid-reply",
+            CutOff::Terminated => "vaultdm was asked to quit mid-reply",
         })
     }
 }
@@ -398,7 +507,8 @@ pub struct Reply {
     /// All text received, in order.
     pub text: String,
     /// True only if the protocol's end event arrived (OpenAI: a non-empty `finish_reason` or
-    /// `[DONE]`; Anthropic: `message_stop`).
+    /// `[DONE]`; Anthropic: `message_stop`) and the model ended for a natural reason: a
+    /// token-limit or content-filter stop is not complete (see [`CutOff::from_finish_reason`]).
     pub complete: bool,
     /// The provider's stop reason (`stop`, `length`, `end_turn`, `max_tokens`, ...).
     pub finish_reason: Option<String>,
@@ -412,13 +522,15 @@ pub struct Reply {
 }
 
 impl Reply {
-    /// Whether the model stopped because it hit `max_tokens` (the reply is complete as far as
-    /// the protocol goes, but the text likely ends mid-sentence).
+    /// Whether the model stopped because it hit `max_tokens` (the text likely ends
+    /// mid-sentence; `/continue` asks the DM to go on).
     pub fn hit_token_limit(&self) -> bool {
-        matches!(
-            self.finish_reason.as_deref(),
-            Some("length" | "max_tokens" | "model_length")
-        )
+        self.cut_off == Some(CutOff::TokenLimit)
+            || self
+                .finish_reason
+                .as_deref()
+                .and_then(CutOff::from_finish_reason)
+                == Some(CutOff::TokenLimit)
     }
 
     /// Whether the GM interrupted this reply.
@@ -520,30 +632,57 @@ mod tests {
     }
 
     #[rstest]
-    #[case(0, None, 500)]
-    #[case(1, None, 1000)]
-    #[case(2, None, 2000)]
-    #[case(3, None, 4000)]
-    #[case(4, None, 8000)]
-    #[case(10, None, 8000)]
-    #[case(0, Some(3000), 3000)]
-    #[case(0, Some(90_000), 30_000)]
-    fn backoff(#[case] retry: u32, #[case] retry_after_ms: Option<u64>, #[case] expected_ms: u64) {
+    #[case(0, None, Some(500))]
+    #[case(1, None, Some(1000))]
+    #[case(2, None, Some(2000))]
+    #[case(3, None, Some(4000))]
+    #[case(4, None, Some(8000))]
+    #[case(10, None, Some(8000))]
+    #[case(0, Some(3000), Some(3000))]
+    #[case(0, Some(90_000), Some(90_000))]
+    #[case(0, Some(600_000), None)]
+    fn backoff(
+        #[case] retry: u32,
+        #[case] retry_after_ms: Option<u64>,
+        #[case] expected_ms: Option<u64>,
+    ) {
         let p = RetryPolicy::default();
         assert_eq!(
             p.delay(retry, retry_after_ms.map(Duration::from_millis)),
-            Duration::from_millis(expected_ms)
+            expected_ms.map(Duration::from_millis)
         );
+    }
+
+    #[rstest]
+    #[case("stop", None)]
+    #[case("end_turn", None)]
+    #[case("stop_sequence", None)]
+    #[case("tool_calls", None)]
+    #[case("length", Some(CutOff::TokenLimit))]
+    #[case("max_tokens", Some(CutOff::TokenLimit))]
+    #[case("content_filter", Some(CutOff::Filtered))]
+    #[case("refusal", Some(CutOff::Filtered))]
+    fn finish_reasons(#[case] reason: &str, #[case] want: Option<CutOff>) {
+        assert_eq!(CutOff::from_finish_reason(reason), want);
     }
 
     #[test]
     fn token_limit_detection() {
         let r = Reply {
             finish_reason: Some("length".into()),
-            complete: true,
+            cut_off: Some(CutOff::TokenLimit),
             ..Reply::default()
         };
         assert!(r.hit_token_limit());
         assert!(!Reply::default().hit_token_limit());
+    }
+
+    #[test]
+    fn reply_limits_are_far_above_max_tokens() {
+        let l = ReplyLimits::for_max_tokens(1024);
+        assert_eq!(l.max_tokens, 8192);
+        let l = ReplyLimits::for_max_tokens(4000);
+        assert_eq!(l.max_tokens, 16_000);
+        assert_eq!(l.max_chars, 128_000);
     }
 }

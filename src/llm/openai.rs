@@ -78,6 +78,13 @@ impl Decoder {
             out.push(Item::Error(super::client::excerpt(data)));
             return;
         }
+        if value.get("choices").is_none() && super::anthropic::is_anthropic_event(&value) {
+            out.push(Item::OtherProtocol(super::ProviderKind::Anthropic));
+            return;
+        }
+        if value.get("choices").is_some() {
+            out.push(Item::Known);
+        }
         let mut finish = None;
         if let Some(choices) = value.get("choices").and_then(Value::as_array) {
             for choice in choices {
@@ -156,7 +163,17 @@ mod tests {
             },
             &mut out,
         );
+        out.retain(|i| *i != Item::Known);
         out
+    }
+
+    #[test]
+    fn anthropic_events_are_a_provider_mismatch() {
+        let out = decode(r#"{"type":"message_start","message":{"id":"m"}}"#);
+        assert_eq!(
+            out,
+            vec![Item::OtherProtocol(crate::llm::ProviderKind::Anthropic)]
+        );
     }
 
     #[rstest]

@@ -34,6 +34,30 @@ pub struct Exchange {
 /// Stand-in for a DM reply of which no text arrived (providers reject empty messages).
 pub const NO_REPLY: &str = "(no reply)";
 
+/// Most characters one past message (player text or DM reply) contributes to a prompt. A
+/// runaway reply kept in an old session is clipped here, so any session that was written
+/// can be resumed; the session log keeps every character.
+pub const MAX_HISTORY_TEXT_CHARS: usize = 32_000;
+
+/// Most characters a full context block kept in history contributes (the context budget
+/// normally keeps it far smaller).
+pub const MAX_HISTORY_CONTEXT_CHARS: usize = 256_000;
+
+/// `text` as it enters prompt history: whole, or its first `max` characters and a note
+/// saying how much was left out.
+pub fn clip_for_history(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((at, _)) => {
+            let left = text[at..].chars().count();
+            format!(
+                "{}\n[… {left} more characters left out of the prompt; the session log keeps them]",
+                &text[..at]
+            )
+        }
+    }
+}
+
 /// The user message: `"{context}\n\nPlayer: {message}"`, or `"Player: {message}"` when
 /// `context` is empty or only whitespace.
 pub fn user_message(context: &str, player: &str) -> String {
@@ -245,6 +269,17 @@ mod tests {
         assert_eq!(plan.kept, vec![1]);
         assert!(plan.dropped_full_context);
         assert!(!plan.has_full_context);
+    }
+
+    #[test]
+    fn huge_history_texts_are_clipped() {
+        let big = "é".repeat(MAX_HISTORY_TEXT_CHARS + 10);
+        let c = clip_for_history(&big, MAX_HISTORY_TEXT_CHARS);
+        assert!(c.starts_with(&"é".repeat(MAX_HISTORY_TEXT_CHARS)));
+        assert!(
+            c.ends_with("10 more characters left out of the prompt; the session log keeps them]")
+        );
+        assert_eq!(clip_for_history("short", 5), "short");
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //!
 //! `[llm]` keys: `provider`, `model`, `base_url`, `api_key_env`, `max_tokens`,
 //! `history_budget`, `connect_timeout`, `first_token_timeout`, `idle_timeout` (seconds),
-//! `max_retries`. Keys themselves are only ever read from the environment: a vault is synced
+//! `max_retries`, and the reply caps `reply_max_tokens`, `reply_max_chars` and
+//! `reply_deadline` (seconds; defaults from [`ReplyLimits::for_max_tokens`]). Keys themselves are only ever read from the environment: a vault is synced
 //! and shared, so an `api_key` in a config file is refused with an error saying to use an
 //! environment variable. The environment is injected as a lookup function and the files as
 //! parsed tables, so resolution is pure and testable.
@@ -24,7 +25,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{ApiKey, LlmConfig, LlmError, ProviderKind, RetryPolicy, Timeouts};
+use super::{ApiKey, LlmConfig, LlmError, ProviderKind, ReplyLimits, RetryPolicy, Timeouts};
 
 /// Default history budget in tokens.
 pub const DEFAULT_HISTORY_BUDGET: usize = 8000;
@@ -44,6 +45,9 @@ const KNOWN_KEYS: &[&str] = &[
     "first_token_timeout",
     "idle_timeout",
     "max_retries",
+    "reply_max_tokens",
+    "reply_max_chars",
+    "reply_deadline",
 ];
 
 /// Where a setting's value came from.
@@ -153,6 +157,15 @@ pub enum SettingsError {
         /// The parse error (names the value and the valid choices).
         error: super::UnknownProvider,
     },
+    /// `api_key_env` holds a key (or something else that cannot name a variable); the value
+    /// is never shown.
+    #[error("{source_}: api_key_env {problem}: it must be the NAME of the environment variable that holds the key, e.g. --api-key-env OPENAI_API_KEY after `export OPENAI_API_KEY=...`")]
+    BadKeyVariable {
+        /// Where the value came from.
+        source_: Source,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
     /// A config file could not be read.
     #[error("could not read {}", path.display())]
     Read {
@@ -198,6 +211,12 @@ pub struct LlmSettings {
     pub idle_timeout: Setting<Duration>,
     /// Retries for 429/5xx.
     pub max_retries: Setting<u32>,
+    /// Most tokens kept from one reply.
+    pub reply_max_tokens: Setting<usize>,
+    /// Most characters kept from one reply.
+    pub reply_max_chars: Setting<usize>,
+    /// Longest one reply may take.
+    pub reply_deadline: Setting<Duration>,
     /// Non-fatal oddities (unknown keys, ambiguous keys) to show the GM.
     pub warnings: Vec<String>,
 }
@@ -327,10 +346,7 @@ fn llm_layer<'a>(
         None => given,
     };
     for (k, v) in table.iter() {
-        let holds_secret = v.as_str().is_some_and(|s| {
-            let s = s.trim();
-            s.starts_with("sk-") && s.len() > 20
-        });
+        let holds_secret = v.as_str().is_some_and(crate::secrets::looks_like_secret);
         if looks_like_key_name(k) || holds_secret {
             return Err(SettingsError::KeyInConfig {
                 file: source,
@@ -393,6 +409,20 @@ pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> 
         .map_or_else(|| from_layers_str("base_url"), |s| Ok(Some(s)))?;
     let explicit_key_env = flag_str(&flags.api_key_env)
         .map_or_else(|| from_layers_str("api_key_env"), |s| Ok(Some(s)))?;
+    if let Some(k) = &explicit_key_env {
+        if crate::secrets::looks_like_secret(&k.value) {
+            return Err(SettingsError::BadKeyVariable {
+                source_: k.source.clone(),
+                problem: "looks like an API key itself (it was not printed)",
+            });
+        }
+        if !crate::secrets::is_var_name(&k.value) {
+            return Err(SettingsError::BadKeyVariable {
+                source_: k.source.clone(),
+                problem: "is not a variable name (letters, digits and _ only)",
+            });
+        }
+    }
 
     // Provider.
     let named = flag_str(&flags.provider)
@@ -504,6 +534,10 @@ pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> 
         u64::from(RetryPolicy::default().max_retries),
     )?;
     let t = Timeouts::default();
+    let limits = ReplyLimits::for_max_tokens(u32::try_from(max_tokens.value).unwrap_or(u32::MAX));
+    let reply_max_tokens =
+        uint_setting(None, "reply_max_tokens", 1 << 40, limits.max_tokens as u64)?;
+    let reply_max_chars = uint_setting(None, "reply_max_chars", 1 << 40, limits.max_chars as u64)?;
 
     Ok(LlmSettings {
         provider,
@@ -526,6 +560,15 @@ pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> 
             u32::try_from(max_retries.value).unwrap_or(3),
             max_retries.source,
         ),
+        reply_max_tokens: Setting::new(
+            usize::try_from(reply_max_tokens.value).unwrap_or(usize::MAX),
+            reply_max_tokens.source,
+        ),
+        reply_max_chars: Setting::new(
+            usize::try_from(reply_max_chars.value).unwrap_or(usize::MAX),
+            reply_max_chars.source,
+        ),
+        reply_deadline: secs_setting("reply_deadline", limits.deadline)?,
         warnings,
     })
 }
@@ -631,6 +674,11 @@ impl LlmSettings {
                 ..RetryPolicy::default()
             },
             max_tokens: self.max_tokens.value,
+            limits: ReplyLimits {
+                max_chars: self.reply_max_chars.value,
+                max_tokens: self.reply_max_tokens.value,
+                deadline: self.reply_deadline.value,
+            },
         })
     }
 
@@ -671,6 +719,17 @@ impl LlmSettings {
             row("first_token_timeout", Some(&self.first_token_timeout), secs),
             row("idle_timeout", Some(&self.idle_timeout), secs),
             row("max_retries", Some(&self.max_retries), u32::to_string),
+            row(
+                "reply_max_tokens",
+                Some(&self.reply_max_tokens),
+                usize::to_string,
+            ),
+            row(
+                "reply_max_chars",
+                Some(&self.reply_max_chars),
+                usize::to_string,
+            ),
+            row("reply_deadline", Some(&self.reply_deadline), secs),
         ]
     }
 }

@@ -17,6 +17,15 @@
 //! `/undo` never deletes: it appends a `{"role":"system","event":"undo"}` record, and
 //! rebuilding history ([`history_from_records`]) honours it.
 //!
+//! While a reply streams, its text is journaled to `<vault>/.vaultdm/sessions/<name>.partial`
+//! and synced every half second ([`Journal`]); the finished reply becomes one DM record and
+//! the journal is removed. If vaultdm is killed mid-reply, the next open folds the journal
+//! into the log as a DM record cut off with `crashed` — at most the last half second is lost.
+//!
+//! One process writes a session at a time (an advisory lock, `<name>.lock`); before every
+//! write the store checks that the vault and the log file are still the ones it opened, and
+//! no read or write follows a link out of the vault ([`crate::vault::boundary`]).
+//!
 //! Session names are plain file stems (no path separators, no `..`). The default name is the
 //! date (`2026-11-22`, [`default_name`]); opening it again the same day continues that
 //! session — which is exactly what a GM restarting after a crash wants. [`next_free_name`]
@@ -30,7 +39,9 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, FixedOffset, NaiveDate};
 
 pub use record::{history_from_records, ContextMode, Record, RecordRole, SystemEvent};
-pub use store::{load, log_path, transcript_path, LoadWarning, Loaded, Store};
+pub use store::{
+    journal_path, load, lock_path, log_path, transcript_path, Journal, LoadWarning, Loaded, Store,
+};
 
 /// Longest accepted session name, in characters.
 pub const MAX_NAME_LEN: usize = 100;
@@ -64,6 +75,23 @@ pub enum SessionError {
         #[source]
         source: serde_json::Error,
     },
+    /// Another process holds the session's lock.
+    #[error("session \"{name}\" is already open in another vaultdm ({holder}); close it there, or play another session with --session NAME")]
+    Locked {
+        /// The session.
+        name: String,
+        /// Who holds it, as its lock file says.
+        holder: String,
+    },
+    /// The vault folder moved or vanished while the session was open.
+    #[error("the vault folder {} moved or was removed while vaultdm ran; nothing was written and nothing was sent — start vaultdm again in the vault's new place", vault.display())]
+    VaultMoved {
+        /// The folder as it was opened.
+        vault: PathBuf,
+    },
+    /// A session file or folder is a link out of the vault, or not a folder.
+    #[error(transparent)]
+    Boundary(#[from] crate::vault::boundary::BoundaryError),
     /// The Markdown transcript could not be written (the record *was* saved in the log).
     #[error("could not update the transcript {} (the session log is saved): {source}", path.display())]
     Transcript {

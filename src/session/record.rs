@@ -3,7 +3,9 @@
 use chrono::{DateTime, FixedOffset};
 use serde::{Deserialize, Serialize};
 
-use crate::llm::prompt::Exchange;
+use crate::llm::prompt::{
+    clip_for_history, Exchange, MAX_HISTORY_CONTEXT_CHARS, MAX_HISTORY_TEXT_CHARS,
+};
 use crate::llm::{CutOff, Reply, Usage};
 
 /// Who a record is from.
@@ -169,9 +171,9 @@ pub fn history_from_records(records: &[Record]) -> Vec<Exchange> {
             RecordRole::Dm => {
                 if let Some((player, full)) = pending.take() {
                     history.push(Exchange {
-                        player: player.to_owned(),
-                        dm: r.text.clone(),
-                        full_context: full.map(str::to_owned),
+                        player: clip_for_history(player, MAX_HISTORY_TEXT_CHARS),
+                        dm: clip_for_history(&r.text, MAX_HISTORY_TEXT_CHARS),
+                        full_context: full.map(|c| clip_for_history(c, MAX_HISTORY_CONTEXT_CHARS)),
                     });
                 }
             }

@@ -6,8 +6,14 @@
 //! the synonyms and list forms GMs use (YAML list, flow list, comma string).
 
 use super::diagnostic::Diagnostic;
-use serde_yaml::Value;
-use std::collections::BTreeMap;
+use super::yaml::{self, ErrorKind, Map, Value};
+
+/// Largest frontmatter parsed; a real note's is a few KB (a statblock in frontmatter, tens).
+pub const MAX_FRONTMATTER_BYTES: usize = 1024 * 1024;
+/// Deepest nesting of lists and mappings accepted in frontmatter.
+pub const MAX_FRONTMATTER_DEPTH: usize = yaml::MAX_DEPTH;
+/// Most YAML aliases (`*name`) accepted in one frontmatter block.
+pub const MAX_FRONTMATTER_ALIASES: usize = yaml::MAX_ALIASES;
 
 /// Where the frontmatter and the body lie in a note's (normalised) text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,8 +79,8 @@ pub fn split(text: &str) -> Split<'_> {
 /// A note's frontmatter: lower-cased keys, their values and the file line of each key.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Frontmatter {
-    values: BTreeMap<String, Value>,
-    lines: BTreeMap<String, usize>,
+    /// One entry per key, sorted by key: (lower-cased key, value, 1-based file line).
+    entries: Vec<(String, Value, usize)>,
     /// 1-based file line of the opening fence (0 when there is no frontmatter).
     pub line: usize,
 }
@@ -96,15 +102,15 @@ impl Frontmatter {
             return fm;
         };
         fm.line = 1;
-        for (i, raw) in yaml.lines().enumerate() {
-            if let Some(key) = key_of_line(raw) {
-                fm.lines.entry(key).or_insert(split.yaml_line + i);
-            }
-        }
-        if let Some(i) = yaml.lines().position(|l| l.contains("<%")) {
+        // `<` is rare: searching for it alone is faster than for `<%`.
+        let templater = yaml
+            .match_indices('<')
+            .map(|(i, _)| i)
+            .find(|&i| yaml.as_bytes().get(i + 1) == Some(&b'%'));
+        if let Some(at) = templater {
             diags.push(Diagnostic::error(
                 path,
-                split.yaml_line + i,
+                split.yaml_line + line_index(yaml, at),
                 "templater",
                 "Templater code (`<% ... %>`) in frontmatter: run the template in Obsidian first; vaultdm reads notes as they are written",
             ));
@@ -112,57 +118,159 @@ impl Frontmatter {
         if yaml.trim().is_empty() {
             return fm;
         }
-        match serde_yaml::from_str::<Value>(yaml) {
-            Ok(Value::Mapping(map)) => {
-                for (k, v) in map {
-                    let key = match k {
-                        Value::String(s) => s,
-                        other => value_text(&other).unwrap_or_default(),
-                    };
-                    fm.values.insert(key.trim().to_lowercase(), v);
-                }
-            }
+        if yaml.len() > MAX_FRONTMATTER_BYTES {
+            diags.push(Diagnostic::error(
+                path,
+                split.yaml_line,
+                "frontmatter-too-complex",
+                format!(
+                    "frontmatter is {} KB, over the {} KB limit; it was ignored",
+                    yaml.len() / 1024,
+                    MAX_FRONTMATTER_BYTES / 1024
+                ),
+            ));
+            return fm;
+        }
+        match yaml::parse(yaml) {
+            Ok(Value::Map(map)) => fm.set(from_map(map, split.yaml_line), path, diags),
             Ok(Value::Null) => {}
             Ok(other) => {
                 let kind = match other {
-                    Value::Sequence(_) => "a list",
+                    Value::List(_) => "a list",
                     Value::String(_) => "a string",
                     _ => "a single value",
                 };
-                diags.push(Diagnostic::error(
+                diags.push(Diagnostic::warning(
                     path,
                     split.yaml_line,
                     "frontmatter-not-mapping",
                     format!("frontmatter is {kind}, not `key: value` pairs; it was ignored"),
                 ));
             }
-            Err(e) => {
-                let line = e.location().map_or(split.yaml_line, |l| {
-                    split.yaml_line + l.line().saturating_sub(1)
-                });
-                let msg = e.to_string();
-                let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+            Err(e) if e.kind == ErrorKind::TooComplex => {
                 diags.push(Diagnostic::error(
                     path,
+                    split.yaml_line + e.line - 1,
+                    "frontmatter-too-complex",
+                    format!("frontmatter {}; it was ignored", e.message),
+                ));
+            }
+            Err(e) => {
+                // Keep what can be read: the well-formed `key: value` lines, one by one.
+                let recovered = line_by_line(yaml);
+                let mut keys: Vec<String> = yaml.lines().filter_map(key_of_line).collect();
+                keys.sort_unstable();
+                keys.dedup();
+                let keys = keys.len();
+                let all = !recovered.is_empty() && recovered.len() >= keys;
+                let what = if recovered.is_empty() {
+                    "the frontmatter was ignored".to_string()
+                } else if all {
+                    format!(
+                        "all its {} `key: value` lines were read one by one (quote the value to make it valid YAML)",
+                        recovered.len()
+                    )
+                } else {
+                    format!(
+                        "{} of its {keys} `key: value` lines were read one by one",
+                        recovered.len()
+                    )
+                };
+                let recovered = recovered
+                    .into_iter()
+                    .map(|(k, v, i)| (k, v, split.yaml_line + i))
+                    .collect();
+                fm.set(recovered, path, diags);
+                // Nothing lost (`title: Session 0 – Scene 2: Lysa's House`, which Obsidian
+                // shows too): a warning. Lines that could not be read: an error, and a note
+                // being typed keeps its last good version in live canon.
+                let severity = if all {
+                    super::Severity::Warning
+                } else {
+                    super::Severity::Error
+                };
+                let at = |l: usize| split.yaml_line + l - 1;
+                let (line, message) = match e.unclosed {
+                    // The likely cause is an earlier `[` or `{` left open: point at it.
+                    Some((open, c)) => (
+                        at(open),
+                        format!(
+                            "YAML error in frontmatter: the `{c}` on this line is never closed (YAML stopped at line {}, column {}); {what}",
+                            at(e.line),
+                            e.column,
+                        ),
+                    ),
+                    None => (
+                        at(e.line),
+                        format!(
+                            "YAML error in frontmatter at column {}: {}; {what}",
+                            e.column, e.message
+                        ),
+                    ),
+                };
+                diags.push(Diagnostic::new(
+                    path,
                     line,
+                    severity,
                     "yaml-syntax",
-                    format!("YAML error in frontmatter: {msg}; the frontmatter was ignored"),
+                    message,
                 ));
             }
         }
         fm
     }
 
+    /// Keeps one entry per key (the last, as YAML readers do) and warns about the others.
+    fn set(
+        &mut self,
+        mut entries: Vec<(String, Value, usize)>,
+        path: &str,
+        diags: &mut Vec<Diagnostic>,
+    ) {
+        // Stable: a key's repeats stay in document order.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(String, Value, usize)> = Vec::with_capacity(entries.len());
+        let mut first_line = 0;
+        for e in entries {
+            match out.last_mut() {
+                Some(prev) if prev.0 == e.0 => {
+                    diags.push(Diagnostic::warning(
+                        path,
+                        e.2,
+                        "duplicate-key",
+                        format!(
+                            "`{}` is set more than once in frontmatter (first on line {first_line}; keys ignore case); the last value is used",
+                            e.0
+                        ),
+                    ));
+                    *prev = e;
+                }
+                _ => {
+                    first_line = e.2;
+                    out.push(e);
+                }
+            }
+        }
+        self.entries = out;
+    }
+
+    fn find(&self, key: &str) -> Option<&(String, Value, usize)> {
+        self.entries
+            .binary_search_by(|e| e.0.as_str().cmp(key))
+            .ok()
+            .map(|i| &self.entries[i])
+    }
+
     /// The first of `keys` (lower-case synonyms) present, with its value.
     pub fn get(&self, keys: &[&str]) -> Option<(&str, &Value)> {
         keys.iter()
-            .find_map(|k| self.values.get_key_value(*k))
-            .map(|(k, v)| (k.as_str(), v))
+            .find_map(|k| self.find(k))
+            .map(|(k, v, _)| (k.as_str(), v))
     }
 
     /// The file line of a key (the frontmatter's first line when unknown).
     pub fn line_of(&self, key: &str) -> usize {
-        self.lines.get(key).copied().unwrap_or(self.line.max(1))
+        self.find(key).map_or(self.line.max(1), |e| e.2)
     }
 
     /// The first present synonym as text.
@@ -181,23 +289,136 @@ impl Frontmatter {
     /// unless the frontmatter already has the key: frontmatter wins.
     pub fn add_fallback(&mut self, key: &str, value: &str, line: usize) {
         let key = key.trim().to_lowercase();
-        if key.is_empty() || self.values.contains_key(&key) {
+        if key.is_empty() {
             return;
         }
-        self.lines.insert(key.clone(), line);
-        self.values
-            .insert(key, Value::String(value.trim().to_string()));
+        if let Err(i) = self.entries.binary_search_by(|e| e.0.cmp(&key)) {
+            self.entries
+                .insert(i, (key, Value::String(value.trim().to_string()), line));
+        }
     }
 
-    /// All keys and values, keys lower-cased.
+    /// All keys and values, keys lower-cased, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
-        self.values.iter()
+        self.entries.iter().map(|(k, v, _)| (k, v))
     }
 
     /// True when the note has no frontmatter values.
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.entries.is_empty()
     }
+}
+
+/// The 0-based line of byte `at` in `text`.
+fn line_index(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+}
+
+/// The top-level entries of parsed frontmatter: keys as trimmed lower-case text (a key
+/// that is not text, `1:` or `true:`, becomes its text), lines mapped to the file.
+fn from_map(map: Map, first_line: usize) -> Vec<(String, Value, usize)> {
+    map.into_iter()
+        .map(|e| {
+            let key = match e.key {
+                Value::String(s) => s,
+                other => value_text(&other).unwrap_or_default(),
+            };
+            // Most keys are already trimmed lower-case ASCII: keep their allocation.
+            let key = if key.bytes().all(|b| !b.is_ascii_uppercase() && b.is_ascii())
+                && key.trim() == key
+            {
+                key
+            } else {
+                key.trim().to_lowercase()
+            };
+            (key, e.value, first_line + e.line - 1)
+        })
+        .collect()
+}
+
+/// The `key: value` lines of frontmatter that YAML refused, read one by one: a top-level
+/// key and the rest of its line as text (`alignment: None: Any Non-Good`), a whole flow
+/// list (`[a, b]`), or the `- item` lines under a key with no value. A line that cannot be
+/// read alone (an unclosed `[`, a block scalar) is left out.
+fn line_by_line(yaml: &str) -> Vec<(String, Value, usize)> {
+    let mut out: Vec<(String, Value, usize)> = Vec::new();
+    let mut list: Option<(String, Vec<Value>, usize)> = None;
+    let finish = |list: &mut Option<(String, Vec<Value>, usize)>,
+                  out: &mut Vec<(String, Value, usize)>| {
+        if let Some((k, items, line)) = list.take() {
+            // A key with no value and no items is an empty value, read as such.
+            let v = if items.is_empty() {
+                Value::Null
+            } else {
+                Value::List(items)
+            };
+            out.push((k, v, line));
+        }
+    };
+    for (i, line) in yaml.lines().enumerate() {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        if line.starts_with([' ', '\t', '-']) {
+            let item = line.trim_start().strip_prefix("- ");
+            match (list.as_mut(), item) {
+                (Some((_, items, _)), Some(item)) if !item.contains(": ") => {
+                    items.push(Value::String(unquote(item.trim()).to_string()));
+                }
+                _ => list = None,
+            }
+            continue;
+        }
+        finish(&mut list, &mut out);
+        let Some(key) = key_of_line(line) else {
+            continue;
+        };
+        let value = line.split_once(':').map_or("", |(_, v)| v).trim();
+        if value.is_empty() {
+            list = Some((key, Vec::new(), i));
+            continue;
+        }
+        // An embed or a link and words after it are text (`image: ![[x.png]]`,
+        // `location: [[Havenport]] (whisked away)`); other YAML syntax cannot be read alone.
+        let link_first = value.starts_with("[[") || value.starts_with("![[");
+        if !link_first && value.starts_with(['|', '>', '&', '*', '!']) {
+            continue;
+        }
+        let v = if link_first && !value.ends_with("]]") || value.starts_with("![[") {
+            Value::String(value.to_string())
+        } else if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+            if inner.starts_with('[') && inner.ends_with(']') {
+                Value::String(value.to_string()) // an unquoted [[wikilink]]
+            } else {
+                Value::List(
+                    split_commas(inner)
+                        .into_iter()
+                        .map(|i| Value::String(unquote(&i).to_string()))
+                        .collect(),
+                )
+            }
+        } else if value.starts_with(['[', '{']) {
+            continue;
+        } else {
+            Value::String(unquote(value).to_string())
+        };
+        out.push((key, v, i));
+    }
+    finish(&mut list, &mut out);
+    out
+}
+
+fn unquote(s: &str) -> &str {
+    let s = s.trim();
+    for q in ['"', '\''] {
+        if let Some(inner) = s.strip_prefix(q).and_then(|r| r.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    s
 }
 
 fn key_of_line(line: &str) -> Option<String> {
@@ -215,26 +436,26 @@ pub fn value_text(v: &Value) -> Option<String> {
     match v {
         Value::Null => None,
         Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::Int(i) => Some(i.to_string()),
+        Value::Float(f) => Some(yaml::float_text(*f)),
         Value::String(s) => {
             let s = s.trim();
             (!s.is_empty()).then(|| s.to_string())
         }
-        Value::Sequence(seq) => {
+        Value::List(seq) => {
             if let Some(inner) = unquoted_wikilink(v) {
                 return Some(inner);
             }
             let items: Vec<String> = seq.iter().filter_map(value_text).collect();
             (!items.is_empty()).then(|| items.join(", "))
         }
-        Value::Mapping(_) => None,
-        Value::Tagged(t) => value_text(&t.value),
+        Value::Map(_) => None,
     }
 }
 
 fn unquoted_wikilink(v: &Value) -> Option<String> {
-    if let Value::Sequence(outer) = v {
-        if let [Value::Sequence(inner)] = outer.as_slice() {
+    if let Value::List(outer) = v {
+        if let [Value::List(inner)] = outer.as_slice() {
             if let [one] = inner.as_slice() {
                 return value_text(one).map(|s| format!("[[{s}]]"));
             }
@@ -250,7 +471,7 @@ pub fn value_list(v: &Value) -> Vec<String> {
         return vec![link];
     }
     match v {
-        Value::Sequence(seq) => seq.iter().filter_map(item_text).collect(),
+        Value::List(seq) => seq.iter().filter_map(item_text).collect(),
         Value::String(s) => split_commas(s),
         other => value_text(other).into_iter().collect(),
     }
@@ -258,14 +479,16 @@ pub fn value_list(v: &Value) -> Vec<String> {
 
 /// A list item as text; a mapping like `{name: rope, qty: 2}` reads as `rope (qty: 2)`.
 fn item_text(v: &Value) -> Option<String> {
-    let Value::Mapping(m) = v else {
+    let Value::Map(m) = v else {
         return value_text(v);
     };
     let mut name = None;
     let mut rest = Vec::new();
-    for (k, val) in m {
-        let k = value_text(k).unwrap_or_default();
-        let Some(t) = value_text(val) else { continue };
+    for e in m {
+        let k = value_text(&e.key).unwrap_or_default();
+        let Some(t) = value_text(&e.value) else {
+            continue;
+        };
         if name.is_none() && matches!(k.to_lowercase().as_str(), "name" | "item" | "title") {
             name = Some(t);
         } else {
@@ -321,22 +544,29 @@ pub fn split_commas(s: &str) -> Vec<String> {
 pub fn value_int(v: &Value) -> Result<Option<i64>, String> {
     match v {
         Value::Null => Ok(None),
-        Value::Number(n) => n
-            .as_i64()
-            .or_else(|| n.as_f64().map(|f| f.round() as i64))
-            .map(Some)
-            .ok_or_else(|| n.to_string()),
+        Value::Int(i) => Ok(Some(*i)),
+        Value::Float(f) => Ok(Some(f.round() as i64)),
         Value::String(s) => {
             let t = s.trim();
             if t.is_empty() {
                 return Ok(None);
             }
-            let t = t.trim_end_matches(|c: char| c.is_alphabetic() || c == ' ');
-            let t = if t.is_empty() { s.trim() } else { t };
-            t.replace(['_', ','], "")
-                .parse::<i64>()
-                .map(Some)
-                .map_err(|_| s.clone())
+            // A leading number, then a unit or a note: `150 gp`, `12 (natural armor)`,
+            // `32 (5d8 + 10)`, `1,200`.
+            let sign = usize::from(t.starts_with(['-', '+']));
+            let end = t[sign..]
+                .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '_'))
+                .map_or(t.len(), |i| i + sign);
+            let (num, rest) = t.split_at(end);
+            let rest_ok = rest.is_empty()
+                || rest.starts_with([' ', '('])
+                    && !rest.trim_start().starts_with(['/', '-', '+', '*', 'd']);
+            if num.len() > sign && rest_ok {
+                if let Ok(n) = num.replace(['_', ','], "").parse::<i64>() {
+                    return Ok(Some(n));
+                }
+            }
+            Err(s.clone())
         }
         other => Err(value_text(other).unwrap_or_else(|| "a list".into())),
     }
@@ -404,6 +634,43 @@ mod tests {
     }
 
     #[test]
+    fn broken_yaml_keeps_the_lines_that_read_alone() {
+        let (f, d) = fm("name: Breathstealer\nalignment: None: Any Non-Good\nhp: 99\nimage: ![[x.png]]\ntags:\n  - monster\n  - undead\nlist: [a, b]\nlair:\nwhere: [[Havenport]] (whisked away)\nbad: [unclosed\n");
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, "yaml-syntax");
+        assert!(
+            d[0].message.contains("lines were read one by one"),
+            "{}",
+            d[0].message
+        );
+        assert_eq!(
+            f.text(&["alignment"]).as_deref(),
+            Some("None: Any Non-Good")
+        );
+        assert_eq!(f.text(&["hp"]).as_deref(), Some("99"));
+        assert_eq!(f.list(&["tags"]), ["monster", "undead"]);
+        assert_eq!(f.list(&["list"]), ["a", "b"]);
+        assert!(f.get(&["bad"]).is_none());
+    }
+
+    #[test]
+    fn yaml_that_obsidian_users_write_loses_nothing_and_is_a_warning() {
+        let (f, d) = fm("title: Session 0 – Scene 2: Lysa's House (Aftermath)\nalias: [\"Frodo \"Seed\" Baggins\"]\n");
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].severity, crate::vault::Severity::Warning);
+        assert!(
+            d[0].message.contains("all its 2 `key: value` lines"),
+            "{}",
+            d[0].message
+        );
+        assert_eq!(
+            f.text(&["title"]).as_deref(),
+            Some("Session 0 – Scene 2: Lysa's House (Aftermath)")
+        );
+        assert_eq!(f.list(&["alias"]), ["Frodo \"Seed\" Baggins"]);
+    }
+
+    #[test]
     fn yaml_error_points_at_file_line() {
         let (_, d) = fm("a: 1\nb: [unclosed\nc: 2\n");
         assert_eq!(d.len(), 1);
@@ -420,6 +687,74 @@ mod tests {
         assert!(d[0].message.contains(kind));
     }
 
+    #[rstest]
+    #[case(format!("a: {}x{}\n", "[".repeat(40), "]".repeat(40)), 2)]
+    #[case(format!("a: it's\nb: {}\n", "[".repeat(100_000)), 3)]
+    #[case((0..40).map(|i| format!("{}k{i}:\n", " ".repeat(i))).collect::<String>(), 34)]
+    #[case(format!("{}x\n", "- ".repeat(40)), 2)]
+    #[case(format!("a: &a [x]\nb: [{}]\n", "*a, ".repeat(300)), 3)]
+    #[case(format!("a: \"{}\"\n", "x".repeat(MAX_FRONTMATTER_BYTES)), 2)]
+    fn pathological_frontmatter_is_refused(#[case] yaml: String, #[case] line: usize) {
+        let (f, d) = fm(&yaml);
+        assert!(f.is_empty());
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].code, d[0].line), ("frontmatter-too-complex", line));
+        assert!(
+            d[0].message.ends_with("; it was ignored"),
+            "{}",
+            d[0].message
+        );
+    }
+
+    #[test]
+    fn repeated_keys_keep_the_last_value_and_warn() {
+        let (f, d) = fm("hp: 10\nName: Orla\nhp: 12\nname: Orla Vane\n");
+        assert_eq!(f.text(&["hp"]).as_deref(), Some("12"));
+        assert_eq!(f.line_of("hp"), 4);
+        assert_eq!(f.text(&["name"]).as_deref(), Some("Orla Vane"));
+        let got: Vec<_> = d.iter().map(|d| (d.code, d.line, d.severity)).collect();
+        assert_eq!(
+            got,
+            [
+                ("duplicate-key", 4, crate::vault::Severity::Warning),
+                ("duplicate-key", 5, crate::vault::Severity::Warning)
+            ]
+        );
+        assert!(d[0].message.contains("first on line 2"), "{}", d[0].message);
+    }
+
+    #[rstest]
+    #[case("a: yes\n", "yes")]
+    #[case("a: off\n", "off")]
+    #[case("a: ~\n", "")]
+    #[case("a: 007\n", "007")]
+    #[case("a: 0x1F\n", "31")]
+    #[case("a: 1e3\n", "1000.0")]
+    #[case("a: 2024-01-05\n", "2024-01-05")]
+    #[case("a: \"12\"\n", "12")]
+    #[case("a: 'it''s'\n", "it's")]
+    #[case("a: |\n  one\n  two\n", "one\ntwo")]
+    #[case("a: >\n  one\n  two\n", "one two")]
+    #[case("a: True\n", "true")]
+    #[case("a: 99999999999999999999\n", "99999999999999999999")]
+    #[case("a: x # note\n", "x")]
+    #[case("a: x#y\n", "x#y")]
+    #[case("a:\tx\n", "x")]
+    #[case("a: \"caf\\u00e9\"\n", "café")]
+    fn scalars_read_as_gms_expect(#[case] yaml: &str, #[case] want: &str) {
+        let (f, d) = fm(yaml);
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(f.text(&["a"]).unwrap_or_default(), want);
+    }
+
+    #[test]
+    fn non_text_keys_become_their_text() {
+        let (f, d) = fm("1: one\ntrue: yes\n");
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(f.text(&["1"]).as_deref(), Some("one"));
+        assert_eq!(f.text(&["true"]).as_deref(), Some("yes"));
+    }
+
     #[test]
     fn templater_is_flagged() {
         let (_, d) = fm("date: <% tp.date.now() %>\n");
@@ -427,12 +762,20 @@ mod tests {
     }
 
     #[rstest]
-    #[case(serde_yaml::from_str("17").expect("test input"), Ok(Some(17)))]
-    #[case(serde_yaml::from_str("\"17\"").expect("test input"), Ok(Some(17)))]
-    #[case(serde_yaml::from_str("150 gp").expect("test input"), Ok(Some(150)))]
-    #[case(serde_yaml::from_str("ten").expect("test input"), Err("ten".to_string()))]
-    #[case(serde_yaml::from_str("~").expect("test input"), Ok(None))]
-    fn ints(#[case] v: Value, #[case] want: Result<Option<i64>, String>) {
+    #[case("17", Ok(Some(17)))]
+    #[case("\"17\"", Ok(Some(17)))]
+    #[case("150 gp", Ok(Some(150)))]
+    #[case("ten", Err("ten".to_string()))]
+    #[case("12 (natural armor)", Ok(Some(12)))]
+    #[case("32 (5d8 + 10)", Ok(Some(32)))]
+    #[case("\"1,200 gp\"", Ok(Some(1200)))]
+    #[case("\"-3\"", Ok(Some(-3)))]
+    #[case("\"2d6\"", Err("2d6".to_string()))]
+    #[case("\"10 - 2\"", Err("10 - 2".to_string()))]
+    #[case("~", Ok(None))]
+    #[case("7.6", Ok(Some(8)))]
+    fn ints(#[case] text: &str, #[case] want: Result<Option<i64>, String>) {
+        let v = yaml::parse(text).expect("test input");
         assert_eq!(value_int(&v), want);
     }
 
@@ -451,6 +794,34 @@ mod tests {
             let s = split(&text);
             prop_assert_eq!(s.yaml, Some(yaml.as_str()));
             prop_assert_eq!(s.body, body.as_str());
+        }
+
+        #[test]
+        fn problems_point_inside_the_frontmatter(yaml in crate::vault::yaml::tests::frontmatter()) {
+            let (_, d) = fm(&yaml);
+            let last = 1 + yaml.lines().count().max(1);
+            for d in d {
+                prop_assert!((2..=last).contains(&d.line), "{:?}: {:?}", yaml, d);
+            }
+        }
+
+        #[test]
+        fn recovered_values_never_invent_text(yaml in crate::vault::yaml::tests::frontmatter()) {
+            let (f, d) = fm(&yaml);
+            if d.iter().any(|d| d.code == "yaml-syntax") {
+                let lower = yaml.to_lowercase();
+                for (k, v) in f.iter() {
+                    prop_assert!(lower.contains(k.as_str()), "key {:?} in {:?}", k, yaml);
+                    // Each item (a list's text joins its items with `, `).
+                    let texts = match v {
+                        Value::List(_) => value_list(v),
+                        _ => value_text(v).into_iter().collect(),
+                    };
+                    for t in texts {
+                        prop_assert!(yaml.contains(&t), "{:?} in {:?}", t, yaml);
+                    }
+                }
+            }
         }
 
         #[test]

@@ -1,11 +1,12 @@
 //! Wikilinks: parse `[[Note#Heading|Alias]]` forms and resolve them to notes.
 //!
-//! Resolution is deterministic and never guesses: exact path, then file stem, then display
-//! name and aliases (case-insensitive, Unicode NFC), then a slug of the target against file
-//! stems. Two candidates on the same tier make the link ambiguous, which `check` reports.
+//! Resolution is deterministic: exact path, then the end of a path, then file stem, then
+//! display name and aliases (case-insensitive, Unicode NFC), then a slug of the target
+//! against file stems. Several files of the same name are told apart the way Obsidian does
+//! (the linking note's folder, then the shortest path: [`crate::vault::Vault::resolve_from`]);
+//! two notes with the same display name or alias are a real ambiguity, which `check` reports.
 
 use std::collections::HashMap;
-use unicode_normalization::UnicodeNormalization;
 
 /// A parsed link target.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -101,6 +102,16 @@ pub fn as_single_link(value: &str) -> Option<LinkTarget> {
     }
 }
 
+/// The link a value starts with, when it starts with one (`[[Havenport]] (whisked away)`).
+pub fn leading_link(value: &str) -> Option<LinkTarget> {
+    let v = value.trim();
+    find_wikilinks(v)
+        .into_iter()
+        .next()
+        .filter(|l| l.range.start == 0)
+        .map(|l| l.target)
+}
+
 /// Drops one trailing `.md` (any case) from a path or link target.
 pub fn strip_md(s: &str) -> &str {
     match s.len().checked_sub(3) {
@@ -109,34 +120,7 @@ pub fn strip_md(s: &str) -> &str {
     }
 }
 
-/// Normalises a name for lookup: Unicode NFC, lower case, trimmed, inner whitespace folded.
-pub fn norm_key(s: &str) -> String {
-    if s.is_ascii() {
-        // ASCII is already NFC.
-        let s = s.to_ascii_lowercase();
-        return s.split_whitespace().collect::<Vec<_>>().join(" ");
-    }
-    let s: String = s.nfc().collect::<String>().to_lowercase();
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// A slug: lower-case alphanumerics joined by single dashes (`The Gilded Eel` -> `the-gilded-eel`).
-pub fn slug(s: &str) -> String {
-    let mut out = String::new();
-    let mut dash = false;
-    for c in norm_key(s).chars() {
-        if c.is_alphanumeric() {
-            if dash && !out.is_empty() {
-                out.push('-');
-            }
-            dash = false;
-            out.push(c);
-        } else if c != '\'' && c != '’' {
-            dash = true;
-        }
-    }
-    out
-}
+pub use crate::names::{norm_key, slug};
 
 /// The two keys [`LinkIndex::resolve`] looks a target up by: its normalised text (matched
 /// against paths, file stems, display names and aliases) and its slug (matched against the
@@ -167,6 +151,28 @@ pub struct NoteKeys {
     stem: String,
     slug: String,
     names: Vec<String>,
+}
+
+/// The tier a target resolved on, in the order they are tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// The exact vault path (`canon/npcs/ida-marsh`).
+    Path,
+    /// The end of a path (`npcs/ida-marsh`).
+    Suffix,
+    /// The file name (`ida-marsh`, `Ida Marsh`).
+    Stem,
+    /// A display name or alias from the note.
+    Name,
+    /// The slug of a file name (`Ida Marsh` finding `ida-marsh.md`).
+    Slug,
+}
+
+impl Tier {
+    /// Whether the tier matches file names or paths, where Obsidian's own rule breaks ties.
+    pub fn is_file(self) -> bool {
+        !matches!(self, Tier::Name)
+    }
 }
 
 /// What a link resolved to.
@@ -268,35 +274,63 @@ impl LinkIndex {
         }
     }
 
-    /// Resolves a link target or a plain reference (a slug, a name, an alias, a path).
+    /// Resolves a link target or a plain reference (a slug, a name, an alias, a path),
+    /// without the linking note's folder (see [`LinkIndex::resolve_tiered`]).
     pub fn resolve(&self, target: &str) -> Resolution {
+        self.resolve_tiered(target).1
+    }
+
+    /// Resolves a target and says on which tier: the exact vault path, the end of a path
+    /// (`[[Players/Bolt]]`), the file name, a display name or alias, or the slug of a file
+    /// name. Several candidates on a file tier are for the caller to break the way Obsidian
+    /// does ([`crate::vault::Vault::resolve_from`]); on the name tier they are a real
+    /// ambiguity.
+    pub fn resolve_tiered(&self, target: &str) -> (Tier, Resolution) {
         let t = target
             .trim()
             .trim_start_matches("./")
             .trim_start_matches('/');
         let t = strip_md(t);
         if t.is_empty() {
-            return Resolution::NotFound;
+            return (Tier::Path, Resolution::NotFound);
         }
         let key = norm_key(t);
-        let tiers: [(&HashMap<String, Vec<usize>>, String); 4] = [
-            (&self.paths, key.clone()),
-            (&self.stems, key.clone()),
-            (&self.names, key),
-            (&self.slugs, slug(t)),
-        ];
-        for (map, k) in tiers {
-            match map.get(&k).map(Vec::as_slice) {
-                Some([one]) => return Resolution::Found(*one),
-                Some(many) if many.len() > 1 => {
-                    let mut v = many.to_vec();
-                    v.sort_unstable();
-                    return Resolution::Ambiguous(v);
-                }
-                _ => {}
+        let found = |v: &[usize]| match v {
+            [] => Resolution::NotFound,
+            [one] => Resolution::Found(*one),
+            many => {
+                let mut v = many.to_vec();
+                v.sort_unstable();
+                Resolution::Ambiguous(v)
+            }
+        };
+        if let Some(v) = self.paths.get(&key) {
+            return (Tier::Path, found(v));
+        }
+        if key.contains('/') {
+            // A partial path: the notes whose path ends with it.
+            let tail = format!("/{key}");
+            let v: Vec<usize> = self
+                .paths
+                .iter()
+                .filter(|(p, _)| p.ends_with(&tail))
+                .flat_map(|(_, v)| v.iter().copied())
+                .collect();
+            if !v.is_empty() {
+                return (Tier::Suffix, found(&v));
             }
         }
-        Resolution::NotFound
+        let last = key.rsplit('/').next().unwrap_or(&key).to_string();
+        for (tier, map, k) in [
+            (Tier::Stem, &self.stems, last),
+            (Tier::Name, &self.names, key),
+            (Tier::Slug, &self.slugs, slug(t)),
+        ] {
+            if let Some(v) = map.get(&k).filter(|v| !v.is_empty()) {
+                return (tier, found(v));
+            }
+        }
+        (Tier::Path, Resolution::NotFound)
     }
 }
 

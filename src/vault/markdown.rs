@@ -39,6 +39,9 @@ pub struct Block {
     pub callout: Option<String>,
     /// List nesting depth (0 outside lists).
     pub depth: usize,
+    /// False for a block with no words of its own: only links or embeds (a navigation line,
+    /// an image, an index list), ornaments, arrows and separators.
+    pub prose: bool,
 }
 
 /// A heading and the blocks under it. Section 0 is the text before any heading.
@@ -87,6 +90,8 @@ pub struct Body {
     pub tags: Vec<(String, usize)>,
     /// Dataview inline fields.
     pub fields: Vec<InlineField>,
+    /// The YAML of Fantasy Statblocks blocks (```` ```statblock ````), with their file line.
+    pub statblocks: Vec<(String, usize)>,
 }
 
 impl Body {
@@ -112,38 +117,196 @@ impl Body {
         )
     }
 
-    /// The first H1 heading's text.
+    /// The note's title: its first heading when that is an H1 and only link-only lines (an
+    /// image, a navigation line) come before it. A `# Profile` section further down a
+    /// template-made note is not the note's name.
     pub fn title(&self) -> Option<&str> {
-        self.sections
+        let first = self
+            .blocks
             .iter()
-            .find(|s| s.level == 1)
-            .and_then(|s| s.heading.as_deref())
+            .find(|b| matches!(b.kind, BlockKind::Heading(_)) || b.prose)?;
+        (first.kind == BlockKind::Heading(1)).then_some(first.text.as_str())
     }
 
-    /// The first paragraph that is not a heading, list or callout, and not only `#tags`.
+    /// The first paragraph that reads as a summary: not a heading, list or callout, not only
+    /// `#tags`, links or ornaments (navigation lines, embeds), not a navigation line, not
+    /// only Dataview fields.
     pub fn first_paragraph(&self) -> Option<&Block> {
-        self.blocks.iter().find(|b| {
-            b.kind == BlockKind::Paragraph
-                && b.callout.is_none()
-                && !b.text.trim().is_empty()
-                && !is_only_tags(&b.text)
-        })
+        self.blocks
+            .iter()
+            .find(|b| b.kind == BlockKind::Paragraph && b.callout.is_none() && is_summary_text(b))
     }
+
+    /// A summary for a note: [`Body::first_paragraph`], else the first paragraph of a callout
+    /// or Admonition that is not a GM secret, else the first two bullets with words.
+    pub fn summary(&self) -> Option<String> {
+        if let Some(p) = self.first_paragraph() {
+            return Some(p.text.clone());
+        }
+        let callout = self.blocks.iter().find(|b| {
+            b.kind == BlockKind::Paragraph
+                && b.callout.as_deref().is_some_and(|c| !is_secret_callout(c))
+                && is_summary_text(b)
+        });
+        if let Some(c) = callout {
+            return Some(c.text.clone());
+        }
+        // Voice and personality bullets are read as the voice, not the summary.
+        let voice_section = |b: &Block| {
+            self.sections
+                .get(b.section)
+                .and_then(|s| s.heading.as_deref())
+                .is_some_and(|h| {
+                    matches!(
+                        h.trim().to_lowercase().as_str(),
+                        "voice" | "personality" | "mannerisms" | "quotes" | "roleplaying"
+                    )
+                })
+        };
+        let bullets: Vec<&str> = self
+            .blocks
+            .iter()
+            .filter(|b| {
+                b.kind == BlockKind::ListItem
+                    && b.callout.is_none()
+                    && is_summary_text(b)
+                    && !voice_section(b)
+            })
+            .take(2)
+            .map(|b| b.text.as_str())
+            .collect();
+        let mut out = String::new();
+        for b in bullets {
+            if !out.is_empty() {
+                out.push_str(if out.ends_with(['.', '!', '?']) {
+                    " "
+                } else {
+                    "; "
+                });
+            }
+            out.push_str(b.trim());
+        }
+        (!out.is_empty()).then_some(out)
+    }
+}
+
+/// Callout types that hold what the players must not hear.
+pub fn is_secret_callout(kind: &str) -> bool {
+    matches!(
+        kind,
+        "secret" | "gm" | "dm" | "spoiler" | "hidden" | "private" | "danger" | "warning" | "todo"
+    )
+}
+
+/// Whether a block's text can stand as a summary (see [`Body::first_paragraph`]).
+fn is_summary_text(b: &Block) -> bool {
+    b.prose
+        && !b.text.trim().is_empty()
+        && !is_only_tags(&b.text)
+        && !is_navigation(&b.text)
+        && !b
+            .text
+            .lines()
+            .all(|l| l.contains("::") || l.trim().is_empty())
+}
+
+/// A navigation line: only words like previous / next / back, arrows and separators
+/// (`← previous ~ ❦ ~ next →`).
+fn is_navigation(text: &str) -> bool {
+    text.chars().count() < 80
+        && text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .all(|w| {
+                matches!(
+                    w.to_lowercase().as_str(),
+                    "previous"
+                        | "prev"
+                        | "next"
+                        | "back"
+                        | "up"
+                        | "home"
+                        | "index"
+                        | "top"
+                        | "session"
+                        | "chapter"
+                        | "part"
+                ) || w.chars().all(|c| c.is_ascii_digit())
+            })
+}
+
+/// Removes icon shortcodes (`:FasUser:`, `:RiSwordFill:`, `:LiEye:` from the Iconize and
+/// Icon Shortcodes plugins) and tidies the separators left behind (`Quest |  | X` ->
+/// `Quest | X`).
+pub fn strip_icons(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(':') {
+        let after = &rest[i + 1..];
+        let end = after.find(':');
+        let is_icon = end.is_some_and(|e| {
+            let name = &after[..e];
+            name.len() >= 3
+                && name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                && name.chars().all(|c| c.is_ascii_alphanumeric())
+                && name.chars().skip(1).any(|c| c.is_ascii_uppercase())
+        });
+        if let (true, Some(e)) = (is_icon, end) {
+            out.push_str(&rest[..i]);
+            rest = &after[e + 1..];
+        } else {
+            out.push_str(&rest[..=i]);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    if !out.contains('|') {
+        return out;
+    }
+    out.split('|')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 /// True when a text is nothing but inline `#tags` (a line like `#npc #harbour`).
 fn is_only_tags(text: &str) -> bool {
-    text.split_whitespace().all(|w| {
+    let mut tags = 0;
+    let only = text.split_whitespace().enumerate().all(|(i, w)| {
+        // A label first (`Tags:`, `**Tagy:**`) does not make the line prose.
+        if i == 0 && w.ends_with(':') {
+            return true;
+        }
         let mut n = 0;
         scan_tags(w, |_| n += 1);
+        tags += n;
         n == 1 && w.starts_with('#')
-    })
+    });
+    only && tags > 0
+}
+
+/// The byte offset of the first `cc` (two of one ASCII character, like `::` or `%%`):
+/// a byte search for `c` then a look at the next byte, several times faster than a
+/// substring search on the short texts of a note.
+fn find_pair(text: &str, c: char) -> Option<usize> {
+    debug_assert!(c.is_ascii());
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(c) {
+        let at = from + i;
+        if bytes.get(at + 1) == Some(&(c as u8)) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// Replaces `%% comments %%` with spaces (newlines kept) so byte offsets and lines stay put.
 /// An unclosed `%%` comments out the rest of the note, as in Obsidian.
 pub fn blank_comments(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains("%%") {
+    if find_pair(text, '%').is_none() {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
@@ -160,7 +323,7 @@ pub fn blank_comments(text: &str) -> std::borrow::Cow<'_, str> {
             if c == '\n' {
                 out.push('\n');
             } else {
-                out.extend(std::iter::repeat(' ').take(c.len_utf8()));
+                out.extend(std::iter::repeat_n(' ', c.len_utf8()));
             }
         }
         rest = &rest[i + 2 + comment_len + close..];
@@ -198,6 +361,8 @@ struct Open {
     start: usize,
     strong_prefix: Option<String>,
     strong_depth: Option<usize>,
+    /// Letters or digits written outside links (the block's own words).
+    words: bool,
 }
 
 /// Parses a body. `base_offset` is the body's byte offset in the file and `lines` indexes
@@ -230,11 +395,16 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
     let mut row: Option<(Vec<String>, usize)> = None;
 
     let flush = |open: Open, out: &mut Body, depth: usize, callout: &Option<String>| {
-        let text = open.text.trim().to_string();
+        let text = if open.text.contains(':') {
+            strip_icons(open.text.trim())
+        } else {
+            open.text.trim().to_string()
+        };
         if text.is_empty() && !matches!(open.kind, BlockKind::Heading(_)) {
             return;
         }
         let line = line_of(open.start);
+        let prose = open.words || matches!(open.kind, BlockKind::Heading(_));
         if let BlockKind::Heading(level) = open.kind {
             out.sections.push(Section {
                 heading: Some(text.clone()),
@@ -242,8 +412,9 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                 line,
             });
         }
-        for (i, l) in text.lines().enumerate() {
-            if let Some((k, v)) = l.split_once("::") {
+        let has_field = find_pair(&text, ':').is_some();
+        for (i, l) in text.lines().enumerate().filter(|_| has_field) {
+            if let Some((k, v)) = find_pair(l, ':').map(|at| (&l[..at], &l[at + 2..])) {
                 let k = k.trim().trim_start_matches(['-', '*', '[']).trim();
                 if !k.is_empty() && k.len() <= 40 && !k.contains(['`', ':']) {
                     out.fields.push(InlineField {
@@ -262,28 +433,61 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
             strong_prefix: open.strong_prefix,
             callout: callout.clone(),
             depth,
+            prose,
         });
     };
 
+    // The statblock being read: its YAML so far and its line.
+    let mut statblock: Option<(String, usize)> = None;
+    // The Admonition being read: its type, its text and the offset of that text.
+    let mut admonition: Option<(String, String, Option<usize>)> = None;
     for (event, range) in Parser::new_ext(&cleaned, opts).into_offset_iter() {
         if skip_code > 0 {
-            if let Event::End(TagEnd::CodeBlock) = event {
-                skip_code -= 1;
+            match event {
+                Event::End(TagEnd::CodeBlock) => {
+                    skip_code -= 1;
+                    if let Some(sb) = statblock.take() {
+                        out.statblocks.push(sb);
+                    }
+                    if let Some((kind, text, Some(at))) = admonition.take() {
+                        admonition_blocks(&mut out, &kind, &text, base_offset + at, lines);
+                    }
+                }
+                Event::Text(t) => {
+                    if let Some((yaml, _)) = statblock.as_mut() {
+                        yaml.push_str(&t);
+                    }
+                    if let Some((_, text, at)) = admonition.as_mut() {
+                        at.get_or_insert(range.start);
+                        text.push_str(&t);
+                    }
+                }
+                _ => {}
             }
             continue;
         }
         match event {
             Event::Start(Tag::CodeBlock(kind)) => {
-                let _ = matches!(kind, CodeBlockKind::Fenced(_));
+                if let CodeBlockKind::Fenced(lang) = &kind {
+                    let lang = lang.trim().to_lowercase();
+                    if lang == "statblock" || lang.starts_with("statblock ") {
+                        statblock = Some((String::new(), line_of(range.start)));
+                    } else if let Some(kind) = lang.strip_prefix("ad-") {
+                        // The Admonition plugin renders these as callouts: they are content.
+                        let kind = kind.split_whitespace().next().unwrap_or("note").to_string();
+                        admonition = Some((kind, String::new(), None));
+                    }
+                }
                 skip_code += 1;
             }
             Event::Start(Tag::Heading { level, .. }) => {
                 stack.push(Open {
                     kind: BlockKind::Heading(level as u8),
-                    text: String::new(),
+                    text: String::with_capacity(range.len().min(4096)),
                     start: range.start,
                     strong_prefix: None,
                     strong_depth: None,
+                    words: false,
                 });
             }
             Event::Start(Tag::Paragraph) => {
@@ -291,20 +495,22 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                 if !reuse {
                     stack.push(Open {
                         kind: BlockKind::Paragraph,
-                        text: String::new(),
+                        text: String::with_capacity(range.len().min(4096)),
                         start: range.start,
                         strong_prefix: None,
                         strong_depth: None,
+                        words: false,
                     });
                 }
             }
             Event::Start(Tag::Item) => {
                 stack.push(Open {
                     kind: BlockKind::ListItem,
-                    text: String::new(),
+                    text: String::with_capacity(range.len().min(4096)),
                     start: range.start,
                     strong_prefix: None,
                     strong_depth: None,
+                    words: false,
                 });
             }
             Event::Start(Tag::List(_)) => {
@@ -317,6 +523,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                             start: o.start,
                             strong_prefix: o.strong_prefix.take(),
                             strong_depth: None,
+                            words: std::mem::take(&mut o.words),
                         };
                         flush(taken, &mut out, list_depth, &callout);
                     }
@@ -387,6 +594,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                         start,
                         strong_prefix: None,
                         strong_depth: None,
+                        words: true,
                     };
                     flush(open, &mut out, 0, &callout);
                 }
@@ -462,6 +670,13 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                 }
                 if is_text {
                     scan_tags(&t, |tag| out.tags.push((tag, line_of(range.start))));
+                } else if t.starts_with('=') || t.starts_with("$=") {
+                    continue; // an inline Dataview query: its result is not in the file
+                }
+                if let Some(o) = stack.last_mut() {
+                    if !o.words && has_words(&t) {
+                        o.words = true;
+                    }
                 }
                 push_text(&mut stack, &mut row, &t);
             }
@@ -476,6 +691,47 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
         flush(o, &mut out, list_depth, &callout);
     }
     out
+}
+
+/// The blocks of an Admonition (```` ```ad-note ````): its Markdown read like a callout of
+/// that type, its `title:`/`collapse:`/`icon:`/`color:` lines dropped. `at` is the file
+/// offset of its first line.
+fn admonition_blocks(out: &mut Body, kind: &str, text: &str, at: usize, lines: &LineIndex) {
+    let mut content = String::with_capacity(text.len());
+    for l in text.split_inclusive('\n') {
+        let t = l.trim_start().to_lowercase();
+        if ["title:", "collapse:", "icon:", "color:"]
+            .iter()
+            .any(|p| t.starts_with(p))
+        {
+            // Keep the line count: blank it.
+            content.push('\n');
+        } else {
+            content.push_str(l);
+        }
+    }
+    let inner = parse_body(&content, at, lines);
+    let section = out.sections.len() - 1;
+    for mut b in inner.blocks {
+        if matches!(b.kind, BlockKind::Heading(_)) {
+            continue;
+        }
+        b.callout = Some(kind.to_string());
+        b.section = section;
+        out.blocks.push(b);
+    }
+    out.links.extend(inner.links);
+    out.tags.extend(inner.tags);
+}
+
+/// Whether a text holds words of its own, not only icons, ornaments and separators.
+fn has_words(t: &str) -> bool {
+    let stripped = if t.contains(':') {
+        std::borrow::Cow::Owned(strip_icons(t))
+    } else {
+        std::borrow::Cow::Borrowed(t)
+    };
+    stripped.chars().any(char::is_alphanumeric)
 }
 
 fn push_text(stack: &mut [Open], row: &mut Option<(Vec<String>, usize)>, t: &str) {

@@ -3,16 +3,20 @@
 //! One bad note never stops the vault: each note carries its own diagnostics and the rest
 //! load. Parsing runs in parallel; the result is sorted by path so every run is identical.
 
+pub mod boundary;
 pub mod diagnostic;
 pub mod frontmatter;
 pub mod links;
 pub mod markdown;
 pub mod note;
+pub mod scope;
 pub mod walk;
+pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use links::{LinkIndex, Resolution};
 pub use note::Note;
+pub use scope::Scope;
 
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -41,6 +45,8 @@ pub struct Vault {
     pub index: LinkIndex,
     /// Problems found while walking (unreadable files, symlink loops).
     pub walk_diagnostics: Vec<Diagnostic>,
+    /// Which files are notes (template folders are not).
+    pub scope: Scope,
 }
 
 /// Reads one file into a note; an unreadable file becomes a note with a diagnostic.
@@ -78,16 +84,27 @@ pub fn read_note(abs: &Path, rel: &str) -> Note {
         ));
         return n;
     }
+    let modified = f.metadata().and_then(|m| m.modified()).ok();
     let mut bytes = Vec::with_capacity(len as usize + 1);
     match f.read_to_end(&mut bytes) {
-        Ok(_) => Note::parse(rel, &bytes),
+        Ok(_) => {
+            let mut n = Note::parse(rel, &bytes);
+            n.modified = modified;
+            n
+        }
         Err(e) => unreadable(e),
     }
 }
 
 impl Vault {
-    /// Loads every note under `root`.
+    /// Loads every note under `root`, with the template folders its Obsidian settings and
+    /// folder names show ([`Scope::detect`]).
     pub fn load(root: &Path) -> Result<Vault, VaultError> {
+        Self::load_scoped(root, Scope::detect(root, &[]))
+    }
+
+    /// Loads every note under `root` that `scope` counts as a note.
+    pub fn load_scoped(root: &Path, mut scope: Scope) -> Result<Vault, VaultError> {
         let meta = std::fs::metadata(root).map_err(|source| VaultError::NotAFolder {
             path: root.to_path_buf(),
             source,
@@ -98,16 +115,14 @@ impl Vault {
                 source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a file"),
             });
         }
-        let (found, walk_diagnostics) = walk::walk(root);
+        let (found, walk_diagnostics) = walk::walk(root, &mut scope);
         let notes: Vec<Note> = found
             .par_iter()
             .map(|f| read_note(&f.abs, &f.rel))
             .collect();
-        Ok(Self::from_notes(
-            root.to_path_buf(),
-            notes,
-            walk_diagnostics,
-        ))
+        let mut v = Self::from_notes(root.to_path_buf(), notes, walk_diagnostics);
+        v.scope = scope;
+        Ok(v)
     }
 
     /// Builds a vault from already parsed notes (sorted here by path).
@@ -122,6 +137,7 @@ impl Vault {
             notes,
             index: LinkIndex::default(),
             walk_diagnostics,
+            scope: Scope::default(),
         };
         v.reindex();
         v
@@ -141,9 +157,68 @@ impl Vault {
         self.index = index;
     }
 
-    /// Resolves a link target or plain reference to a note.
+    /// Resolves a link target or plain reference to a note, from no note in particular.
     pub fn resolve(&self, target: &str) -> Resolution {
-        self.index.resolve(target)
+        self.resolve_from(target, None)
+    }
+
+    /// Resolves a link written in the note at `from` (a vault path) the way Obsidian does:
+    /// `./` and `../` targets relative to that note's folder (exact path only); otherwise the
+    /// exact vault path, then the end of a path, the file name, a display name or alias, the
+    /// slug of a file name. When several files share the name, the one in the linking note's
+    /// own folder wins, then the shortest path (then the first in path order) — so
+    /// `[[00 Index]]` in every folder resolves as Obsidian shows it. Two notes with the same
+    /// display name or alias stay ambiguous.
+    pub fn resolve_from(&self, target: &str, from: Option<&str>) -> Resolution {
+        let t = target.trim();
+        if t.starts_with("./") || t.starts_with("../") {
+            let Some(from) = from else {
+                return Resolution::NotFound;
+            };
+            let mut parts: Vec<&str> = from.split('/').collect();
+            parts.pop(); // the note's own file name
+            for seg in t.split('/') {
+                match seg {
+                    "." | "" => {}
+                    ".." => {
+                        if parts.pop().is_none() {
+                            return Resolution::NotFound; // above the vault
+                        }
+                    }
+                    s => parts.push(s),
+                }
+            }
+            return match self.index.resolve_tiered(&parts.join("/")) {
+                (links::Tier::Path, r) => r,
+                _ => Resolution::NotFound,
+            };
+        }
+        match self.index.resolve_tiered(t) {
+            (tier, Resolution::Ambiguous(c)) if tier.is_file() => {
+                Resolution::Found(self.obsidian_pick(&c, from))
+            }
+            (_, r) => r,
+        }
+    }
+
+    /// Obsidian's tie-break among files of the same name: the linking note's folder, then
+    /// the shortest path, then path order. It is the minimum of one order, so any subset
+    /// holding the winner picks the same winner (incremental reloads rely on that).
+    fn obsidian_pick(&self, candidates: &[usize], from: Option<&str>) -> usize {
+        let folder = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+        let here = from.map(folder);
+        candidates
+            .iter()
+            .copied()
+            .min_by_key(|&i| {
+                let p = &self.notes[i].path;
+                (
+                    here.as_deref() != Some(folder(p).as_str()),
+                    p.len(),
+                    p.clone(),
+                )
+            })
+            .unwrap_or(candidates[0])
     }
 
     /// The index of the note at a vault-relative path.
@@ -153,34 +228,67 @@ impl Vault {
             .ok()
     }
 
-    /// Every diagnostic from walking and parsing, plus unresolved and ambiguous links.
+    /// Every diagnostic from walking and parsing, plus unresolved and ambiguous links. Body
+    /// links to notes that do not exist yet — which Obsidian shows as notes to create, and
+    /// real vaults hold by the hundred — are one info line per name, not one per link.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = self.walk_diagnostics.clone();
-        for i in 0..self.notes.len() {
+        // key -> (first path, first line, target as written, links, notes)
+        let mut uncreated: std::collections::BTreeMap<
+            String,
+            (String, usize, String, usize, usize),
+        > = std::collections::BTreeMap::new();
+        for (i, n) in self.notes.iter().enumerate() {
             out.extend(self.note_diagnostics(i));
+            let mut seen_here = std::collections::HashSet::new();
+            for l in n.links.iter().filter(|l| l.key.is_none()) {
+                if !is_checked_link(&l.target.note)
+                    || self.resolve_from(&l.target.note, Some(&n.path)) != Resolution::NotFound
+                {
+                    continue;
+                }
+                let key = links::norm_key(&l.target.note);
+                let e = uncreated
+                    .entry(key.clone())
+                    .or_insert_with(|| (n.path.clone(), l.line, l.target.note.clone(), 0, 0));
+                e.3 += 1;
+                if seen_here.insert(key) {
+                    e.4 += 1;
+                }
+            }
+        }
+        for (_, (path, line, target, links, notes)) in uncreated {
+            let count = match (links, notes) {
+                (1, _) => String::new(),
+                (l, 1) => format!(" ({l} links here)"),
+                (l, n) => format!(" ({l} links in {n} notes)"),
+            };
+            out.push(Diagnostic::new(
+                &path,
+                line,
+                Severity::Info,
+                "unresolved-link",
+                format!("[[{target}]] matches no note in the vault{count}; Obsidian shows it as a note not created yet"),
+            ));
         }
         out
     }
 
-    /// The diagnostics of one note (by index): its parse problems, then its unresolved and
-    /// ambiguous links.
+    /// The diagnostics of one note (by index): its parse problems, then its ambiguous links
+    /// and the frontmatter links that resolve to nothing (a body link to a note not created
+    /// yet is reported once per name by [`Vault::diagnostics`]).
     pub fn note_diagnostics(&self, i: usize) -> Vec<Diagnostic> {
         let Some(n) = self.notes.get(i) else {
             return Vec::new();
         };
         let mut out = n.diagnostics.clone();
         for l in &n.links {
-            if l.embed && has_non_md_extension(&l.target.note) {
+            if !is_checked_link(&l.target.note) {
                 continue;
             }
-            if l.target.note.is_empty() {
-                continue; // a link to a heading in the same note
-            }
-            if l.target.note.contains("://") {
-                continue;
-            }
-            match self.resolve(&l.target.note) {
+            match self.resolve_from(&l.target.note, Some(&n.path)) {
                 Resolution::Found(_) => {}
+                Resolution::NotFound if l.key.is_none() => {}
                 Resolution::NotFound => out.push(Diagnostic::warning(
                     &n.path,
                     l.line,
@@ -192,13 +300,19 @@ impl Vault {
                     l.line,
                     "ambiguous-link",
                     format!(
-                        "[[{}]] matches {} notes: {}; use the path, e.g. [[{}]]",
+                        "[[{}]] matches {} notes: {}{}; use the path, e.g. [[{}]]",
                         l.target.note,
                         c.len(),
                         c.iter()
+                            .take(5)
                             .map(|&i| self.notes[i].path.as_str())
                             .collect::<Vec<_>>()
                             .join(", "),
+                        if c.len() > 5 {
+                            format!(" and {} more", c.len() - 5)
+                        } else {
+                            String::new()
+                        },
                         links::strip_md(&self.notes[c[0]].path)
                     ),
                 )),
@@ -265,6 +379,12 @@ impl Vault {
         self.notes.sort_by(|a, b| a.path.cmp(&b.path));
         self.reindex();
     }
+}
+
+/// Whether a link target names a note `check` should find: not a heading in the same note,
+/// not a URL, not an attachment (`[[map.png]]`, `![[song.mp3]]`).
+fn is_checked_link(target: &str) -> bool {
+    !target.is_empty() && !target.contains("://") && !has_non_md_extension(target)
 }
 
 fn has_non_md_extension(target: &str) -> bool {

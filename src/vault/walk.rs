@@ -1,10 +1,12 @@
-//! Walking a vault: which files are notes.
+//! Walking a vault: finding its notes.
 //!
-//! Skips hidden folders (`.obsidian/`, `.trash/`, `.vaultdm/`, `.git/`), non-Markdown
-//! files and the root `sessions/` folder, where vaultdm writes transcripts. Symlinks are
-//! followed only when they stay inside the vault; loops and escapes are diagnostics.
+//! Which files are notes is [`super::scope`]'s rule (the watcher and the poller use the
+//! same): the walk does not enter skipped folders (hidden ones, the root `sessions/`) or
+//! template folders, and keeps the files [`Scope::is_note`] accepts. Symlinks are followed
+//! only when they stay inside the vault; loops and escapes are diagnostics.
 
 use super::diagnostic::Diagnostic;
+use super::scope::{is_skipped_folder, leads_outside, Scope};
 use std::path::{Path, PathBuf};
 
 /// A Markdown file found in the vault.
@@ -26,34 +28,20 @@ pub fn rel_path(root: &Path, abs: &Path) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
-/// True when a vault-relative path is never canon: hidden segments, the root `sessions/`
-/// folder, and anything that is not a `.md` file.
-pub fn is_ignored(rel: &str) -> bool {
-    let mut segs = rel.split('/');
-    let first = segs.clone().next().unwrap_or("");
-    if first == "sessions" {
-        return true;
-    }
-    if segs.any(|s| s.starts_with('.') || s.ends_with('~')) {
-        return true;
-    }
-    !rel.to_ascii_lowercase().ends_with(".md")
-}
-
-/// Walks the vault, returning its notes (sorted by path) and walk problems.
-pub fn walk(root: &Path) -> (Vec<Found>, Vec<Diagnostic>) {
-    walk_under(root, root)
+/// Walks the vault, returning its notes (sorted by path) and walk problems. Template
+/// folders ([`Scope`]) are not entered; one info diagnostic names each.
+pub fn walk(root: &Path, scope: &mut Scope) -> (Vec<Found>, Vec<Diagnostic>) {
+    walk_under(root, root, scope)
 }
 
 /// Walks one folder of the vault (`dir`, inside `root`) with the same rules as [`walk`]:
 /// used when a folder appears or moves while watching.
-pub fn walk_under(root: &Path, dir: &Path) -> (Vec<Found>, Vec<Diagnostic>) {
+pub fn walk_under(root: &Path, dir: &Path, scope: &mut Scope) -> (Vec<Found>, Vec<Diagnostic>) {
     let mut found = Vec::new();
     let mut diags = Vec::new();
     let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut escaped: Vec<Diagnostic> = Vec::new();
-    // Depth of `dir` below the root, so the root `sessions/` rule holds from any start.
-    let base = dir.strip_prefix(root).map_or(0, |r| r.components().count());
+    let mut templates: Vec<String> = Vec::new();
     let it = walkdir::WalkDir::new(dir)
         .follow_links(true)
         .sort_by_file_name()
@@ -62,11 +50,15 @@ pub fn walk_under(root: &Path, dir: &Path) -> (Vec<Found>, Vec<Diagnostic>) {
             if e.depth() == 0 {
                 return true;
             }
-            let name = e.file_name().to_string_lossy();
-            let depth = base + e.depth();
-            if name.starts_with('.') || (depth == 1 && e.file_type().is_dir() && name == "sessions")
-            {
-                return false;
+            if let Some(rel) = rel_path(root, e.path()) {
+                // Hidden and backup entries, the root `sessions/`: not even looked at.
+                if is_skipped_folder(&rel) {
+                    return false;
+                }
+                if e.file_type().is_dir() && scope.is_template(&format!("{rel}/x.md")) {
+                    templates.push(rel);
+                    return false;
+                }
             }
             if e.path_is_symlink() {
                 if let Some(d) = escape_check(root, &canon_root, e.path()) {
@@ -99,7 +91,7 @@ pub fn walk_under(root: &Path, dir: &Path) -> (Vec<Found>, Vec<Diagnostic>) {
         let Some(rel) = rel_path(root, entry.path()) else {
             continue;
         };
-        if is_ignored(&rel) {
+        if !scope.is_note(&rel) {
             continue;
         }
         found.push(Found {
@@ -108,12 +100,26 @@ pub fn walk_under(root: &Path, dir: &Path) -> (Vec<Found>, Vec<Diagnostic>) {
         });
     }
     diags.extend(escaped);
+    for rel in templates {
+        scope.note_named_template(&rel);
+        let why = scope
+            .template_folders
+            .iter()
+            .find(|t| t.path.eq_ignore_ascii_case(&rel))
+            .map_or("its name", |t| t.why);
+        diags.push(Diagnostic::new(
+            &rel,
+            0,
+            super::Severity::Info,
+            "templates",
+            format!("a template folder (from {why}): its notes are templates, not canon"),
+        ));
+    }
     (found, diags)
 }
 
 fn escape_check(root: &Path, canon_root: &Path, p: &Path) -> Option<Diagnostic> {
-    let real = p.canonicalize().ok()?;
-    (!real.starts_with(canon_root)).then(|| {
+    leads_outside(canon_root, p).then(|| {
         Diagnostic::new(
             &rel_path(root, p).unwrap_or_default(),
             0,
@@ -122,23 +128,4 @@ fn escape_check(root: &Path, canon_root: &Path, p: &Path) -> Option<Diagnostic> 
             "symlink points outside the vault; not followed",
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rstest::rstest;
-
-    #[rstest]
-    #[case("canon/npcs/a.md", false)]
-    #[case("heist/sessions/s1.md", false)]
-    #[case("sessions/2026.md", true)]
-    #[case(".obsidian/x.md", true)]
-    #[case("notes/.trash/x.md", true)]
-    #[case("notes/x.txt", true)]
-    #[case("notes/X.MD", false)]
-    #[case("notes/x.md~", true)]
-    fn ignores(#[case] rel: &str, #[case] ignored: bool) {
-        assert_eq!(is_ignored(rel), ignored);
-    }
 }

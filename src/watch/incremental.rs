@@ -20,8 +20,8 @@
 //! logic is duplicated here; the `incremental_matches_full_build` tests compare the result
 //! with a full build after every kind of edit.
 
-use crate::canon::kind::classify;
-use crate::canon::{build, Built, NoteKind, OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
+use crate::canon::kind::kind_of;
+use crate::canon::{build, Built, CanonFiles, NoteKind, OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
 use crate::config::Config;
 use crate::vault::frontmatter::{value_list, value_text};
 use crate::vault::links::{find_wikilinks, lookup_keys, norm_key, note_keys};
@@ -92,15 +92,6 @@ fn name_keys(note: &Note) -> Vec<u64> {
     v
 }
 
-/// The kind `build` gives a note.
-fn kind_of(note: &Note, config: &Config) -> NoteKind {
-    if note.path == OPEN_THREADS || note.path == TIMELINE {
-        NoteKind::Lore
-    } else {
-        classify(note, &config.folders)
-    }
-}
-
 /// What each note may refer to and be called, kept current across reloads.
 #[derive(Debug, Default)]
 pub(crate) struct Deps {
@@ -154,12 +145,15 @@ impl Deps {
 
 /// Puts changed notes into the vault and brings canon up to date: incrementally for a few
 /// notes, with a full `build` for many (or when `full` is asked, e.g. settings changed).
+/// `files` are canon's other inputs as the reload read them (the temporal index).
 /// Returns the notes whose entities may have changed (rebuilt or removed), or `None` after
 /// a full build.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn update(
     vault: &mut Vault,
     built: &mut Built,
     config: &Config,
+    files: &CanonFiles,
     deps: &mut Deps,
     upserts: Vec<Note>,
     removals: &[String],
@@ -203,7 +197,7 @@ pub(crate) fn update(
         || built.kinds.len() != vault.notes.len()
     {
         vault.update_notes(upserts, removals);
-        *built = build(vault, config);
+        *built = build(vault, config, files);
         return None;
     }
 
@@ -265,8 +259,14 @@ pub(crate) fn update(
             rebuilt.insert(p.to_string());
         }
     }
+    // Campaign-wide notes: party notes (their members are body links) and timelines.
+    for (i, k) in built.kinds.iter().enumerate() {
+        if matches!(k, NoteKind::Party | NoteKind::Timeline) {
+            rebuilt.insert(vault.notes[i].path.clone());
+        }
+    }
     if rebuilt.len() > MAX_REBUILT {
-        *built = build(vault, config);
+        *built = build(vault, config, files);
         return None;
     }
 
@@ -278,13 +278,19 @@ pub(crate) fn update(
         };
         small.insert(i);
         for t in ref_targets(&vault.notes[i]) {
-            match vault.resolve(&t) {
+            match vault.resolve_from(&t, Some(&vault.notes[i].path)) {
                 Resolution::Found(j) => {
                     small.insert(j);
                 }
                 Resolution::Ambiguous(c) => small.extend(c),
                 Resolution::NotFound => {}
             }
+        }
+    }
+    // Party notes resolve their members among the PC notes: all of them are in `S`.
+    for (i, k) in built.kinds.iter().enumerate() {
+        if *k == NoteKind::Pc {
+            small.insert(i);
         }
     }
     // Whether the campaign has any thread decides the `no-threads` diagnostic.
@@ -295,8 +301,12 @@ pub(crate) fn update(
     }
     let notes: Vec<Note> = small.iter().map(|&i| vault.notes[i].clone()).collect();
     let mini = Vault::from_notes(vault.root.clone(), notes, Vec::new());
-    let part = build(&mini, config);
+    let part = build(&mini, config, files);
     splice(built, part, &rebuilt, removals);
+    // The campaign-wide pass, over the whole spliced campaign.
+    built.diagnostics.retain(|d| d.code != "no-location");
+    let settled = crate::canon::build::settle(&mut built.campaign, vault, config);
+    built.diagnostics.extend(settled);
     rebuilt.extend(removals.iter().cloned());
     Some(rebuilt)
 }
@@ -341,6 +351,8 @@ fn splice(built: &mut Built, part: Built, rebuilt: &BTreeSet<String>, removed: &
     replace_sorted(&mut c.npcs, p.npcs, &gone, rebuilt, |e| &e.id);
     replace_sorted(&mut c.locations, p.locations, &gone, rebuilt, |e| &e.id);
     replace_sorted(&mut c.lore, p.lore, &gone, rebuilt, |e| &e.id);
+    replace_sorted(&mut c.sessions, p.sessions, &gone, rebuilt, |e| &e.id);
+    replace_sorted(&mut c.parties, p.parties, &gone, rebuilt, |e| &e.id);
     replace_sorted(&mut c.threads, p.threads, &gone, rebuilt, |e| {
         &e.source.path
     });
@@ -388,16 +400,19 @@ mod tests {
     fn check(files: &[(&str, &str)], upserts: &[(&str, &str)], removals: &[&str]) {
         let config = Config::default();
         let mut v = vault(files);
-        let mut built = build(&v, &config);
+        let files = CanonFiles::default();
+        let mut built = build(&v, &config, &files);
         let mut deps = Deps::new(&v);
         let ups = upserts
             .iter()
             .map(|(p, t)| Note::parse(p, t.as_bytes()))
             .collect();
         let rem: Vec<String> = removals.iter().map(|s| s.to_string()).collect();
-        let touched = update(&mut v, &mut built, &config, &mut deps, ups, &rem, false);
+        let touched = update(
+            &mut v, &mut built, &config, &files, &mut deps, ups, &rem, false,
+        );
         assert!(touched.is_some(), "took the incremental path");
-        let full = build(&v, &config);
+        let full = build(&v, &config, &files);
         assert_eq!(built.campaign, full.campaign);
         assert_eq!(built.kinds, full.kinds);
         assert_eq!(sorted(built.diagnostics), sorted(full.diagnostics));

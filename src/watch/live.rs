@@ -1,14 +1,17 @@
 //! [`Live`]: canon that stays current as files change, one incremental reload at a time.
 
-use super::filter::is_noise;
 use super::incremental::{update, Deps};
 use super::WatchError;
 use crate::canon::diff::{diff_notes, diff_with_renames};
-use crate::canon::{Campaign, Change, Loaded, TEMPORAL_INDEX};
+use crate::canon::{Campaign, CanonFiles, Change, Loaded, TEMPORAL_INDEX};
+use crate::config::ContextConfig;
 use crate::config::{Config, CONFIG_FILE};
-use crate::context::{Engine, Matcher, Templates};
+use crate::context::setup::{checked_templates, WhenBroken};
+use crate::context::{load_templates, Engine, Matcher, Templates};
+use crate::vault::boundary::FileId;
 use crate::vault::note::{hash_bytes, MAX_NOTE_BYTES};
-use crate::vault::{read_note, walk, Diagnostic, Note, Severity};
+use crate::vault::scope::{is_markdown, is_noise, leads_outside};
+use crate::vault::{read_note, walk, Diagnostic, Note, Scope, Severity};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -36,6 +39,32 @@ pub struct Reload {
     pub elapsed: Duration,
     /// True for a full re-read ([`Live::reload_now`], or after the watcher lost events).
     pub full: bool,
+    /// The vault's templates changed and the engine uses the new ones (a broken template
+    /// is a diagnostic instead, and the last good templates stay).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub templates: bool,
+    /// `[context]` settings of `vaultdm.toml` that changed, one `name old -> new` each: the
+    /// next context uses them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<String>,
+}
+
+/// The `[context]` settings that differ, one `name old -> new` each.
+fn context_changes(old: &ContextConfig, new: &ContextConfig) -> Vec<String> {
+    [
+        ("npc_cap", old.npc_cap, new.npc_cap),
+        ("budget", old.budget, new.budget),
+        ("recent_events", old.recent_events, new.recent_events),
+        (
+            "full_context_after_changes",
+            old.full_context_after_changes,
+            new.full_context_after_changes,
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, a, b)| a != b)
+    .map(|(name, a, b)| format!("{name} {a} -> {b}"))
+    .collect()
 }
 
 fn as_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -46,6 +75,22 @@ impl Reload {
     /// True when nothing changed: no file's bytes, no setting (e.g. a file was only touched).
     pub fn is_empty(&self) -> bool {
         self.files == 0 && !self.full && self.diagnostics.is_empty()
+    }
+
+    /// What changed besides canon, one line each for the GM: new templates, new
+    /// `[context]` settings.
+    pub fn settings_notices(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.templates {
+            out.push("templates reloaded: the next message uses them".to_string());
+        }
+        if !self.context.is_empty() {
+            out.push(format!(
+                "[context] settings changed in {CONFIG_FILE} ({}): the next message uses them",
+                self.context.join(", ")
+            ));
+        }
+        out
     }
 
     /// `canon reloaded (3 files, 4 ms)`.
@@ -81,6 +126,9 @@ impl fmt::Display for Reload {
                 }
             }
         }
+        for n in self.settings_notices() {
+            write!(f, "\n  {n}")?;
+        }
         for d in &self.diagnostics {
             write!(f, "\n  {d}")?;
         }
@@ -110,6 +158,18 @@ enum Read {
     Parsed(Box<Note>),
 }
 
+/// The notes one reload puts into canon.
+struct Edit {
+    /// New and changed notes (last good versions for those that stopped parsing).
+    effective: Vec<Note>,
+    /// Notes that left the vault.
+    gone: Vec<String>,
+    /// Moved notes, `(old path, new path)`.
+    renames: Vec<(String, String)>,
+    /// Rebuild canon whole (a full reload, or settings changed).
+    full: bool,
+}
+
 /// Canon kept current while the vault changes: the notes, `vaultdm.toml`, the typed campaign,
 /// the context [`Engine`], and for each note that stopped parsing its last good version.
 ///
@@ -127,9 +187,10 @@ pub struct Live {
     deps: Deps,
     templates: Arc<Templates>,
     template_diagnostics: Vec<Diagnostic>,
-    temporal_hash: Option<u64>,
     /// Notes whose canon is a last good version (the file on disk does not parse).
     stale: HashSet<String>,
+    /// The vault folder's identity when loaded (to notice it moving away).
+    root_id: Option<FileId>,
 }
 
 impl fmt::Debug for Live {
@@ -140,16 +201,6 @@ impl fmt::Debug for Live {
             .field("stale", &self.stale)
             .finish_non_exhaustive()
     }
-}
-
-fn templates_dir(root: &Path, config: &Config) -> Option<PathBuf> {
-    config.templates.as_ref().map(|t| root.join(t))
-}
-
-fn temporal_hash(root: &Path) -> Option<u64> {
-    std::fs::read(root.join(TEMPORAL_INDEX))
-        .ok()
-        .map(|b| hash_bytes(&b))
 }
 
 /// `/`-joined vault-relative form of a relative path (`.` and empty parts dropped).
@@ -180,14 +231,15 @@ fn repath(mut note: Note, path: &str) -> Note {
     note
 }
 
-/// True when the campaign's names, aliases, ids and order are the same, so the mention
-/// matcher built for `a` serves `b` unchanged.
+/// True when the campaign's names, aliases, ids (paths: `[[links]]` resolve by them) and
+/// order are the same, so the mention matcher built for `a` serves `b` unchanged.
 fn same_names(a: &Campaign, b: &Campaign) -> bool {
     a.pcs.len() == b.pcs.len()
         && a.npcs.len() == b.npcs.len()
         && a.locations.len() == b.locations.len()
         && a.threads.len() == b.threads.len()
         && a.lore.len() == b.lore.len()
+        && a.sessions.len() == b.sessions.len()
         && a.pcs.iter().zip(&b.pcs).all(|(x, y)| {
             x.id == y.id && x.name == y.name && x.aliases == y.aliases && x.inventory == y.inventory
         })
@@ -202,11 +254,15 @@ fn same_names(a: &Campaign, b: &Campaign) -> bool {
         && a.threads
             .iter()
             .zip(&b.threads)
-            .all(|(x, y)| x.title == y.title && x.aliases == y.aliases)
+            .all(|(x, y)| x.id == y.id && x.title == y.title && x.aliases == y.aliases)
         && a.lore
             .iter()
             .zip(&b.lore)
             .all(|(x, y)| x.id == y.id && x.name == y.name && x.aliases == y.aliases)
+        && a.sessions
+            .iter()
+            .zip(&b.sessions)
+            .all(|(x, y)| x.id == y.id && x.name == y.name)
 }
 
 /// An engine with an empty campaign, held for the moment the real one is being updated.
@@ -253,12 +309,17 @@ fn sync(dst: &mut Campaign, src: &Campaign, notes: Option<&BTreeSet<String>>) {
             }
         }
     }
-    some(&mut dst.pcs, &src.pcs, notes, |e| &e.id);
+    // PCs: the campaign-wide pass may move any PC in or out of the party in play, and
+    // there are few of them.
+    all(&mut dst.pcs, &src.pcs);
     some(&mut dst.npcs, &src.npcs, notes, |e| &e.id);
     some(&mut dst.locations, &src.locations, notes, |e| &e.id);
     some(&mut dst.lore, &src.lore, notes, |e| &e.id);
+    some(&mut dst.sessions, &src.sessions, notes, |e| &e.id);
     all(&mut dst.threads, &src.threads);
     all(&mut dst.events, &src.events);
+    all(&mut dst.parties, &src.parties);
+    dst.active_party.clone_from(&src.active_party);
     dst.name.clone_from(&src.name);
     dst.setting.clone_from(&src.setting);
     dst.day = src.day;
@@ -276,7 +337,7 @@ impl Live {
     /// Makes live canon from a vault already loaded (its root is the vault folder).
     pub fn from_loaded(loaded: Loaded) -> Result<Live, WatchError> {
         let root = loaded.vault.root.clone();
-        let templates = Templates::load(templates_dir(&root, &loaded.config).as_deref())
+        let templates = load_templates(&root, &loaded.config)
             .map_err(|source| WatchError::Templates { source })?;
         let templates = Arc::new(templates);
         let matcher = Arc::new(Matcher::new(&loaded.built.campaign));
@@ -287,10 +348,10 @@ impl Live {
             Arc::clone(&templates),
         );
         let deps = Deps::new(&loaded.vault);
+        let root_id = FileId::of_path(&root);
         // Notes that load broken have no last good version yet.
         Ok(Live {
             canon_root: root.canonicalize().unwrap_or_else(|_| root.clone()),
-            temporal_hash: temporal_hash(&root),
             root,
             loaded,
             engine,
@@ -300,6 +361,7 @@ impl Live {
             templates,
             template_diagnostics: Vec::new(),
             stale: HashSet::new(),
+            root_id,
         })
     }
 
@@ -365,7 +427,10 @@ impl Live {
     }
 
     fn full(&mut self, start: Instant) -> Reload {
-        let (found, walk_diagnostics) = walk::walk(&self.root);
+        let (config, _) = Config::load(&self.root);
+        let mut scope = Scope::detect(&self.root, &config.folders.templates);
+        let (found, walk_diagnostics) = walk::walk(&self.root, &mut scope);
+        self.loaded.vault.scope = scope;
         let mut plan = Plan {
             notes: found.into_iter().map(|f| f.rel).collect(),
             config: true,
@@ -426,13 +491,14 @@ impl Live {
                 return;
             }
         }
-        if rel.to_ascii_lowercase().ends_with(".md") {
+        if is_markdown(&rel) {
             plan.notes.insert(rel.clone());
         }
         // A folder: created or moved here (walk it), or gone (its notes leave canon).
         let abs = self.root.join(&rel);
         if abs.is_dir() {
-            let (found, _) = walk::walk_under(&self.root, &abs);
+            let mut scope = self.loaded.vault.scope.clone();
+            let (found, _) = walk::walk_under(&self.root, &abs, &mut scope);
             plan.notes.extend(found.into_iter().map(|f| f.rel));
         }
         plan.notes
@@ -440,7 +506,7 @@ impl Live {
     }
 
     fn read(&self, rel: &str) -> Read {
-        if walk::is_ignored(rel) {
+        if !self.loaded.vault.scope.is_note(rel) {
             return Read::Skip;
         }
         let abs = self.root.join(rel);
@@ -448,11 +514,7 @@ impl Live {
             Ok(m) if m.is_file() => m,
             _ => return Read::Gone(rel.to_string()),
         };
-        if std::fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_symlink())
-            && !abs
-                .canonicalize()
-                .is_ok_and(|real| real.starts_with(&self.canon_root))
-        {
+        if leads_outside(&self.canon_root, &abs) {
             return Read::Gone(rel.to_string()); // the walk does not follow it either
         }
         let current = self
@@ -468,7 +530,9 @@ impl Live {
                 if current.is_some_and(|n| n.content_hash == hash_bytes(&bytes)) {
                     Read::Unchanged
                 } else {
-                    Read::Parsed(Box::new(Note::parse(rel, &bytes)))
+                    let mut n = Note::parse(rel, &bytes);
+                    n.modified = meta.modified().ok();
+                    Read::Parsed(Box::new(n))
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Read::Gone(rel.to_string()),
@@ -476,15 +540,140 @@ impl Live {
         }
     }
 
-    fn run(&mut self, plan: Plan, start: Instant) -> Reload {
+    /// Re-reads `vaultdm.toml` and canon's other files as the plan asks. Returns whether the
+    /// settings changed (canon is then rebuilt whole) and whether the templates are due to
+    /// be read again.
+    fn settings(
+        &mut self,
+        plan: &Plan,
+        reload: &mut Reload,
+        extra_diags: &mut Vec<Diagnostic>,
+    ) -> (bool, bool) {
+        let mut templates = plan.templates;
+        let mut config_changed = false;
+        if plan.config {
+            let (config, diags) = Config::load(&self.root);
+            if config != self.loaded.config || diags != self.loaded.config_diagnostics {
+                config_changed = config != self.loaded.config;
+                templates |= config.templates != self.loaded.config.templates;
+                reload.context = context_changes(&self.loaded.config.context, &config.context);
+                extra_diags.extend(diags.iter().cloned());
+                self.loaded.config = config;
+                self.loaded.config_diagnostics = diags;
+                reload.files += 1;
+                reload.paths.push(CONFIG_FILE.to_string());
+            }
+        }
+        // Canon's other inputs are read here, never by `build`: re-read on every reload, as
+        // cheap as a stat, so canon never keeps an old day or time.
+        let files = CanonFiles::read(&self.root);
+        if plan.temporal && files.temporal != self.loaded.files.temporal {
+            reload.files += 1;
+            reload.paths.push(TEMPORAL_INDEX.to_string());
+        }
+        self.loaded.files = files;
+        if templates && !plan.full {
+            reload.files += 1;
+        }
+        (config_changed, templates)
+    }
+
+    /// Reads the vault's templates again and tries them on the current canon. Templates
+    /// that load and render replace the ones in use ([`Reload::templates`] when they
+    /// differ); a broken one keeps the last good templates, with a diagnostic at its file
+    /// and line saying so.
+    fn reload_templates(&mut self, reload: &mut Reload, extra_diags: &mut Vec<Diagnostic>) {
+        let checked = checked_templates(
+            &self.root,
+            &self.loaded.config,
+            &self.loaded.built.campaign,
+            WhenBroken::KeepPrevious,
+        );
+        match checked {
+            Ok(t) => {
+                reload.templates = t.fingerprint() != self.templates.fingerprint();
+                self.templates = t;
+                if !std::mem::take(&mut self.template_diagnostics).is_empty() {
+                    let at = self.loaded.config.templates.clone().unwrap_or_default();
+                    extra_diags.push(Diagnostic::new(
+                        &at,
+                        0,
+                        Severity::Info,
+                        "template-fixed",
+                        "the templates load again; the next context uses them",
+                    ));
+                }
+            }
+            Err(diags) => {
+                extra_diags.extend(diags.iter().cloned());
+                self.template_diagnostics = diags;
+            }
+        }
+    }
+
+    fn run(&mut self, mut plan: Plan, start: Instant) -> Reload {
         let mut reload = Reload {
             full: plan.full,
             ..Reload::default()
         };
+        // A vault that moved or vanished looks like every note deleted: never apply that.
+        if FileId::of_path(&self.root) != self.root_id {
+            reload.diagnostics.push(Diagnostic::error(
+                ".",
+                0,
+                "vault-moved",
+                format!(
+                    "the vault folder {} moved or was removed; canon is kept as it was — start vaultdm again in the vault's new place",
+                    self.root.display()
+                ),
+            ));
+            reload.elapsed = start.elapsed();
+            return reload;
+        }
         let mut extra_diags: Vec<Diagnostic> = Vec::new();
 
-        // 1. Read the changed notes (in parallel: a checkout may bring hundreds).
-        let paths: Vec<String> = plan.notes.into_iter().collect();
+        // 1. Read the changed notes; 2. pair renames; 3. keep last good versions.
+        let (gone, parsed) = self.read_notes(std::mem::take(&mut plan.notes));
+        let renames = self.renames(&gone, &parsed);
+        let effective = self.last_good(parsed, &renames, &gone, &mut extra_diags);
+        reload.paths = gone
+            .iter()
+            .cloned()
+            .chain(effective.iter().map(|n| n.path.clone()))
+            .collect();
+        reload.paths.sort();
+        reload.paths.dedup();
+        reload.files = reload.paths.len();
+        let touched: Vec<String> = effective.iter().map(|n| n.path.clone()).collect();
+
+        // 4. Settings and the temporal index (templates are tried on the new canon below).
+        let (config_changed, templates) = self.settings(&plan, &mut reload, &mut extra_diags);
+
+        if reload.files == 0 && !plan.full && extra_diags.is_empty() {
+            reload.elapsed = start.elapsed();
+            return reload;
+        }
+
+        // 5. Canon, templates, diff, matcher, engine.
+        let old_diags = self.loaded.built.diagnostics.clone();
+        let edit = Edit {
+            effective,
+            gone,
+            renames,
+            full: plan.full || config_changed,
+        };
+        reload.changes = self.update_canon(edit, templates, &mut reload, &mut extra_diags);
+
+        // 6. Diagnostics: the touched notes' own, and canon problems that are new.
+        reload.diagnostics = self.reload_diagnostics(&touched, extra_diags, &old_diags);
+        reload.elapsed = start.elapsed();
+        reload
+    }
+
+    /// Reads the changed note paths (in parallel: a checkout may bring hundreds): the
+    /// notes in canon that are gone, and the new or changed notes.
+    fn read_notes(&self, paths: BTreeSet<String>) -> (Vec<String>, Vec<Note>) {
+        let paths: Vec<String> = paths.into_iter().collect();
         let reads: Vec<Read> = if paths.len() > 4 {
             paths.par_iter().map(|p| self.read(p)).collect()
         } else {
@@ -500,10 +689,15 @@ impl Live {
                 _ => {}
             }
         }
+        (gone, parsed)
+    }
 
-        // 2. Renames: a note gone and a new note with the same bytes in the same reload.
+    /// Renames: a note gone and a new note with the same bytes in the same reload, as
+    /// `(old path, new path)`.
+    fn renames(&self, gone: &[String], parsed: &[Note]) -> Vec<(String, String)> {
+        let vault = &self.loaded.vault;
         let mut gone_by_hash: HashMap<u64, Vec<&str>> = HashMap::new();
-        for p in &gone {
+        for p in gone {
             if let Some(i) = vault.note_index(p) {
                 gone_by_hash
                     .entry(vault.notes[i].content_hash)
@@ -512,7 +706,7 @@ impl Live {
             }
         }
         let mut renames: Vec<(String, String)> = Vec::new();
-        for n in &parsed {
+        for n in parsed {
             if vault.note_index(&n.path).is_some() {
                 continue;
             }
@@ -520,12 +714,24 @@ impl Live {
                 renames.push((from.to_string(), n.path.clone()));
             }
         }
+        renames
+    }
+
+    /// Last good versions: a note that stops parsing keeps its previous canon (under its
+    /// new path when it moved), one that parses again says so. Returns the notes to put
+    /// into the vault.
+    fn last_good(
+        &mut self,
+        parsed: Vec<Note>,
+        renames: &[(String, String)],
+        gone: &[String],
+        extra_diags: &mut Vec<Diagnostic>,
+    ) -> Vec<Note> {
         let renamed_from: HashMap<&str, &str> = renames
             .iter()
             .map(|(a, b)| (b.as_str(), a.as_str()))
             .collect();
-
-        // 3. Last good versions: a note that stops parsing keeps its previous canon.
+        let vault = &self.loaded.vault;
         let mut effective: Vec<Note> = Vec::with_capacity(parsed.len());
         let mut now_stale: Vec<String> = Vec::new();
         let mut fixed: Vec<String> = Vec::new();
@@ -556,7 +762,7 @@ impl Live {
             }
             effective.push(n);
         }
-        for p in &gone {
+        for p in gone {
             self.stale.remove(p);
         }
         for p in &fixed {
@@ -570,88 +776,39 @@ impl Live {
             ));
         }
         self.stale.extend(now_stale);
+        effective
+    }
 
-        reload.paths = gone
-            .iter()
-            .cloned()
-            .chain(effective.iter().map(|n| n.path.clone()))
-            .collect();
-        reload.paths.sort();
-        reload.paths.dedup();
-        reload.files = reload.paths.len();
-        let touched: Vec<String> = effective.iter().map(|n| n.path.clone()).collect();
-
-        // 4. Settings, temporal index, templates.
-        let mut templates = plan.templates;
-        let mut config_changed = false;
-        if plan.config {
-            let (config, diags) = Config::load(&self.root);
-            if config != self.loaded.config || diags != self.loaded.config_diagnostics {
-                config_changed = config != self.loaded.config;
-                templates |= config.templates != self.loaded.config.templates;
-                extra_diags.extend(diags.iter().cloned());
-                self.loaded.config = config;
-                self.loaded.config_diagnostics = diags;
-                reload.files += 1;
-                reload.paths.push(CONFIG_FILE.to_string());
-            }
-        }
-        if plan.temporal {
-            let h = temporal_hash(&self.root);
-            if h != self.temporal_hash {
-                self.temporal_hash = h;
-                reload.files += 1;
-                reload.paths.push(TEMPORAL_INDEX.to_string());
-            }
-        }
-        if templates {
-            let dir = templates_dir(&self.root, &self.loaded.config);
-            match Templates::load(dir.as_deref()) {
-                Ok(t) => {
-                    self.templates = Arc::new(t);
-                    self.template_diagnostics.clear();
-                }
-                Err(e) => {
-                    let at = self.loaded.config.templates.clone().unwrap_or_default();
-                    let d = Diagnostic::error(
-                        &at,
-                        0,
-                        "template",
-                        format!("{e}; the previous templates are kept"),
-                    );
-                    extra_diags.push(d.clone());
-                    self.template_diagnostics = vec![d];
-                }
-            }
-            if !plan.full {
-                reload.files += 1;
-            }
-        }
-
-        if reload.files == 0 && !plan.full && extra_diags.is_empty() {
-            reload.elapsed = start.elapsed();
-            return reload;
-        }
-
-        // 5. Notes into the vault, canon (incrementally when few notes changed), diff
-        //    against the engine's copy of the old campaign, matcher, engine.
-        let old_diags = self.loaded.built.diagnostics.clone();
+    /// Puts the edit into the vault and canon (incrementally when few notes changed), tries
+    /// the templates when due, then brings the engine's copy of the campaign, the matcher
+    /// and the engine in step. Returns the canon changes.
+    fn update_canon(
+        &mut self,
+        edit: Edit,
+        templates: bool,
+        reload: &mut Reload,
+        extra_diags: &mut Vec<Diagnostic>,
+    ) -> Vec<Change> {
         let touched_notes = update(
             &mut self.loaded.vault,
             &mut self.loaded.built,
             &self.loaded.config,
+            &self.loaded.files,
             &mut self.deps,
-            effective,
-            &gone,
-            plan.full || config_changed,
+            edit.effective,
+            &edit.gone,
+            edit.full,
         );
+        if templates {
+            self.reload_templates(reload, extra_diags);
+        }
         let new = &self.loaded.built;
         // Drop the engine's share of the campaign so it can be updated in place.
         let old_engine = std::mem::replace(&mut self.engine, placeholder_engine(&self.templates));
         drop(old_engine);
-        reload.changes = match &touched_notes {
-            Some(notes) => diff_notes(&self.campaign, &new.campaign, &renames, notes),
-            None => diff_with_renames(&self.campaign, &new.campaign, &renames),
+        let changes = match &touched_notes {
+            Some(notes) => diff_notes(&self.campaign, &new.campaign, &edit.renames, notes),
+            None => diff_with_renames(&self.campaign, &new.campaign, &edit.renames),
         };
         if !same_names(&self.campaign, &new.campaign) {
             self.matcher = Arc::new(Matcher::new(&new.campaign));
@@ -666,23 +823,30 @@ impl Live {
             Arc::clone(&self.matcher),
             Arc::clone(&self.templates),
         );
+        changes
+    }
 
-        // 6. Diagnostics: the touched notes' own, and canon problems that are new.
+    /// A reload's diagnostics, in order: each saved note's own problems (its error before
+    /// the stale-note warning), settings, then canon problems that were not there before;
+    /// each once.
+    fn reload_diagnostics(
+        &self,
+        touched: &[String],
+        extra_diags: Vec<Diagnostic>,
+        old_diags: &[Diagnostic],
+    ) -> Vec<Diagnostic> {
         let mut diags = Vec::new();
-        for p in &touched {
+        for p in touched {
             if let Some(i) = self.loaded.vault.note_index(p) {
                 diags.extend(self.loaded.vault.note_diagnostics(i));
             }
         }
         diags.extend(extra_diags);
         let was: HashSet<&Diagnostic> = old_diags.iter().collect();
-        diags.extend(new.diagnostics.iter().filter(|d| !was.contains(d)).cloned());
-        // In order: each saved note's own problems (its error before the stale-note
-        // warning), settings, then new canon problems; each once.
+        let new = &self.loaded.built.diagnostics;
+        diags.extend(new.iter().filter(|d| !was.contains(d)).cloned());
         let mut once: HashSet<Diagnostic> = HashSet::new();
         diags.retain(|d| once.insert(d.clone()));
-        reload.diagnostics = diags;
-        reload.elapsed = start.elapsed();
-        reload
+        diags
     }
 }

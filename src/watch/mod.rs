@@ -64,12 +64,16 @@
 //! notes, and rebuilds the mention matcher only when a name, alias, id or carried item
 //! changed. See the "Live reload" section of `docs/benchmarks.md` for measured times.
 
+#[cfg(test)]
+mod agree;
+mod canon;
 pub mod filter;
 mod incremental;
 mod live;
 pub mod poll;
 mod watcher;
 
+pub use canon::{Canon, Fallback};
 pub use live::{Live, Reload};
 pub use watcher::{Backend, Batch, WatchOptions, Watcher};
 

@@ -6,10 +6,11 @@
 //! time; its content-hash mode would fix that but reads every file (all of `.git/`
 //! included) on every scan, because it cannot skip folders. This poller compares each
 //! file's full-precision modification time and size, skips what the vault never reads
-//! (hidden folders, the root `sessions/`), and plugs into the same debouncer through the
-//! `Watcher` trait.
+//! (hidden folders, the root `sessions/`, editors' temporary files, links leading out of the
+//! vault: the rule of [`crate::vault::scope`], shared with the walk), and plugs into the
+//! same debouncer through the `Watcher` trait.
 
-use super::filter::is_skipped_folder;
+use crate::vault::scope::{is_noise, is_skipped_folder, leads_outside};
 use notify::event::{CreateKind, DataChange, ModifyKind, RemoveKind};
 use notify::{Config, Event, EventHandler, EventKind, RecursiveMode, WatcherKind};
 use std::collections::HashMap;
@@ -20,15 +21,26 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// What a scan remembers of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
+pub(super) struct Stamp {
     len: u64,
     modified: Option<SystemTime>,
 }
 
-type Snapshot = HashMap<PathBuf, Stamp>;
+pub(super) type Snapshot = HashMap<PathBuf, Stamp>;
 
-/// Every file under `root` the vault could care about, with its stamp.
-fn scan(root: &Path) -> Snapshot {
+/// `root`'s path to `p`, `/`-separated.
+fn rel_of(root: &Path, p: &Path) -> Option<String> {
+    p.strip_prefix(root).ok().map(|r| {
+        r.components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/")
+    })
+}
+
+/// Every file under `root` (the vault's real path) the vault could care about, with its
+/// stamp: what is not [noise](is_noise) and not reached through a link leading out.
+pub(super) fn scan(root: &Path) -> Snapshot {
     let mut out = HashMap::new();
     let walk = walkdir::WalkDir::new(root)
         .follow_links(true)
@@ -37,20 +49,17 @@ fn scan(root: &Path) -> Snapshot {
             if e.depth() == 0 {
                 return true;
             }
-            let rel = e.path().strip_prefix(root).map(|r| {
-                r.components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-                    .join("/")
-            });
-            match rel {
-                // Folders: skip hidden ones and the root `sessions/`; files are filtered later.
-                Ok(rel) if e.file_type().is_dir() => !is_skipped_folder(&rel),
+            if e.path_is_symlink() && leads_outside(root, e.path()) {
+                return false;
+            }
+            match rel_of(root, e.path()) {
+                // Folders: skip hidden ones and the root `sessions/`; files are filtered below.
+                Some(rel) if e.file_type().is_dir() => !is_skipped_folder(&rel),
                 _ => true,
             }
         });
     for e in walk.filter_map(Result::ok) {
-        if !e.file_type().is_file() {
+        if !e.file_type().is_file() || rel_of(root, e.path()).is_none_or(|r| is_noise(&r)) {
             continue;
         }
         if let Ok(m) = e.metadata() {

@@ -1,8 +1,8 @@
 //! [`Watcher`]: file events for the vault folder, debounced and coalesced into batches.
 
-use super::filter::is_noise;
 use super::poll::VaultPoller;
 use super::WatchError;
+use crate::vault::scope::is_noise;
 use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{
@@ -209,7 +209,7 @@ impl Watcher {
 }
 
 /// Adds one debounced result to the batch being collected.
-fn add(
+pub(super) fn add(
     root: &Path,
     result: DebounceEventResult,
     paths: &mut BTreeSet<PathBuf>,

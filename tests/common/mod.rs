@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use vaultdm::canon::Loaded;
-use vaultdm::context::{Engine, Injected, ModeChoice, Options, Templates};
+use vaultdm::context::{Engine, Injected, ModeChoice, Options};
 use vaultdm::vault::Diagnostic;
 
 /// The folder of a committed fixture vault.
@@ -113,22 +113,12 @@ pub fn triples(diags: &[Diagnostic]) -> Vec<(String, usize, &'static str)> {
 
 /// The engine for a loaded vault, with its configured template overrides.
 pub fn engine(loaded: &Loaded) -> Engine {
-    let dir = loaded
-        .config
-        .templates
-        .as_ref()
-        .map(|t| loaded.vault.root.join(t));
-    let templates = Templates::load(dir.as_deref()).expect("templates load");
-    Engine::new(loaded.built.campaign.clone(), templates)
+    Engine::for_vault(&loaded.vault.root, loaded).expect("templates load")
 }
 
 /// Options with the vault's defaults.
 pub fn options(loaded: &Loaded) -> Options {
-    Options {
-        npc_cap: loaded.config.context.npc_cap,
-        recent_events: loaded.config.context.recent_events,
-        ..Options::default()
-    }
+    Options::for_vault(&loaded.config.context)
 }
 
 /// Builds a context for a message (None: the full session context).
@@ -154,4 +144,20 @@ pub fn context_with(
         ..options(loaded)
     };
     engine(loaded).build(&opts).expect("context builds")
+}
+
+/// Every file under `root` (hidden ones too), by `/`-separated relative path, with its bytes.
+pub fn all_files(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    for e in walkdir::WalkDir::new(root).into_iter().flatten() {
+        if e.file_type().is_file() {
+            let rel = e
+                .path()
+                .strip_prefix(root)
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            out.insert(rel, std::fs::read(e.path()).unwrap_or_default());
+        }
+    }
+    out
 }

@@ -25,6 +25,9 @@ pub enum Step {
     SendBytewise(Vec<u8>),
     /// Pause.
     Sleep(Duration),
+    /// Write these bytes as `times` separate chunks, pausing between them; stops quietly when
+    /// the client hangs up (a server that streams forever).
+    Repeat(Vec<u8>, usize, Duration),
     /// Close the connection abruptly, without the terminating chunk.
     Drop,
 }
@@ -280,6 +283,16 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result
                     }
                 }
                 Step::Sleep(d) => tokio::time::sleep(d).await,
+                Step::Repeat(bytes, times, pause) => {
+                    for _ in 0..times {
+                        if write_chunk(&mut sock, &bytes).await.is_err() {
+                            return Ok(());
+                        }
+                        if !pause.is_zero() {
+                            tokio::time::sleep(pause).await;
+                        }
+                    }
+                }
                 Step::Drop => {
                     // Close mid-body: no terminating chunk.
                     return Ok(());
@@ -292,6 +305,11 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result
         for step in scripted.steps {
             match step {
                 Step::Send(b) | Step::SendBytewise(b) => body.extend(b),
+                Step::Repeat(b, times, _) => {
+                    for _ in 0..times {
+                        body.extend_from_slice(&b);
+                    }
+                }
                 Step::Sleep(d) => tokio::time::sleep(d).await,
                 Step::Drop => return Ok(()),
             }
@@ -329,6 +347,14 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
+/// One OpenAI-compatible stream event carrying `text`.
+pub fn openai_chunk(text: &str) -> String {
+    format!(
+        "data: {}\n\n",
+        serde_json::json!({"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":text},"finish_reason":null}]})
+    )
+}
+
 /// An OpenAI-style chat.completion.chunk stream: one chunk per token, then optionally a
 /// finish chunk, a usage chunk and `[DONE]`.
 pub fn openai_sse(tokens: &[&str], finish: Option<&str>, usage: bool, done: bool) -> String {
@@ -363,6 +389,13 @@ pub fn openai_sse(tokens: &[&str], finish: Option<&str>, usage: bool, done: bool
 
 /// An Anthropic Messages event stream; `stop` adds `message_delta` + `message_stop`.
 pub fn anthropic_sse(tokens: &[&str], stop: bool) -> String {
+    anthropic_sse_reason(tokens, stop.then_some("end_turn"))
+}
+
+/// An Anthropic Messages stream ending with `stop_reason` (and `message_stop`) when given.
+pub fn anthropic_sse_reason(tokens: &[&str], stop_reason: Option<&str>) -> String {
+    let stop = stop_reason.is_some();
+    let reason = stop_reason.unwrap_or("end_turn");
     let mut s = String::new();
     let ev = |s: &mut String, name: &str, data: Value| {
         s.push_str(&format!("event: {name}\ndata: {data}\n\n"));
@@ -394,7 +427,7 @@ pub fn anthropic_sse(tokens: &[&str], stop: bool) -> String {
         ev(
             &mut s,
             "message_delta",
-            serde_json::json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}),
+            serde_json::json!({"type":"message_delta","delta":{"stop_reason":reason,"stop_sequence":null},"usage":{"output_tokens":9}}),
         );
         ev(
             &mut s,

@@ -1,0 +1,168 @@
+//! Names: the one place that decides when two spellings are the same name.
+//!
+//! Links (`[[Éowyn]]`), frontmatter references (`location: the brass canary`), mentions in a
+//! player's message ("i ask éowyn") and the watcher's rename detection all compare names, and
+//! they must agree: a name typed with a decomposed `ë` (e + U+0308, as some keyboards and
+//! macOS file names produce) is the same name as the precomposed `ë` a note uses. Every
+//! comparison goes through Unicode NFC and lower-casing here.
+
+use std::borrow::Cow;
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+
+/// `s` in Unicode NFC (borrowed when it already is, which is almost always).
+pub fn nfc(s: &str) -> Cow<'_, str> {
+    if s.is_ascii() || is_nfc_quick(s.chars()) == IsNormalized::Yes {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(s.nfc().collect())
+    }
+}
+
+/// A name as a lookup key: NFC, lower case, trimmed, inner whitespace folded to one space.
+pub fn norm_key(s: &str) -> String {
+    if s.is_ascii() {
+        let s = s.to_ascii_lowercase();
+        return s.split_whitespace().collect::<Vec<_>>().join(" ");
+    }
+    let s = nfc(s).to_lowercase();
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A slug: lower-case alphanumerics joined by single dashes (`The Gilded Eel` ->
+/// `the-gilded-eel`); apostrophes vanish (`Jory's` -> `jorys`).
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    let mut dash = false;
+    for c in norm_key(s).chars() {
+        if c.is_alphanumeric() {
+            if dash && !out.is_empty() {
+                out.push('-');
+            }
+            dash = false;
+            out.push(c);
+        } else if c != '\'' && c != '’' {
+            dash = true;
+        }
+    }
+    out
+}
+
+/// Folds one character for matching names in running text: lower case, curly apostrophes
+/// and backticks straightened.
+fn fold_char(c: char, out: &mut String) {
+    match c {
+        '\u{2019}' | '\u{2018}' | '`' => out.push('\''),
+        c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
+        c => out.extend(c.to_lowercase()),
+    }
+}
+
+/// Folds running text (a player's message) for matching: [`nfc`], then lower case with
+/// straight apostrophes. Returns the folded text, the NFC text it came from, and for each
+/// byte of the folded text the byte offset in the NFC text (plus one entry for the end).
+pub fn fold_text(s: &str) -> (String, String, Vec<usize>) {
+    let source = nfc(s).into_owned();
+    let mut out = String::with_capacity(source.len());
+    let mut map = Vec::with_capacity(source.len() + 1);
+    for (i, c) in source.char_indices() {
+        let start = out.len();
+        fold_char(c, &mut out);
+        map.extend(std::iter::repeat_n(i, out.len() - start));
+    }
+    map.push(source.len());
+    (out, source, map)
+}
+
+/// Folds a name for matching, the way [`fold_text`] folds the text it is looked for in,
+/// with whitespace runs folded to one space and the ends trimmed.
+pub fn fold_name(s: &str) -> String {
+    let s = nfc(s);
+    let mut out = String::with_capacity(s.len());
+    let mut space = false;
+    for c in s.trim().chars() {
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && !out.is_empty() {
+            out.push(' ');
+        }
+        space = false;
+        fold_char(c, &mut out);
+    }
+    out
+}
+
+/// A folder name as a word, without the numbering and sort prefixes GMs put in front
+/// (`1. The Party` -> `the party`, `0 PCs` -> `pcs`, `z_Templates` -> `templates`,
+/// `Z99_Templates` -> `templates`, `02-Factions` -> `factions`, `_templates` -> `templates`),
+/// lower case, `-` and `_` read as spaces.
+pub fn folder_word(seg: &str) -> String {
+    let s = seg.trim().to_lowercase();
+    let mut s = s.trim_start_matches(|c: char| c.is_ascii_digit() || " ._-)".contains(c));
+    // `z_`, `zz_`, `z99_`, `Z.` sort prefixes: z's, then digits, then a separator.
+    let zs = s.len() - s.trim_start_matches('z').len();
+    if zs > 0 {
+        let rest = s[zs..].trim_start_matches(|c: char| c.is_ascii_digit());
+        if let Some(r) = rest.strip_prefix(['_', '-', '.', ' ']) {
+            s = r;
+        }
+    }
+    let s = s.trim_start_matches(|c: char| c.is_ascii_digit() || " ._-)".contains(c));
+    s.replace(['_', '-'], " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    const DECOMPOSED: &str = "Zoe\u{0308}";
+    const COMPOSED: &str = "Zoë";
+
+    #[test]
+    fn every_comparison_is_nfc() {
+        assert_ne!(DECOMPOSED, COMPOSED);
+        assert_eq!(norm_key(DECOMPOSED), norm_key(COMPOSED));
+        assert_eq!(slug(DECOMPOSED), slug(COMPOSED));
+        assert_eq!(fold_name(DECOMPOSED), fold_name(COMPOSED));
+        let (folded, source, map) = fold_text(&format!("I ask {DECOMPOSED}."));
+        assert!(folded.contains("zoë"));
+        assert_eq!(map.len(), folded.len() + 1);
+        assert!(source.contains(COMPOSED));
+    }
+
+    #[rstest]
+    #[case("The Gilded Eel", "the-gilded-eel")]
+    #[case("Jory's  Den", "jorys-den")]
+    #[case("  Café Noir ", "café-noir")]
+    fn slugs(#[case] s: &str, #[case] want: &str) {
+        assert_eq!(slug(s), want);
+    }
+
+    #[rstest]
+    #[case("1. The Party", "the party")]
+    #[case("0 PCs", "pcs")]
+    #[case("z_Templates", "templates")]
+    #[case("Z99_Templates", "templates")]
+    #[case("97. Templates", "templates")]
+    #[case("_templates", "templates")]
+    #[case("02-Factions-and-Bastions", "factions and bastions")]
+    #[case("Session Notes", "session notes")]
+    #[case("Zebras", "zebras")]
+    #[case("2024", "")]
+    fn folder_words(#[case] seg: &str, #[case] want: &str) {
+        assert_eq!(folder_word(seg), want);
+    }
+
+    #[test]
+    fn folding_keeps_offsets() {
+        let (folded, source, map) = fold_text("Jory’s STASH");
+        assert_eq!(folded, "jory's stash");
+        let s = folded.find("stash").unwrap_or(0);
+        assert_eq!(&source[map[s]..], "STASH");
+    }
+}

@@ -1,0 +1,490 @@
+//! A turn of play: canon -> context -> prompt -> streamed reply -> transcript.
+//!
+//! [`Table`] is one running session with the DM. For each player message it decides which
+//! context to inject (full at the start, on a resume command, on `/full`, or after many canon
+//! changes; light otherwise), prepends a `Canon updated:` block when notes changed since the
+//! last message, attaches pending dice rolls, lays out the prompt (stable system prompt, lean
+//! history, the current message with its context), streams the reply and writes both sides
+//! to the session log before and after the request — so a crash, a cut connection or Ctrl-C
+//! never loses a word.
+
+pub mod command;
+
+use crate::context::{ContextError, Engine, Injected, Mode, ModeChoice, Options};
+use crate::llm::prompt::{build_prompt, plan_history, Exchange, PromptInput};
+use crate::llm::{ChatRequest, CutOff, LlmClient, LlmError, Reply};
+use crate::session::{ContextMode, SessionError, Store};
+use crate::tokens;
+use crate::watch::{Live, Reload};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::future::Future;
+use std::hash::{Hash, Hasher};
+
+/// Token counts of texts already seen: history is re-counted every turn, and an exact count
+/// of a full context costs milliseconds.
+#[derive(Debug, Default)]
+struct CountCache(RefCell<HashMap<u64, usize>>);
+
+impl CountCache {
+    fn count(&self, text: &str) -> usize {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        let key = h.finish();
+        if let Some(n) = self.0.borrow().get(&key) {
+            return *n;
+        }
+        let n = tokens::count(text);
+        let mut m = self.0.borrow_mut();
+        if m.len() > 4096 {
+            m.clear();
+        }
+        m.insert(key, n);
+        n
+    }
+}
+
+/// Errors of a turn.
+#[derive(Debug, thiserror::Error)]
+pub enum PlayError {
+    /// Building the context failed (e.g. a broken template).
+    #[error(transparent)]
+    Context(#[from] ContextError),
+    /// Writing the session failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The provider failed; any partial reply was saved.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+/// What will be sent with the next message.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The context built for the message.
+    pub injected: Injected,
+    /// The whole block injected (changes, context, rolls).
+    pub block: String,
+    /// The request that would be sent.
+    pub request: ChatRequest,
+    /// Exchanges left out of the prompt by the history budget.
+    pub dropped_exchanges: usize,
+}
+
+/// A turn that failed, and what of it is safe on disk.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct SendError {
+    /// What went wrong.
+    #[source]
+    pub error: PlayError,
+    /// The player's message is in the session log (and so is never lost).
+    pub message_saved: bool,
+    /// Part of a reply arrived and is in the session log.
+    pub reply_saved: bool,
+}
+
+/// What `/continue` sends: the DM picks up its last reply where it stopped.
+pub const CONTINUE_MESSAGE: &str =
+    "(Your last reply was cut off. Continue it exactly where it stopped, without repeating anything.)";
+
+/// How often a streaming reply's journal is synced to disk.
+pub const JOURNAL_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The result of one turn.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    /// What was injected.
+    pub prepared: Prepared,
+    /// The reply (possibly partial: see `complete` / `cut_off`).
+    pub reply: Reply,
+}
+
+/// One running session with the DM.
+pub struct Table {
+    engine: Engine,
+    base: Options,
+    client: Option<LlmClient>,
+    store: Store,
+    system: String,
+    history_budget: usize,
+    full_after_changes: usize,
+    rolls: Vec<String>,
+    changes: Vec<String>,
+    changes_since_full: usize,
+    force_full: bool,
+    counts: CountCache,
+    notices: Vec<String>,
+}
+
+impl Table {
+    /// A table for a session. `client` may be None for previews (`/context`) only.
+    pub fn new(
+        engine: Engine,
+        base: Options,
+        client: Option<LlmClient>,
+        store: Store,
+        history_budget: usize,
+        full_after_changes: usize,
+    ) -> Result<Table, PlayError> {
+        let system = engine.system_prompt()?;
+        Ok(Table {
+            engine,
+            base,
+            client,
+            store,
+            system,
+            history_budget,
+            full_after_changes,
+            rolls: Vec::new(),
+            changes: Vec::new(),
+            changes_since_full: 0,
+            force_full: false,
+            counts: CountCache::default(),
+            notices: Vec::new(),
+        })
+    }
+
+    /// The session store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The context engine (current canon).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The client, if configured.
+    pub fn client(&self) -> Option<&LlmClient> {
+        self.client.as_ref()
+    }
+
+    /// Replaces the canon after a reload; `changes` are the one-line canon changes.
+    pub fn canon_reloaded(&mut self, engine: Engine, changes: Vec<String>) {
+        self.changes_since_full += changes.len();
+        self.changes.extend(changes);
+        self.engine = engine;
+        // The system prompt stays stable unless the campaign's name or setting changed.
+        if let Ok(s) = self.engine.system_prompt() {
+            self.system = s;
+        }
+    }
+
+    /// Takes a reload of live canon to the table, from the next message on: the engine
+    /// (canon and templates, which change without any canon change), the canon changes for
+    /// the `Canon updated:` block, and — when `vaultdm.toml`'s `[context]` changed — the new
+    /// context settings.
+    pub fn take_reload(&mut self, reload: &Reload, live: &Live) {
+        let changes = reload.changes.iter().map(ToString::to_string).collect();
+        self.canon_reloaded(live.engine().clone(), changes);
+        if !reload.context.is_empty() {
+            let cfg = &live.loaded().config.context;
+            self.base = Options {
+                pc: self.base.pc.take(),
+                ..Options::for_vault(cfg)
+            };
+            self.full_after_changes = cfg.full_context_after_changes;
+        }
+    }
+
+    /// What the next message would carry for `/context`: for `message`, or with none yet,
+    /// for a placeholder one.
+    pub fn preview(&self, message: Option<&str>) -> Result<Prepared, PlayError> {
+        self.prepare(message.unwrap_or("…"))
+    }
+
+    /// `/full`: the next message carries the full context.
+    pub fn force_full(&mut self) {
+        self.force_full = true;
+    }
+
+    /// `/roll`: a roll result that rides along with the next message.
+    pub fn add_roll(&mut self, roll: String) {
+        self.rolls.push(roll);
+    }
+
+    /// Pending rolls.
+    pub fn rolls(&self) -> &[String] {
+        &self.rolls
+    }
+
+    /// `/undo`: drop the last exchange from the prompt history (nothing is deleted on disk).
+    pub fn undo(&mut self) -> Result<bool, PlayError> {
+        Ok(self.store.undo()?)
+    }
+
+    fn mode_choice(&self, message: &str, history: &[Exchange]) -> ModeChoice {
+        let plan = plan_history(history, self.history_budget, &|t| self.counts.count(t));
+        if self.force_full
+            || !plan.has_full_context
+            || crate::context::is_resume(message)
+            || (self.full_after_changes > 0 && self.changes_since_full > self.full_after_changes)
+        {
+            ModeChoice::Full
+        } else {
+            ModeChoice::Light
+        }
+    }
+
+    /// Builds what the next message would carry, without sending or recording anything;
+    /// with the explain items (for `/context`).
+    pub fn prepare(&self, message: &str) -> Result<Prepared, PlayError> {
+        self.prepare_with(message, true)
+    }
+
+    fn prepare_with(&self, message: &str, explain: bool) -> Result<Prepared, PlayError> {
+        let history = self.store.history();
+        let mode = self.mode_choice(message, &history);
+        let opts = Options {
+            message: Some(message.to_string()),
+            mode,
+            explain,
+            ..self.base.clone()
+        };
+        let injected = self.engine.build(&opts)?;
+        let mut block = String::new();
+        if !self.changes.is_empty() && injected.mode == Mode::Light {
+            block.push_str("Canon updated:\n");
+            for c in &self.changes {
+                block.push_str("- ");
+                block.push_str(c);
+                block.push('\n');
+            }
+            block.push('\n');
+        }
+        block.push_str(&injected.text);
+        if !self.rolls.is_empty() {
+            block.push_str("\nRolls:\n");
+            for r in &self.rolls {
+                block.push_str("- ");
+                block.push_str(r);
+                block.push('\n');
+            }
+        }
+        let prompt = build_prompt(
+            &PromptInput {
+                system: &self.system,
+                history: &history,
+                player_message: message,
+                context: &block,
+                history_budget: self.history_budget,
+            },
+            &|t| self.counts.count(t),
+        );
+        Ok(Prepared {
+            injected,
+            block,
+            request: prompt.request,
+            dropped_exchanges: prompt.plan.dropped,
+        })
+    }
+
+    /// Sends a message: records it, streams the reply through `on_token`, records the reply
+    /// (complete, cut off or interrupted).
+    ///
+    /// The order is what makes a turn safe: the player's message is on disk (synced) before
+    /// anything that can fail — building the context included, so a broken template still
+    /// keeps the words — and the reply is journaled as it streams (synced every half second),
+    /// then folded into one DM record. `cancel` resolves with the reason to stop
+    /// ([`CutOff::Interrupted`] for Ctrl-C, [`CutOff::Terminated`] for SIGTERM/SIGHUP); what
+    /// arrived is kept either way. On failure, [`SendError`] says whether the message and any
+    /// partial reply were saved, so the GM is never told "saved" when it was not.
+    pub async fn send<C: Future<Output = CutOff>>(
+        &mut self,
+        message: &str,
+        on_token: &mut (dyn FnMut(&str) + Send),
+        cancel: C,
+    ) -> Result<Turn, SendError> {
+        let prepared = match self.prepare_with(message, false) {
+            Ok(p) => p,
+            Err(error) => {
+                // Keep the words even though nothing can be sent.
+                let saved = self.store.record_player(message, None, None).is_ok();
+                return Err(SendError {
+                    error,
+                    message_saved: saved,
+                    reply_saved: false,
+                });
+            }
+        };
+        self.send_prepared(message, prepared, on_token, cancel)
+            .await
+    }
+
+    /// `/continue`: asks the DM to go on with its last reply from where it was cut off (a
+    /// token limit, a cap, a broken connection). No canon is injected with it.
+    pub async fn continue_reply<C: Future<Output = CutOff>>(
+        &mut self,
+        on_token: &mut (dyn FnMut(&str) + Send),
+        cancel: C,
+    ) -> Result<Turn, SendError> {
+        let fail = |error| SendError {
+            error,
+            message_saved: false,
+            reply_saved: false,
+        };
+        let mut prepared = self.prepare_with(CONTINUE_MESSAGE, false).map_err(fail)?;
+        prepared.block.clear();
+        prepared.injected.text.clear();
+        prepared.injected.mode = Mode::Light;
+        let history = self.store.history();
+        prepared.request = build_prompt(
+            &PromptInput {
+                system: &self.system,
+                history: &history,
+                player_message: CONTINUE_MESSAGE,
+                context: "",
+                history_budget: self.history_budget,
+            },
+            &|t| self.counts.count(t),
+        )
+        .request;
+        self.send_prepared(CONTINUE_MESSAGE, prepared, on_token, cancel)
+            .await
+    }
+
+    async fn send_prepared<C: Future<Output = CutOff>>(
+        &mut self,
+        message: &str,
+        prepared: Prepared,
+        on_token: &mut (dyn FnMut(&str) + Send),
+        cancel: C,
+    ) -> Result<Turn, SendError> {
+        let Some(client) = self.client.clone() else {
+            let saved = self.store.record_player(message, None, None).is_ok();
+            return Err(SendError {
+                error: PlayError::Llm(LlmError::NotConfigured {
+                    what: "no provider configured".into(),
+                }),
+                message_saved: saved,
+                reply_saved: false,
+            });
+        };
+        let mode = match prepared.injected.mode {
+            Mode::Full => ContextMode::Full,
+            Mode::Light => ContextMode::Light,
+        };
+        let context = (!prepared.block.is_empty()).then(|| prepared.block.clone());
+        if let Err(e) = self.store.record_player(message, context, Some(mode)) {
+            // Not on disk: do not send what could not be kept.
+            return Err(SendError {
+                error: e.into(),
+                message_saved: false,
+                reply_saved: false,
+            });
+        }
+        let provider = client.config().provider.as_str().to_string();
+        let model = client.config().model.clone();
+        let journal = match self.store.begin_reply(&provider, &model) {
+            Ok(j) => std::sync::Mutex::new(j),
+            Err(e) => {
+                return Err(SendError {
+                    error: e.into(),
+                    message_saved: true,
+                    reply_saved: false,
+                })
+            }
+        };
+        let reason = std::sync::Mutex::new(None::<CutOff>);
+        let result = {
+            let mut tee = |t: &str| {
+                on_token(t);
+                if let Ok(mut j) = journal.lock() {
+                    j.push(t);
+                }
+            };
+            let cancel = async {
+                let why = cancel.await;
+                if let Ok(mut r) = reason.lock() {
+                    *r = Some(why);
+                }
+            };
+            let stream = client.stream_chat(&prepared.request, &mut tee, cancel);
+            tokio::pin!(stream);
+            let mut tick = tokio::time::interval(JOURNAL_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    r = &mut stream => break r,
+                    _ = tick.tick() => {
+                        if let Ok(mut j) = journal.lock() {
+                            j.flush();
+                        }
+                    }
+                }
+            }
+        };
+        let mut journal = journal.into_inner().unwrap_or_else(|p| p.into_inner());
+        journal.flush();
+        if let Some(e) = journal.error() {
+            self.notices.push(format!(
+                "the reply could not be journaled while it streamed ({e})"
+            ));
+        }
+        let why = reason.into_inner().unwrap_or_else(|p| p.into_inner());
+        match result {
+            Ok(mut reply) => {
+                if let (Some(CutOff::Interrupted), Some(w)) = (reply.cut_off, why) {
+                    reply.cut_off = Some(w);
+                }
+                journal.finish(&reply);
+                if let Err(e) = self.store.record_dm(&reply, &provider, &model) {
+                    return Err(self.reply_not_saved(e, &reply));
+                }
+                self.after_sent(prepared.injected.mode);
+                Ok(Turn { prepared, reply })
+            }
+            Err(e) => {
+                let mut reply_saved = false;
+                match e.partial() {
+                    Some(partial) if !partial.text.is_empty() => {
+                        journal.finish(partial);
+                        if let Err(se) = self.store.record_dm(partial, &provider, &model) {
+                            return Err(self.reply_not_saved(se, partial));
+                        }
+                        reply_saved = true;
+                        self.after_sent(prepared.injected.mode);
+                    }
+                    _ => self.store.discard_journal(),
+                }
+                Err(SendError {
+                    error: PlayError::Llm(e),
+                    message_saved: true,
+                    reply_saved,
+                })
+            }
+        }
+    }
+
+    /// The reply arrived but its record could not be written: the journal keeps it and the
+    /// next start recovers it.
+    fn reply_not_saved(&mut self, e: SessionError, reply: &Reply) -> SendError {
+        self.notices.push(format!(
+            "the reply ({} characters) could not be written to the session log; its journal keeps it and the next start of this session recovers it",
+            reply.text.chars().count()
+        ));
+        SendError {
+            error: e.into(),
+            message_saved: true,
+            reply_saved: false,
+        }
+    }
+
+    /// Things to tell the GM that did not stop play (from the session store and the turn):
+    /// each is returned once.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        let mut n = self.store.take_notices();
+        n.append(&mut self.notices);
+        n
+    }
+
+    fn after_sent(&mut self, mode: Mode) {
+        self.rolls.clear();
+        self.changes.clear();
+        if mode == Mode::Full {
+            self.force_full = false;
+            self.changes_since_full = 0;
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! The vault boundary: nothing is read or written through a link that leaves the vault.
+//!
+//! A vault is synced, shared and downloaded, so it can hold symlinks planted by someone else:
+//! `vaultdm.toml` pointing at `~/.ssh/config`, `sessions/2026-11-23.md` pointing at a file the
+//! GM cares about. Every fixed path vaultdm reads (`vaultdm.toml`, `canon/temporal-index.json`,
+//! templates) goes through [`read_inside`], and every file it writes (session logs,
+//! transcripts, locks) is opened with [`open_inside`] in a folder made by [`dir_inside`]:
+//!
+//! - a path whose real location (symlinks resolved) is outside the vault is refused with
+//!   [`BoundaryError::Outside`], whatever kind of file it is;
+//! - files written are opened with `O_NOFOLLOW`, so a link swapped in between the check and
+//!   the open fails instead of being followed;
+//! - sizes are checked before a file is read ([`BoundaryError::TooLarge`]).
+//!
+//! Links that stay inside the vault are followed, as the note walk does.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path in the vault could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum BoundaryError {
+    /// The path (or a folder on the way) is a link that leads out of the vault.
+    #[error("{rel} is a link to {target}, outside the vault; vaultdm never reads or writes through it (replace the link with a real file or folder)")]
+    Outside {
+        /// Vault-relative path.
+        rel: String,
+        /// Where the link leads.
+        target: String,
+    },
+    /// The file is larger than vaultdm reads for this purpose.
+    #[error("{rel} is {size} bytes, over the {max}-byte limit for this file; it was not read")]
+    TooLarge {
+        /// Vault-relative path.
+        rel: String,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// Something on the way is not a folder (e.g. a file named `sessions`).
+    #[error("{rel} is not a folder")]
+    NotAFolder {
+        /// Vault-relative path.
+        rel: String,
+    },
+    /// An I/O error.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl BoundaryError {
+    /// True for a missing file (not an error for optional files such as `vaultdm.toml`).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, BoundaryError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BoundaryError + '_ {
+    move |source| BoundaryError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The vault root with symlinks resolved (the root itself may be a link: that is the GM's
+/// choice, not a planted one).
+pub fn real_root(root: &Path) -> PathBuf {
+    root.canonicalize().unwrap_or_else(|_| root.to_path_buf())
+}
+
+/// `/`-joined relative form of `rel` for messages; `..` and absolute parts are kept visible.
+fn shown(rel: &Path) -> String {
+    rel.to_string_lossy().replace('\\', "/")
+}
+
+/// Checks that `root/rel` (which exists) really lies inside the vault. Relative paths with
+/// `..` or an absolute `rel` are judged by where they lead, like links.
+pub fn check_inside(root: &Path, rel: &Path) -> Result<PathBuf, BoundaryError> {
+    let path = root.join(rel);
+    let real = path.canonicalize().map_err(io(&path))?;
+    if real.starts_with(real_root(root)) {
+        Ok(real)
+    } else {
+        Err(BoundaryError::Outside {
+            rel: shown(rel),
+            target: real.display().to_string(),
+        })
+    }
+}
+
+/// Reads a file of the vault, at most `max` bytes, refusing links out of the vault.
+pub fn read_inside(root: &Path, rel: &Path, max: u64) -> Result<Vec<u8>, BoundaryError> {
+    let real = check_inside(root, rel)?;
+    let f = File::open(&real).map_err(io(&real))?;
+    let size = f.metadata().map_err(io(&real))?.len();
+    if size > max {
+        return Err(BoundaryError::TooLarge {
+            rel: shown(rel),
+            size,
+            max,
+        });
+    }
+    let mut buf = Vec::with_capacity(size as usize);
+    // `take` guards against a file that grows between the size check and the read.
+    f.take(max + 1).read_to_end(&mut buf).map_err(io(&real))?;
+    if buf.len() as u64 > max {
+        return Err(BoundaryError::TooLarge {
+            rel: shown(rel),
+            size: buf.len() as u64,
+            max,
+        });
+    }
+    Ok(buf)
+}
+
+/// [`read_inside`] as UTF-8 text (invalid bytes replaced, a BOM dropped).
+pub fn read_text_inside(root: &Path, rel: &Path, max: u64) -> Result<String, BoundaryError> {
+    let bytes = read_inside(root, rel, max)?;
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(text.strip_prefix('\u{feff}').unwrap_or(&text).to_string())
+}
+
+/// Makes sure the folder `root/rel` exists and lies inside the vault, creating the missing
+/// parts one level at a time (never through a link out of the vault). Returns its path
+/// under `root`.
+pub fn dir_inside(root: &Path, rel: &Path) -> Result<PathBuf, BoundaryError> {
+    let real_root = real_root(root);
+    let mut cur = root.to_path_buf();
+    let mut so_far = PathBuf::new();
+    for c in rel.components() {
+        let Component::Normal(part) = c else {
+            return Err(BoundaryError::NotAFolder { rel: shown(rel) });
+        };
+        cur.push(part);
+        so_far.push(part);
+        match std::fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let real = cur.canonicalize().map_err(io(&cur))?;
+                if !real.starts_with(&real_root) {
+                    return Err(BoundaryError::Outside {
+                        rel: shown(&so_far),
+                        target: real.display().to_string(),
+                    });
+                }
+                if !real.is_dir() {
+                    return Err(BoundaryError::NotAFolder {
+                        rel: shown(&so_far),
+                    });
+                }
+            }
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(BoundaryError::NotAFolder {
+                    rel: shown(&so_far),
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::create_dir(&cur) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(io(&cur)(e)),
+            },
+            Err(e) => return Err(io(&cur)(e)),
+        }
+    }
+    Ok(cur)
+}
+
+/// Opens a file for writing in a folder already checked by [`dir_inside`], never following
+/// a symlink at the file itself (`O_NOFOLLOW`): a planted link fails to open instead of
+/// being written through.
+pub fn open_inside(path: &Path, opts: &mut OpenOptions) -> Result<File, BoundaryError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NOFOLLOW);
+    }
+    #[cfg(not(unix))]
+    {
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(BoundaryError::Outside {
+                rel: path.display().to_string(),
+                target: "a link".into(),
+            });
+        }
+    }
+    opts.open(path).map_err(|e| {
+        if is_symlink_refusal(&e) {
+            let target = std::fs::read_link(path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "a link".into());
+            BoundaryError::Outside {
+                rel: path.display().to_string(),
+                target,
+            }
+        } else {
+            io(path)(e)
+        }
+    })
+}
+
+/// `O_NOFOLLOW` on a symlink fails with `ELOOP`.
+fn is_symlink_refusal(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
+/// The identity of a file or folder on disk (device and inode), to notice that a path now
+/// names another file (a sync tool replaced it) or a folder moved away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// The identity of what `path` names (links followed).
+    pub fn of_path(path: &Path) -> Option<FileId> {
+        std::fs::metadata(path).ok().map(|m| Self::of(&m))
+    }
+
+    /// The identity of what `path` names itself (a link is its own file).
+    pub fn of_link(path: &Path) -> Option<FileId> {
+        std::fs::symlink_metadata(path).ok().map(|m| Self::of(&m))
+    }
+
+    /// The identity of an open file.
+    pub fn of_file(f: &File) -> Option<FileId> {
+        f.metadata().ok().map(|m| Self::of(&m))
+    }
+
+    #[cfg(unix)]
+    fn of(m: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn of(m: &std::fs::Metadata) -> FileId {
+        // Without inodes, the creation time stands in: a replaced file was created anew.
+        let t = m
+            .created()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
+        FileId { dev: 0, ino: t }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn tmp() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn reads_inside_refuses_links_out() {
+        let vault = tmp();
+        let outside = tmp();
+        std::fs::write(outside.path().join("secret"), "top secret").unwrap_or_default();
+        std::fs::write(vault.path().join("vaultdm.toml"), "name = \"x\"").unwrap_or_default();
+        symlink(
+            outside.path().join("secret"),
+            vault.path().join("linked.toml"),
+        )
+        .unwrap_or_default();
+        std::fs::write(vault.path().join("real.md"), "in").unwrap_or_default();
+        symlink(vault.path().join("real.md"), vault.path().join("inner.md")).unwrap_or_default();
+
+        let ok = read_text_inside(vault.path(), Path::new("vaultdm.toml"), 100);
+        assert_eq!(ok.ok().as_deref(), Some("name = \"x\""));
+        let err = read_inside(vault.path(), Path::new("linked.toml"), 100)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("outside the vault"), "{err}");
+        assert!(!err.contains("top secret"));
+        assert!(read_inside(vault.path(), Path::new("inner.md"), 100).is_ok());
+        let dotdot = read_inside(vault.path(), &Path::new("..").join("x"), 100);
+        assert!(dotdot.is_err());
+        let big = read_inside(vault.path(), Path::new("vaultdm.toml"), 3);
+        assert!(matches!(big, Err(BoundaryError::TooLarge { .. })));
+        assert!(read_inside(vault.path(), Path::new("missing"), 3)
+            .err()
+            .is_some_and(|e| e.is_not_found()));
+    }
+
+    #[test]
+    fn dirs_are_made_inside_and_links_out_refused() {
+        let vault = tmp();
+        let outside = tmp();
+        let made = dir_inside(vault.path(), Path::new(".vaultdm/sessions"));
+        assert!(made.is_ok_and(|p| p.is_dir()));
+        symlink(outside.path(), vault.path().join("sessions")).unwrap_or_default();
+        let err = dir_inside(vault.path(), Path::new("sessions"));
+        assert!(matches!(err, Err(BoundaryError::Outside { .. })), "{err:?}");
+        std::fs::write(vault.path().join("file"), "x").unwrap_or_default();
+        assert!(matches!(
+            dir_inside(vault.path(), Path::new("file/sub")),
+            Err(BoundaryError::NotAFolder { .. })
+        ));
+    }
+
+    #[test]
+    fn open_never_follows_a_link() {
+        let vault = tmp();
+        let outside = tmp();
+        let target = outside.path().join("victim.txt");
+        std::fs::write(&target, "keep me").unwrap_or_default();
+        let link = vault.path().join("s.md");
+        symlink(&target, &link).unwrap_or_default();
+        let r = open_inside(&link, OpenOptions::new().append(true).create(true));
+        assert!(matches!(r, Err(BoundaryError::Outside { .. })), "{r:?}");
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap_or_default(),
+            "keep me"
+        );
+    }
+
+    #[test]
+    fn file_ids_tell_a_replaced_file() {
+        let d = tmp();
+        let p = d.path().join("log");
+        std::fs::write(&p, "a").unwrap_or_default();
+        let f = File::open(&p).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(FileId::of_file(&f), FileId::of_path(&p));
+        let tmp_path = d.path().join("log.tmp");
+        std::fs::write(&tmp_path, "a").unwrap_or_default();
+        std::fs::rename(&tmp_path, &p).unwrap_or_default();
+        assert_ne!(FileId::of_file(&f), FileId::of_path(&p));
+    }
+}

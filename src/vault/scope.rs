@@ -1,0 +1,315 @@
+//! Which files of a vault are notes: the one rule the walk, the watcher, the poller and the
+//! live reload share.
+//!
+//! A file is a note when it is a `.md` file outside hidden folders (`.obsidian/`, `.trash/`,
+//! `.vaultdm/`, `.git/`) and backup folders (`name~`), outside the root `sessions/` folder
+//! where vaultdm writes transcripts, not an editor's swap, backup, lock or temporary file
+//! ([`is_temp_name`]), outside the vault's **template folders**, and not reached through a
+//! link leading out of the vault ([`leads_outside`]). Templates are not canon: a Templater
+//! template is full of `<% tp.file.title %>` and placeholder NPCs, and reading it as a note
+//! made `check` fail on healthy vaults.
+//!
+//! Split by what each user can know:
+//!
+//! - [`is_noise`]: by the path alone, files that are never read at all — neither notes nor
+//!   settings nor templates. The watcher and the poller drop these (they must still pass
+//!   `vaultdm.toml`, the temporal index and the vault's minijinja templates).
+//! - [`Scope::is_note`]: by the path and the vault's template folders, the notes. The walk
+//!   and the live reload keep exactly these.
+//! - [`leads_outside`]: on disk, a path whose real place is outside the vault. The walk, the
+//!   poller and the live reload do not follow it.
+//!
+//! Template folders are found the way Obsidian knows them — the core Templates plugin's
+//! `.obsidian/templates.json` (`"folder"`) and Templater's
+//! `.obsidian/plugins/templater-obsidian/data.json` (`"templates_folder"`), when the folder
+//! they name exists (they often name one that no longer does) — plus any folder whose name is
+//! `templates` once numbering and sort prefixes are stripped (`z_Templates`, `_templates`,
+//! `97. Templates`, `Assets/Templates`), plus `[folders] templates = [...]` in `vaultdm.toml`.
+
+use super::boundary;
+use crate::names::folder_word;
+use std::path::Path;
+
+/// The rule for one vault.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// Template folders: vault-relative, `/`-separated, lower case, no trailing `/`.
+    templates: Vec<String>,
+    /// Each template folder as written, with why it is one (for `check` and `init --adopt`).
+    pub template_folders: Vec<TemplateFolder>,
+}
+
+/// A folder whose notes are templates, not canon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateFolder {
+    /// Vault-relative path as written.
+    pub path: String,
+    /// Where vaultdm learned it: `.obsidian/templates.json`, Templater's settings,
+    /// `vaultdm.toml`, or its name.
+    pub why: &'static str,
+}
+
+/// Largest Obsidian settings file read.
+const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
+
+fn json_string(root: &Path, rel: &str, key: &str) -> Option<String> {
+    let text = boundary::read_text_inside(root, Path::new(rel), MAX_SETTINGS_BYTES).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let s = v.get(key)?.as_str()?.trim().trim_matches('/').to_string();
+    (!s.is_empty()).then_some(s)
+}
+
+/// True for file names that editors, office suites and sync tools write while saving:
+/// swap, backup, lock and temporary files (vim's `.note.md.swp`, `note.md~` and `4913`,
+/// emacs's `.#note.md` and `#note.md#`, JetBrains' `___jb_tmp___`, Office's `~$`, `.tmp`).
+pub fn is_temp_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    if n.is_empty() {
+        return false;
+    }
+    if n.starts_with('.') || n.ends_with('~') || n.starts_with("~$") {
+        return true;
+    }
+    if n.len() > 1 && n.starts_with('#') && n.ends_with('#') {
+        return true;
+    }
+    // vim's folder-write test file: 4913, then 5036, 5159… (a folder named 2024 is fine).
+    if let Ok(k) = n.parse::<u32>() {
+        if k >= 4913 && (k - 4913) % 123 == 0 {
+            return true;
+        }
+    }
+    if n.contains("___jb_tmp___") || n.contains("___jb_old___") || n.contains(".tmp.") {
+        return true;
+    }
+    let ext = n.rsplit_once('.').map_or("", |(_, e)| e);
+    let swap = ext.len() == 3 && ext.starts_with("sw") && ext.as_bytes()[2].is_ascii_lowercase();
+    swap || matches!(
+        ext,
+        "tmp" | "temp" | "bak" | "part" | "partial" | "crdownload" | "crswap" | "kate-swp" | "swpx"
+    )
+}
+
+/// True for a vault-relative path (`/`-separated) inside, or naming, a folder the vault
+/// never reads: hidden folders (`.obsidian/`, `.trash/`, `.vaultdm/`, `.git/`), backup
+/// folders (`name~`) and the root `sessions/`, where vaultdm writes transcripts.
+pub fn is_skipped_folder(rel: &str) -> bool {
+    let mut segs = rel.split('/').filter(|s| !s.is_empty());
+    let Some(first) = segs.clone().next() else {
+        return false; // the vault folder itself
+    };
+    first == "sessions" || segs.any(|s| s.starts_with('.') || s.ends_with('~'))
+}
+
+/// True for a vault-relative path that is never read, whatever it is: anything in a
+/// skipped folder ([`is_skipped_folder`]) and editors' temporary files ([`is_temp_name`]).
+pub fn is_noise(rel: &str) -> bool {
+    let last = rel.rsplit('/').find(|s| !s.is_empty()).unwrap_or("");
+    is_skipped_folder(rel) || is_temp_name(last)
+}
+
+/// True for a Markdown file name (`.md`, any case).
+pub fn is_markdown(rel: &str) -> bool {
+    rel.to_ascii_lowercase().ends_with(".md")
+}
+
+/// True when `abs` exists and its real place (every link on the way followed) is outside
+/// the vault whose real path is `canon_root`: a link leading out, never followed.
+pub fn leads_outside(canon_root: &Path, abs: &Path) -> bool {
+    abs.canonicalize()
+        .is_ok_and(|real| !real.starts_with(canon_root))
+}
+
+/// True for a folder name that means "templates" (`Templates`, `z_Templates`, `_template`).
+pub fn is_template_folder_name(seg: &str) -> bool {
+    matches!(
+        folder_word(seg).as_str(),
+        "templates" | "template" | "templater" | "templater templates"
+    )
+}
+
+impl Scope {
+    /// Finds the template folders of the vault at `root`; `configured` are the folders named
+    /// in `vaultdm.toml` (`[folders] templates`).
+    pub fn detect(root: &Path, configured: &[String]) -> Scope {
+        let mut s = Scope::default();
+        let add = |path: String, why: &'static str, s: &mut Scope| {
+            let key = path.trim_matches('/').to_lowercase();
+            if key.is_empty() || s.templates.contains(&key) {
+                return;
+            }
+            s.templates.push(key);
+            s.template_folders.push(TemplateFolder { path, why });
+        };
+        for c in configured {
+            add(c.trim_matches('/').to_string(), "vaultdm.toml", &mut s);
+        }
+        for (file, key, why) in [
+            (
+                ".obsidian/templates.json",
+                "folder",
+                ".obsidian/templates.json",
+            ),
+            (
+                ".obsidian/plugins/templater-obsidian/data.json",
+                "templates_folder",
+                "Templater's settings",
+            ),
+        ] {
+            if let Some(folder) = json_string(root, file, key) {
+                // A folder that is gone is a stale setting, not a template folder.
+                if boundary::check_inside(root, Path::new(&folder)).is_ok_and(|p| p.is_dir()) {
+                    add(folder, why, &mut s);
+                }
+            }
+        }
+        s
+    }
+
+    /// A scope with only the named template folders (for tests and tools).
+    pub fn with_templates(folders: &[&str]) -> Scope {
+        let mut s = Scope::default();
+        for f in folders {
+            s.templates.push(f.trim_matches('/').to_lowercase());
+            s.template_folders.push(TemplateFolder {
+                path: f.to_string(),
+                why: "vaultdm.toml",
+            });
+        }
+        s
+    }
+
+    /// True when the vault-relative path lies in a template folder: one the vault's settings
+    /// name, or any folder named like `templates`.
+    pub fn is_template(&self, rel: &str) -> bool {
+        let lower = rel.to_lowercase();
+        if self
+            .templates
+            .iter()
+            .any(|t| lower == *t || lower.starts_with(&format!("{t}/")))
+        {
+            return true;
+        }
+        let segs: Vec<&str> = rel.split('/').collect();
+        segs[..segs.len().saturating_sub(1)]
+            .iter()
+            .any(|s| is_template_folder_name(s))
+    }
+
+    /// True when the vault-relative path is a note, by its path: a `.md` file that is not
+    /// [noise](is_noise) and not in a template folder. See the module docs.
+    pub fn is_note(&self, rel: &str) -> bool {
+        is_markdown(rel) && !is_noise(rel) && !self.is_template(rel)
+    }
+
+    /// Records a template folder found by its name during a walk (for `check`'s info line).
+    pub(super) fn note_named_template(&mut self, rel_dir: &str) {
+        let key = rel_dir.to_lowercase();
+        if !self
+            .templates
+            .iter()
+            .any(|t| key == *t || key.starts_with(&format!("{t}/")))
+        {
+            self.templates.push(key);
+            self.template_folders.push(TemplateFolder {
+                path: rel_dir.to_string(),
+                why: "its name",
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("canon/npcs/ida.md", false)]
+    #[case("vaultdm.toml", false)]
+    #[case("canon/temporal-index.json", false)]
+    #[case("canon/npcs", false)]
+    #[case("", false)]
+    #[case(".obsidian/workspace.json", true)]
+    #[case("notes/.trash/x.md", true)]
+    #[case(".vaultdm/state", true)]
+    #[case("sessions/2026-01-01.jsonl", true)]
+    #[case("heist/sessions/s1.md", false)]
+    #[case("drafts~/x.md", true)]
+    #[case("canon/npcs/4913", true)]
+    #[case("canon/npcs/5036", true)]
+    #[case("notes/2024", false)]
+    #[case("canon/npcs/ida.md~", true)]
+    #[case("canon/npcs/.ida.md.swp", true)]
+    #[case("canon/npcs/ida.md.swp", true)]
+    #[case("canon/npcs/ida.md.swo", true)]
+    #[case("canon/npcs/.#ida.md", true)]
+    #[case("canon/npcs/#ida.md#", true)]
+    #[case("canon/npcs/ida.md.tmp", true)]
+    #[case("canon/npcs/ida.md.tmp.1234", true)]
+    #[case("canon/npcs/ida.md___jb_tmp___", true)]
+    #[case("canon/npcs/~$ida.docx", true)]
+    #[case("canon/npcs/ida.md.bak", true)]
+    #[case("canon/npcs/day 2.md", false)]
+    #[case("canon/npcs/2024.md", false)]
+    fn noise(#[case] rel: &str, #[case] want: bool) {
+        assert_eq!(is_noise(rel), want, "{rel}");
+    }
+
+    #[rstest]
+    #[case("canon/npcs/a.md", true)]
+    #[case("heist/sessions/s1.md", true)]
+    #[case("Sessions/s1.md", true)]
+    #[case("sessions/2026.md", false)]
+    #[case(".obsidian/x.md", false)]
+    #[case("notes/.trash/x.md", false)]
+    #[case("notes/x.txt", false)]
+    #[case("notes/X.MD", true)]
+    #[case("notes/x.md~", false)]
+    #[case("notes/~$x.md", false)]
+    #[case("Templates/npc.md", false)]
+    #[case("vaultdm.toml", false)]
+    fn notes(#[case] rel: &str, #[case] want: bool) {
+        assert_eq!(Scope::default().is_note(rel), want, "{rel}");
+    }
+
+    #[rstest]
+    #[case("z_Templates/NPC.md", true)]
+    #[case("Assets/Templates/Character.md", true)]
+    #[case("97. Templates/x.md", true)]
+    #[case("_templates/x.md", true)]
+    #[case("Zeke Prep Content/Templates/Session.md", true)]
+    #[case("notes/templates.md", false)]
+    #[case("canon/npcs/templar.md", false)]
+    #[case("Characters/Template Knight.md", false)]
+    fn template_folders_by_name(#[case] rel: &str, #[case] want: bool) {
+        assert_eq!(Scope::default().is_template(rel), want, "{rel}");
+    }
+
+    #[test]
+    fn obsidian_settings_name_template_folders_that_exist() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".obsidian/plugins/templater-obsidian"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("Misc/Blueprints")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            root.join(".obsidian/templates.json"),
+            r#"{"folder": "Misc/Blueprints"}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            root.join(".obsidian/plugins/templater-obsidian/data.json"),
+            r#"{"templates_folder": "Gone/Stuff", "trigger_on_file_creation": true}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let s = Scope::detect(root, &["Stencils".into()]);
+        assert!(s.is_template("Misc/Blueprints/NPC.md"));
+        assert!(s.is_template("stencils/x.md"));
+        assert!(!s.is_template("Gone/Stuff/x.md"), "a stale setting");
+        assert!(!s.is_note("Misc/Blueprints/NPC.md"));
+        assert!(s.is_note("Characters/Ezra.md"));
+        let why: Vec<_> = s.template_folders.iter().map(|t| t.why).collect();
+        assert_eq!(why, ["vaultdm.toml", ".obsidian/templates.json"]);
+    }
+}
