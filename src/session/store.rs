@@ -177,22 +177,35 @@ fn lock_holder(path: &Path) -> String {
         .unwrap_or_else(|| "another vaultdm".into())
 }
 
+/// How many more times a held session lock is tried, 25 ms apart.
+const LOCK_TRIES: u32 = 8;
+
 fn take_lock(vault: &Path, name: &str) -> Result<File, SessionError> {
     let path = lock_path(vault, name);
     let mut f = boundary::open_inside(
         &path,
         OpenOptions::new().read(true).write(true).create(true),
     )?;
-    match f.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            return Err(SessionError::Locked {
-                name: name.to_owned(),
-                holder: lock_holder(&path),
-            })
-        }
-        Err(std::fs::TryLockError::Error(source)) => {
-            return Err(SessionError::Io { path, source });
+    // A lock is briefly shared with any child process this process is starting (the
+    // descriptor lives in the child until its exec), so a lock just released may still read
+    // as held for a few milliseconds: try again for a moment before naming the holder.
+    let mut tries = 0;
+    loop {
+        match f.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::WouldBlock) if tries < LOCK_TRIES => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(SessionError::Locked {
+                    name: name.to_owned(),
+                    holder: lock_holder(&path),
+                })
+            }
+            Err(std::fs::TryLockError::Error(source)) => {
+                return Err(SessionError::Io { path, source });
+            }
         }
     }
     let who = format!(
