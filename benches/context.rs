@@ -68,19 +68,27 @@ fn context(c: &mut Criterion) {
     eprintln!("o200k tokenizer first use: {:.1?}", t.elapsed());
 
     let msg = message(&campaign);
+    // No budget unless a case names one, so the figures compare with earlier ones.
     let light = Options {
         message: Some(msg.clone()),
         mode: ModeChoice::Light,
+        budget: None,
         ..Options::default()
     };
     let light_plain = Options {
         message: Some("I look around the room and order another drink.".into()),
         mode: ModeChoice::Light,
+        budget: None,
         ..Options::default()
     };
     let full = Options {
         mode: ModeChoice::Full,
+        budget: None,
         ..Options::default()
+    };
+    let full_default_budget = Options {
+        budget: Some(vaultdm::context::DEFAULT_BUDGET),
+        ..full.clone()
     };
     let full_budget = Options {
         budget: Some(1500),
@@ -96,6 +104,7 @@ fn context(c: &mut Criterion) {
         ("full", &full),
         ("full_budget_1500", &full_budget),
         ("full_budget_8000", &full_budget_loose),
+        ("full_default_budget", &full_default_budget),
     ];
     eprintln!("message: {msg}");
     for (name, o) in cases {
@@ -103,7 +112,7 @@ fn context(c: &mut Criterion) {
         let dropped = inj
             .items
             .iter()
-            .filter(|i| i.reason.starts_with("dropped for the token budget"))
+            .filter(|i| matches!(i.reason, vaultdm::context::Reason::Dropped(..)))
             .count();
         let cards = inj.items.iter().filter(|i| i.kind == "card").count();
         eprintln!(

@@ -19,7 +19,8 @@ pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 pub struct ContextConfig {
     /// Most present-but-unmentioned NPCs shown in a full context.
     pub npc_cap: usize,
-    /// Default token budget for the injected block (0 = no budget).
+    /// Token budget for the injected block (default
+    /// [`crate::context::DEFAULT_BUDGET`]; 0 = no budget, only when the vault asks).
     pub budget: usize,
     /// How many recent timeline events a full context shows.
     pub recent_events: usize,
@@ -31,7 +32,7 @@ impl Default for ContextConfig {
     fn default() -> Self {
         Self {
             npc_cap: 5,
-            budget: 0,
+            budget: crate::context::DEFAULT_BUDGET,
             recent_events: 5,
             full_context_after_changes: 8,
         }

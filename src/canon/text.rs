@@ -262,6 +262,17 @@ mod tests {
     use proptest::prelude::*;
     use rstest::rstest;
 
+    #[test]
+    fn first_sentences() {
+        assert_eq!(first_sentence("A den. The floor lists."), "A den.");
+        assert_eq!(
+            first_sentence("St. Ives is near. Yes."),
+            "St. Ives is near."
+        );
+        assert_eq!(first_sentence("No stop"), "No stop");
+        assert_eq!(first_sentence("Costs 3.5 gp. Cheap."), "Costs 3.5 gp.");
+    }
+
     #[rstest]
     #[case("Hesper  Quill\n", 120, "Hesper Quill")]
     #[case(

@@ -89,7 +89,10 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         budget: args.budget,
         pc: args.pc,
     };
-    let opts = Options::with_overrides(&loaded.config.context, asked);
+    let mut opts = Options::with_overrides(&loaded.config.context, asked);
+    // Only JSON and the explain table show the count; the text alone needs none.
+    opts.count_tokens = args.format == Format::Json || args.explain;
+    opts.explain = opts.count_tokens;
     let inj = engine.build(&opts).context("building the context")?;
     let mut out = super::stdout();
     match args.format {

@@ -7,40 +7,27 @@
 //! the day, the party or anything the player named. Every candidate is kept as an
 //! [`Item`] with the reason it is in or out, for `--explain` and `--format json`.
 
+pub mod budget;
+mod cards;
+pub mod explain;
 pub mod mentions;
+pub mod mode;
+mod plan;
+mod rank;
 pub mod render;
-mod select;
+mod scene;
 pub mod setup;
 
+pub use budget::{Drop, DEFAULT_BUDGET};
+pub use explain::{Cut, ItemKind, Reason};
 pub use mentions::{How, Matcher, Mention, Target};
+pub use mode::{is_resume, Mode, ModeChoice, RESUME_COMMANDS};
 pub use render::{TemplateError, Templates};
 pub use setup::{load_templates, Overrides};
 
 use crate::canon::Campaign;
 use serde::Serialize;
 use std::sync::Arc;
-
-/// Which context a message gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// The full session context.
-    Full,
-    /// The one-line light context plus mention cards.
-    Light,
-}
-
-/// How to choose the mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ModeChoice {
-    /// Full with no message or on a resume command, light otherwise.
-    #[default]
-    Auto,
-    /// Always full.
-    Full,
-    /// Always light.
-    Light,
-}
 
 /// What to build.
 #[derive(Debug, Clone)]
@@ -51,6 +38,10 @@ pub struct Options {
     pub mode: ModeChoice,
     /// Token budget for the whole block (None = unlimited).
     pub budget: Option<usize>,
+    /// Always count [`Injected::tokens`] exactly. Off, a block whose bytes fit the budget
+    /// (or that has no budget) is not counted, since a token is at least one byte: the
+    /// text output of `vaultdm context` needs no count and skips loading the vocabulary.
+    pub count_tokens: bool,
     /// The PC speaking: their location is the scene.
     pub pc: Option<String>,
     /// Cap on present, unmentioned NPCs.
@@ -66,7 +57,8 @@ impl Default for Options {
         Self {
             message: None,
             mode: ModeChoice::Auto,
-            budget: None,
+            budget: Some(DEFAULT_BUDGET),
+            count_tokens: true,
             pc: None,
             npc_cap: 5,
             recent_events: 5,
@@ -79,7 +71,7 @@ impl Default for Options {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Item {
     /// `header`, `time`, `pc`, `location`, `npc`, `thread`, `event`, `card`.
-    pub kind: &'static str,
+    pub kind: ItemKind,
     /// Display name (or event text).
     pub name: String,
     /// `file:line` it came from.
@@ -89,7 +81,7 @@ pub struct Item {
     /// Whether it is in the injected text.
     pub included: bool,
     /// Why.
-    pub reason: String,
+    pub reason: Reason,
 }
 
 /// The built context.
@@ -99,7 +91,8 @@ pub struct Injected {
     pub mode: Mode,
     /// Exactly what is injected.
     pub text: String,
-    /// Tokens of `text` (see [`crate::tokens::count`]).
+    /// Tokens of `text` (see [`crate::tokens::count`]); with [`Options::count_tokens`]
+    /// off and the text uncounted, its length in bytes (an upper bound).
     pub tokens: usize,
     /// Every candidate and why it is in or out (empty unless [`Options::explain`]).
     pub items: Vec<Item>,
@@ -119,35 +112,6 @@ pub enum ContextError {
         /// The PCs there are.
         known: String,
     },
-}
-
-/// The exact resume commands (compared lower-cased, trimmed, trailing `?!.` stripped).
-pub const RESUME_COMMANDS: &[&str] = &[
-    "continue",
-    "resume",
-    "go",
-    "start",
-    "begin",
-    "proceed",
-    "what now",
-    "whats next",
-    "what's next",
-    "next",
-    "start session",
-    "resume session",
-    "continue session",
-];
-
-/// True when the message is a resume command.
-pub fn is_resume(message: &str) -> bool {
-    let m = message
-        .trim()
-        .trim_end_matches(['?', '!', '.'])
-        .trim()
-        .to_lowercase()
-        .replace('\u{2019}', "'");
-    let m = m.split_whitespace().collect::<Vec<_>>().join(" ");
-    RESUME_COMMANDS.contains(&m.as_str())
 }
 
 /// Everything needed to build contexts for one canon: the campaign, its mention matcher
@@ -235,17 +199,9 @@ impl Engine {
         &self.templates
     }
 
-    /// Decides the mode for a message.
+    /// Decides the mode for a message (see [`mode`]).
     pub fn mode_for(&self, opts: &Options) -> Mode {
-        match opts.mode {
-            ModeChoice::Full => Mode::Full,
-            ModeChoice::Light => Mode::Light,
-            ModeChoice::Auto => match opts.message.as_deref() {
-                None => Mode::Full,
-                Some(m) if m.trim().is_empty() || is_resume(m) => Mode::Full,
-                Some(_) => Mode::Light,
-            },
-        }
+        mode::for_message(opts.mode, opts.message.as_deref())
     }
 
     /// The DM's system prompt (`system.j2`): stable for a campaign, so providers can cache it.
@@ -259,30 +215,23 @@ impl Engine {
 
     /// Builds the context for a message.
     pub fn build(&self, opts: &Options) -> Result<Injected, ContextError> {
-        select::build(self, opts)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rstest::rstest;
-
-    #[rstest]
-    #[case("continue", true)]
-    #[case("Resume", true)]
-    #[case("what's next?", true)]
-    #[case("what’s next?", true)]
-    #[case("  start session  ", true)]
-    #[case("Continue session.", true)]
-    #[case("WHAT NOW", true)]
-    #[case("whats next!?", true)]
-    #[case("go", true)]
-    #[case("continue the fight", false)]
-    #[case("go north", false)]
-    #[case("yes", false)]
-    #[case("nextt", false)]
-    fn resume_commands(#[case] m: &str, #[case] want: bool) {
-        assert_eq!(is_resume(m), want);
+        let mut plan = plan::Plan::new(self, opts)?;
+        let fitted = budget::fit(self, &mut plan, opts.budget)?;
+        let tokens = match fitted.tokens {
+            Some(n) => n,
+            None if opts.count_tokens => self.count_tokens(&fitted.text),
+            None => fitted.text.len(),
+        };
+        let items = if opts.explain {
+            explain::explain(&plan, opts.budget)
+        } else {
+            Vec::new()
+        };
+        Ok(Injected {
+            mode: plan.mode,
+            text: fitted.text,
+            tokens,
+            items,
+        })
     }
 }

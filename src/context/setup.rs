@@ -204,7 +204,12 @@ mod tests {
         assert_eq!(o.mode, ModeChoice::Full);
         assert_eq!(o.pc.as_deref(), Some("Jake"));
         assert_eq!(o.message.as_deref(), Some("hi"));
-        let none = Options::for_vault(&ContextConfig::default());
-        assert_eq!(none.budget, None);
+        let default = Options::for_vault(&ContextConfig::default());
+        assert_eq!(default.budget, Some(crate::context::DEFAULT_BUDGET));
+        let unlimited = Options::for_vault(&ContextConfig {
+            budget: 0,
+            ..ContextConfig::default()
+        });
+        assert_eq!(unlimited.budget, None, "0 in the vault means no budget");
     }
 }

@@ -216,15 +216,13 @@ impl Table {
 
     fn mode_choice(&self, message: &str, history: &[Exchange]) -> ModeChoice {
         let plan = plan_history(history, self.history_budget, &|t| self.counts.count(t));
-        if self.force_full
-            || !plan.has_full_context
-            || crate::context::is_resume(message)
-            || (self.full_after_changes > 0 && self.changes_since_full > self.full_after_changes)
-        {
-            ModeChoice::Full
-        } else {
-            ModeChoice::Light
-        }
+        let facts = crate::context::mode::SessionFacts {
+            forced: self.force_full,
+            full_in_history: plan.has_full_context,
+            changes_since_full: self.changes_since_full,
+            full_after_changes: self.full_after_changes,
+        };
+        crate::context::mode::for_session(facts, message)
     }
 
     /// Builds what the next message would carry, without sending or recording anything;
