@@ -6,7 +6,8 @@
 //! (the linking note's folder, then the shortest path: [`crate::vault::Vault::resolve_from`]);
 //! two notes with the same display name or alias are a real ambiguity, which `check` reports.
 
-use std::collections::HashMap;
+// FxHash: the keys are the vault's own names, and these maps are hit for every link.
+type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// A parsed link target.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -190,6 +191,9 @@ pub enum Resolution {
 #[derive(Debug, Clone, Default)]
 pub struct LinkIndex {
     paths: HashMap<String, Vec<usize>>,
+    /// Every proper end of a path that starts after a `/` and holds one (`npcs/ida` for
+    /// `canon/npcs/ida`): partial paths are looked up, not searched for.
+    suffixes: HashMap<String, Vec<usize>>,
     stems: HashMap<String, Vec<usize>>,
     names: HashMap<String, Vec<usize>>,
     slugs: HashMap<String, Vec<usize>>,
@@ -205,16 +209,21 @@ fn push(map: &mut HashMap<String, Vec<usize>>, key: String, idx: usize) {
     }
 }
 
+fn push_suffixes(map: &mut HashMap<String, Vec<usize>>, path: &str, idx: usize) {
+    let mut rest = path;
+    while let Some((_, tail)) = rest.split_once('/') {
+        if !tail.contains('/') {
+            break;
+        }
+        push(map, tail.to_string(), idx);
+        rest = tail;
+    }
+}
+
 impl LinkIndex {
     /// Adds a note: its vault path (with `.md`), its stem, and its display names and aliases.
     pub fn add(&mut self, idx: usize, path: &str, stem: &str, names: &[String]) {
-        let p = strip_md(path);
-        push(&mut self.paths, norm_key(p), idx);
-        push(&mut self.stems, norm_key(stem), idx);
-        push(&mut self.slugs, slug(stem), idx);
-        for n in names {
-            push(&mut self.names, norm_key(n), idx);
-        }
+        self.add_keys(idx, LinkIndex::keys(path, stem, names));
     }
 
     /// The lookup keys of one note (path, stem, slug, names), computed apart from the tables
@@ -230,6 +239,7 @@ impl LinkIndex {
 
     /// Adds a note by its precomputed keys.
     pub fn add_keys(&mut self, idx: usize, k: NoteKeys) {
+        push_suffixes(&mut self.suffixes, &k.path, idx);
         push(&mut self.paths, k.path, idx);
         push(&mut self.stems, k.stem, idx);
         push(&mut self.slugs, k.slug, idx);
@@ -242,6 +252,7 @@ impl LinkIndex {
     pub fn remove(&mut self, idx: usize) {
         for map in [
             &mut self.paths,
+            &mut self.suffixes,
             &mut self.stems,
             &mut self.names,
             &mut self.slugs,
@@ -258,6 +269,7 @@ impl LinkIndex {
     pub fn shift(&mut self, at: usize, inserted: bool) {
         for map in [
             &mut self.paths,
+            &mut self.suffixes,
             &mut self.stems,
             &mut self.names,
             &mut self.slugs,
@@ -309,26 +321,19 @@ impl LinkIndex {
         }
         if key.contains('/') {
             // A partial path: the notes whose path ends with it.
-            let tail = format!("/{key}");
-            let v: Vec<usize> = self
-                .paths
-                .iter()
-                .filter(|(p, _)| p.ends_with(&tail))
-                .flat_map(|(_, v)| v.iter().copied())
-                .collect();
-            if !v.is_empty() {
-                return (Tier::Suffix, found(&v));
+            if let Some(v) = self.suffixes.get(&key).filter(|v| !v.is_empty()) {
+                return (Tier::Suffix, found(v));
             }
         }
-        let last = key.rsplit('/').next().unwrap_or(&key).to_string();
-        for (tier, map, k) in [
-            (Tier::Stem, &self.stems, last),
-            (Tier::Name, &self.names, key),
-            (Tier::Slug, &self.slugs, slug(t)),
-        ] {
-            if let Some(v) = map.get(&k).filter(|v| !v.is_empty()) {
-                return (tier, found(v));
-            }
+        let last = key.rsplit('/').next().unwrap_or(&key);
+        if let Some(v) = self.stems.get(last).filter(|v| !v.is_empty()) {
+            return (Tier::Stem, found(v));
+        }
+        if let Some(v) = self.names.get(&key).filter(|v| !v.is_empty()) {
+            return (Tier::Name, found(v));
+        }
+        if let Some(v) = self.slugs.get(&slug(t)).filter(|v| !v.is_empty()) {
+            return (Tier::Slug, found(v));
         }
         (Tier::Path, Resolution::NotFound)
     }
@@ -432,6 +437,44 @@ mod tests {
     }
 
     proptest! {
+        /// The suffix table finds exactly the notes whose path ends with a partial path,
+        /// as scanning every path would, also after notes are removed.
+        #[test]
+        fn partial_paths_resolve_as_a_scan_would(
+            paths in proptest::collection::vec(proptest::collection::vec("[abc]", 1..5), 1..12),
+            key in proptest::collection::vec("[abc]", 2..4),
+            removed in 0usize..12,
+        ) {
+            let paths: Vec<String> = paths.iter().map(|p| format!("{}.md", p.join("/"))).collect();
+            let mut index = LinkIndex::default();
+            for (i, p) in paths.iter().enumerate() {
+                let stem = p.rsplit('/').next().unwrap_or(p).trim_end_matches(".md");
+                index.add(i, p, stem, &[]);
+            }
+            index.remove(removed);
+            let key = key.join("/");
+            let mut want: Vec<usize> = paths
+                .iter()
+                .enumerate()
+                .filter(|&(i, p)| i != removed && strip_md(p).ends_with(&format!("/{key}")))
+                .map(|(i, _)| i)
+                .collect();
+            want.sort_unstable();
+            let exact = paths.iter().enumerate().any(|(i, p)| i != removed && strip_md(p) == key);
+            let (tier, got) = index.resolve_tiered(&key);
+            if !exact && !want.is_empty() {
+                prop_assert_eq!(tier, Tier::Suffix);
+                let got = match got {
+                    Resolution::Found(i) => vec![i],
+                    Resolution::Ambiguous(v) => v,
+                    Resolution::NotFound => vec![],
+                };
+                prop_assert_eq!(got, want);
+            } else if !exact {
+                prop_assert_ne!(tier, Tier::Suffix);
+            }
+        }
+
         #[test]
         fn parse_never_panics(s in "\\PC{0,40}") {
             let t = LinkTarget::parse(&s);

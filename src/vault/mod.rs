@@ -96,6 +96,9 @@ pub fn read_note(abs: &Path, rel: &str) -> Note {
     }
 }
 
+/// A note's diagnostics, and its body links (index, line) that match no note.
+type NoteCheck = (Vec<Diagnostic>, Vec<(usize, usize)>);
+
 impl Vault {
     /// Loads every note under `root`, with the template folders its Obsidian settings and
     /// folder names show ([`Scope::detect`]).
@@ -115,11 +118,28 @@ impl Vault {
                 source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a file"),
             });
         }
-        let (found, walk_diagnostics) = walk::walk(root, &mut scope);
-        let notes: Vec<Note> = found
-            .par_iter()
-            .map(|f| read_note(&f.abs, &f.rel))
-            .collect();
+        // The walk runs on its own thread and hands each note over as it finds it: both
+        // cores read and parse while the folders are still being listed.
+        let (tx, rx) = std::sync::mpsc::channel::<walk::Found>();
+        let (notes, walk_diagnostics) = std::thread::scope(|s| {
+            let scope = &mut scope;
+            // `tx` moves into the walker and is dropped when it ends, which ends `rx`.
+            let walker = s.spawn(move || {
+                walk::walk_each(root, root, scope, &mut |f| {
+                    let _ = tx.send(f);
+                })
+            });
+            let notes: Vec<Note> = rx
+                .into_iter()
+                .par_bridge()
+                .map(|f| read_note(&f.abs, &f.rel))
+                .collect();
+            (notes, walker.join())
+        });
+        let walk_diagnostics = match walk_diagnostics {
+            Ok(d) => d,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
         let mut v = Self::from_notes(root.to_path_buf(), notes, walk_diagnostics);
         v.scope = scope;
         Ok(v)
@@ -233,24 +253,27 @@ impl Vault {
     /// real vaults hold by the hundred — are one info line per name, not one per link.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = self.walk_diagnostics.clone();
+        // Notes are checked in parallel, each link resolved once; body links to notes not
+        // created yet are then counted per name, in path order.
+        let checked: Vec<NoteCheck> = (0..self.notes.len())
+            .into_par_iter()
+            .map(|i| self.check_note(i))
+            .collect();
         // key -> (first path, first line, target as written, links, notes)
         let mut uncreated: std::collections::BTreeMap<
             String,
             (String, usize, String, usize, usize),
         > = std::collections::BTreeMap::new();
-        for (i, n) in self.notes.iter().enumerate() {
-            out.extend(self.note_diagnostics(i));
+        for (i, (diags, missing)) in checked.into_iter().enumerate() {
+            out.extend(diags);
+            let n = &self.notes[i];
             let mut seen_here = std::collections::HashSet::new();
-            for l in n.links.iter().filter(|l| l.key.is_none()) {
-                if !is_checked_link(&l.target.note)
-                    || self.resolve_from(&l.target.note, Some(&n.path)) != Resolution::NotFound
-                {
-                    continue;
-                }
-                let key = links::norm_key(&l.target.note);
+            for (link, line) in missing {
+                let target = &n.links[link].target.note;
+                let key = links::norm_key(target);
                 let e = uncreated
                     .entry(key.clone())
-                    .or_insert_with(|| (n.path.clone(), l.line, l.target.note.clone(), 0, 0));
+                    .or_insert_with(|| (n.path.clone(), line, target.clone(), 0, 0));
                 e.3 += 1;
                 if seen_here.insert(key) {
                     e.4 += 1;
@@ -278,17 +301,24 @@ impl Vault {
     /// and the frontmatter links that resolve to nothing (a body link to a note not created
     /// yet is reported once per name by [`Vault::diagnostics`]).
     pub fn note_diagnostics(&self, i: usize) -> Vec<Diagnostic> {
+        self.check_note(i).0
+    }
+
+    /// A note's diagnostics, and its body links (index in `links`, line) that match no
+    /// note: each link resolved once.
+    fn check_note(&self, i: usize) -> NoteCheck {
         let Some(n) = self.notes.get(i) else {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
         let mut out = n.diagnostics.clone();
-        for l in &n.links {
+        let mut missing = Vec::new();
+        for (j, l) in n.links.iter().enumerate() {
             if !is_checked_link(&l.target.note) {
                 continue;
             }
             match self.resolve_from(&l.target.note, Some(&n.path)) {
                 Resolution::Found(_) => {}
-                Resolution::NotFound if l.key.is_none() => {}
+                Resolution::NotFound if l.key.is_none() => missing.push((j, l.line)),
                 Resolution::NotFound => out.push(Diagnostic::warning(
                     &n.path,
                     l.line,
@@ -318,7 +348,7 @@ impl Vault {
                 )),
             }
         }
-        out
+        (out, missing)
     }
 
     /// Puts a note in the vault, replacing the note at the same path if there is one (which

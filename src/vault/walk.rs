@@ -38,6 +38,18 @@ pub fn walk(root: &Path, scope: &mut Scope) -> (Vec<Found>, Vec<Diagnostic>) {
 /// used when a folder appears or moves while watching.
 pub fn walk_under(root: &Path, dir: &Path, scope: &mut Scope) -> (Vec<Found>, Vec<Diagnostic>) {
     let mut found = Vec::new();
+    let diags = walk_each(root, dir, scope, &mut |f| found.push(f));
+    (found, diags)
+}
+
+/// Walks like [`walk_under`], handing each note to `each` as soon as it is found (so notes
+/// can be read while the walk goes on), and returns the walk's diagnostics.
+pub fn walk_each(
+    root: &Path,
+    dir: &Path,
+    scope: &mut Scope,
+    each: &mut dyn FnMut(Found),
+) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut escaped: Vec<Diagnostic> = Vec::new();
@@ -94,7 +106,7 @@ pub fn walk_under(root: &Path, dir: &Path, scope: &mut Scope) -> (Vec<Found>, Ve
         if !scope.is_note(&rel) {
             continue;
         }
-        found.push(Found {
+        each(Found {
             abs: entry.path().to_path_buf(),
             rel,
         });
@@ -115,7 +127,7 @@ pub fn walk_under(root: &Path, dir: &Path, scope: &mut Scope) -> (Vec<Found>, Ve
             format!("a template folder (from {why}): its notes are templates, not canon"),
         ));
     }
-    (found, diags)
+    diags
 }
 
 fn escape_check(root: &Path, canon_root: &Path, p: &Path) -> Option<Diagnostic> {
