@@ -3,6 +3,7 @@
 //! diagnostic at its line, and defaults are used for what could not be read.
 
 use crate::vault::boundary::{self, BoundaryError};
+use crate::vault::Code;
 use crate::vault::Diagnostic;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -98,7 +99,7 @@ impl Config {
                 };
                 return (
                     Config::default(),
-                    vec![Diagnostic::error(CONFIG_FILE, 0, "config", msg)],
+                    vec![Diagnostic::error(CONFIG_FILE, 0, Code::Config, msg)],
                 );
             }
         };
@@ -110,7 +111,7 @@ impl Config {
                 diags.push(Diagnostic::error(
                     CONFIG_FILE,
                     line_of_key(&text, "templates"),
-                    "config",
+                    Code::Config,
                     format!("templates = \"{t}\" leads outside the vault (to {target}); vaultdm never reads templates from outside it, so the built-in templates are used"),
                 ));
                 config.templates = None;
@@ -142,7 +143,7 @@ impl Config {
                             d.push(Diagnostic::error(
                                 CONFIG_FILE,
                                 line_of_key(text, k),
-                                "secret-in-vault",
+                                Code::SecretInVault,
                                 format!("[llm] {k} {what}: keys never belong in the vault (it is synced and shared) — remove it, export the key in your shell and set api_key_env = \"OPENAI_API_KEY\" (the variable's name)"),
                             ));
                         } else if k == "api_key_env"
@@ -152,7 +153,7 @@ impl Config {
                             d.push(Diagnostic::error(
                                 CONFIG_FILE,
                                 line_of_key(text, k),
-                                "config",
+                                Code::Config,
                                 "[llm] api_key_env must be the name of an environment variable (letters, digits and _), e.g. \"OPENAI_API_KEY\"",
                             ));
                         }
@@ -176,7 +177,7 @@ impl Config {
                     vec![Diagnostic::error(
                         CONFIG_FILE,
                         line,
-                        "config",
+                        Code::Config,
                         format!("{msg}; defaults were used"),
                     )],
                 )
@@ -224,7 +225,7 @@ mod tests {
         let key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z";
         let (_, d) = Config::parse(&format!("[llm]\nmodel = \"m\"\napi_key_env = \"{key}\"\n"));
         assert_eq!(d.len(), 1, "{d:?}");
-        assert_eq!((d[0].code, d[0].line), ("secret-in-vault", 3));
+        assert_eq!((d[0].code, d[0].line), (Code::SecretInVault, 3));
         assert!(!d[0].message.contains("Ab3dEf6"), "{}", d[0].message);
         let (_, d) = Config::parse("[llm]\napi_key_env = \"my key\"\n");
         assert_eq!(d[0].code, "config");

@@ -477,7 +477,7 @@ fn campaign_name_from_the_folder_when_no_config_names_it() {
     let codes: Vec<_> = loaded
         .diagnostics()
         .iter()
-        .map(|d| (d.path.clone(), d.code))
+        .map(|d| (d.path.clone(), d.code.as_str()))
         .collect();
     // A vault without `canon/` hears about quests and timelines in its own terms.
     assert_eq!(

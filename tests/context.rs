@@ -833,7 +833,10 @@ fn an_empty_threads_file_still_builds_and_explain_says_so() {
     s.write("canon/open-threads.md", "");
     let loaded = s.load();
     let codes: Vec<_> = loaded.diagnostics().iter().map(|d| d.code).collect();
-    assert!(codes.contains(&"no-threads"), "{codes:?}");
+    assert!(
+        codes.contains(&vaultdm::vault::Code::NoThreads),
+        "{codes:?}"
+    );
     let inj = context(&loaded, None);
     assert!(!inj.text.contains("storylines"));
     assert_eq!(

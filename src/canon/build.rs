@@ -10,6 +10,7 @@ use crate::vault::frontmatter::{value_int, MAX_FRONTMATTER_BYTES};
 use crate::vault::links::{as_single_link, leading_link, norm_key};
 use crate::vault::markdown::{Block, BlockKind};
 use crate::vault::yaml;
+use crate::vault::Code;
 use crate::vault::{Diagnostic, Note, Resolution, Severity, Vault};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -55,7 +56,7 @@ impl Ctx<'_> {
                 self.diags.push(Diagnostic::error(
                     &note.path,
                     note.frontmatter.line_of(key),
-                    "bad-value",
+                    Code::BadValue,
                     format!("`{key}: {text}` is not a number ({what}); it was ignored"),
                 ));
                 None
@@ -83,7 +84,7 @@ impl Ctx<'_> {
                     self.diags.push(Diagnostic::warning(
                         &note.path,
                         line,
-                        "not-a-location",
+                        Code::NotALocation,
                         format!(
                             "`{key}: {raw}` resolves to {}, which is not a location note",
                             self.vault.notes[i].path
@@ -96,7 +97,7 @@ impl Ctx<'_> {
                 self.diags.push(Diagnostic::warning(
                     &note.path,
                     line,
-                    "unknown-location",
+                    Code::UnknownLocation,
                     format!(
                         "`{key}: {raw}` matches no location note (by file name, name or alias)"
                     ),
@@ -107,7 +108,7 @@ impl Ctx<'_> {
                 self.diags.push(Diagnostic::warning(
                     &note.path,
                     line,
-                    "ambiguous-location",
+                    Code::AmbiguousLocation,
                     format!(
                         "`{key}: {raw}` matches {}; use the file name",
                         c.iter()
@@ -327,7 +328,7 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
             &note.path,
             note.frontmatter.line.max(1),
             Severity::Info,
-            "no-voice",
+            Code::NoVoice,
             "NPC has no voice: add `voice:` or a `## Personality` list whose first bullets say how they talk",
         ));
     }
@@ -435,7 +436,7 @@ fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
                 diags.push(Diagnostic::warning(
                     &note.path,
                     line,
-                    "thread-no-priority",
+                    Code::ThreadNoPriority,
                     format!("thread \"{title}\" is not under an Urgent/High/Medium/Low/Resolved heading; treated as medium"),
                 ));
                 *warned = Some(section);
@@ -601,7 +602,7 @@ fn build_thread_note(note: &Note, diags: &mut Vec<Diagnostic>) -> Thread {
             &note.path,
             note.frontmatter.line_of("priority"),
             sev,
-            "thread-no-priority",
+            Code::ThreadNoPriority,
             msg,
         ));
         Priority::Medium
@@ -717,7 +718,7 @@ fn parse_timeline(note: &Note, diags: &mut Vec<Diagnostic>, lenient: bool) -> Ve
                 None => diags.push(Diagnostic::warning(
                     &note.path,
                     b.line,
-                    "event-no-day",
+                    Code::EventNoDay,
                     "timeline event is not under a `## Day N` heading; it was ignored",
                 )),
             },
@@ -772,7 +773,7 @@ fn parse_temporal(
                 TEMPORAL_INDEX,
                 0,
                 if own_layout { Severity::Warning } else { Severity::Info },
-                "no-temporal-index",
+                Code::NoTemporalIndex,
                 "missing: create it with {\"current_day\": 1, \"current_time\": \"morning\"}; the latest timeline day is used",
             ));
             return (None, None);
@@ -781,7 +782,7 @@ fn parse_temporal(
             diags.push(Diagnostic::error(
                 TEMPORAL_INDEX,
                 0,
-                "temporal-index",
+                Code::TemporalIndex,
                 format!("could not read: {e}"),
             ));
             return (None, None);
@@ -804,7 +805,7 @@ fn parse_temporal(
                 diags.push(Diagnostic::error(
                     TEMPORAL_INDEX,
                     line_of(text, "current_day"),
-                    "temporal-index",
+                    Code::TemporalIndex,
                     "`current_day` is missing or not a number",
                 ));
             }
@@ -823,7 +824,7 @@ fn parse_temporal(
             diags.push(Diagnostic::error(
                 TEMPORAL_INDEX,
                 1,
-                "temporal-index",
+                Code::TemporalIndex,
                 "must be a JSON object like {\"current_day\": 6, \"current_time\": \"dusk\"}",
             ));
             (None, None)
@@ -832,7 +833,7 @@ fn parse_temporal(
             diags.push(Diagnostic::error(
                 TEMPORAL_INDEX,
                 e.line(),
-                "temporal-index",
+                Code::TemporalIndex,
                 format!("invalid JSON: {e}"),
             ));
             (None, None)
@@ -1000,7 +1001,7 @@ pub(crate) fn settle(c: &mut Campaign, vault: &Vault, config: &Config) -> Vec<Di
             &active[0].id,
             1,
             Severity::Info,
-            "no-location",
+            Code::NoLocation,
             format!(
                 "none of the {} active PCs has a `location:`: the full context cannot describe a scene; add `location: [[Place]]` to the PCs' notes",
                 active.len()
@@ -1016,7 +1017,7 @@ pub(crate) fn settle(c: &mut Campaign, vault: &Vault, config: &Config) -> Vec<Di
             diags.push(Diagnostic::warning(
                 &p.id,
                 line,
-                "no-location",
+                Code::NoLocation,
                 "active PC has no `location:`; the context cannot place them in a scene",
             ));
         }
@@ -1229,7 +1230,7 @@ pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {
             OPEN_THREADS,
             0,
             Severity::Info,
-            "no-threads",
+            Code::NoThreads,
             "holds no threads: no storylines will be injected (add `### Title` or `- **Title**` items under ## Urgent / ## High / ## Medium / ## Low)",
         ));
     }
@@ -1242,7 +1243,13 @@ pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {
         } else {
             (".", "no quests or threads found: quest notes (`type: quest`, or notes in a Quests folder) are injected as storylines")
         };
-        diags.push(Diagnostic::new(path, 0, Severity::Info, "no-threads", msg));
+        diags.push(Diagnostic::new(
+            path,
+            0,
+            Severity::Info,
+            Code::NoThreads,
+            msg,
+        ));
     }
     if !has_timeline {
         let (path, msg) = if own_layout {
@@ -1250,7 +1257,13 @@ pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {
         } else {
             (".", "no timeline found: a note named Timeline (with `## Day N` or dated headings) gives the recent events; meanwhile the latest session note's summary stands in")
         };
-        diags.push(Diagnostic::new(path, 0, Severity::Info, "no-timeline", msg));
+        diags.push(Diagnostic::new(
+            path,
+            0,
+            Severity::Info,
+            Code::NoTimeline,
+            msg,
+        ));
     }
     let (day, time) = parse_temporal(files, &mut diags);
     c.day = day.or_else(|| c.events.iter().filter(|e| e.numbered).map(|e| e.day).max());
@@ -1265,7 +1278,7 @@ pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {
                 TIMELINE,
                 0,
                 Severity::Info,
-                "no-current-day",
+                Code::NoCurrentDay,
                 format!("no events under `## Day {d}`, the current day from {TEMPORAL_INDEX}; recent events come from earlier days"),
             ));
         }
@@ -1273,7 +1286,7 @@ pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {
             diags.push(Diagnostic::warning(
                 TIMELINE,
                 0,
-                "timeline-future",
+                Code::TimelineFuture,
                 format!("every event is after the current day {d} from {TEMPORAL_INDEX}"),
             ));
         }
@@ -1315,7 +1328,7 @@ fn parent_loops(c: &Campaign, diags: &mut Vec<Diagnostic>) {
                 diags.push(Diagnostic::warning(
                     &l.source.path,
                     l.source.line,
-                    "parent-loop",
+                    Code::ParentLoop,
                     format!(
                         "{} is inside itself: its `parent:` chain leads back to it",
                         l.name
@@ -1393,9 +1406,9 @@ fn duplicate_names(c: &Campaign, vault: &Vault, diags: &mut Vec<Diagnostic>) {
             &src.path,
             line,
             if all_names {
-                "duplicate-name"
+                Code::DuplicateName
             } else {
-                "shared-alias"
+                Code::SharedAlias
             },
             format!("\"{n}\" is also used by {list}{more}; mentions of it are ambiguous"),
         ));

@@ -3,6 +3,7 @@
 use super::Outcome;
 use crate::canon::Loaded;
 use crate::vault::note::MAX_NOTE_BYTES;
+use crate::vault::Code;
 use crate::vault::{boundary, Diagnostic, Severity};
 use std::io::Write;
 use std::path::Path;
@@ -53,7 +54,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         diags.push(Diagnostic::error(
             ".",
             0,
-            "no-notes",
+            Code::NoNotes,
             format!(
                 "{} holds no notes (no .md files outside hidden folders): is this your vault? Pass --vault DIR with the folder Obsidian opens",
                 root.display()

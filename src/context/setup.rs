@@ -8,6 +8,7 @@
 use super::{ContextError, Engine, ModeChoice, Options, TemplateError, Templates};
 use crate::canon::{Campaign, Loaded};
 use crate::config::{Config, ContextConfig, CONFIG_FILE, MAX_CONFIG_BYTES};
+use crate::vault::Code;
 use crate::vault::{boundary, Diagnostic};
 use std::path::Path;
 use std::sync::Arc;
@@ -97,7 +98,7 @@ fn template_diagnostic(root: &Path, e: TemplateError, when: WhenBroken) -> Diagn
             Diagnostic::error(
                 &path,
                 line.unwrap_or(0),
-                "template",
+                Code::Template,
                 match when {
                     WhenBroken::Refuse => format!(
                         "template error: {message}; `context` refuses to run until it is fixed"
@@ -109,7 +110,7 @@ fn template_diagnostic(root: &Path, e: TemplateError, when: WhenBroken) -> Diagn
         read @ TemplateError::Read { .. } => Diagnostic::error(
             CONFIG_FILE,
             templates_key_line(root),
-            "template",
+            Code::Template,
             match when {
                 WhenBroken::Refuse => read.to_string(),
                 WhenBroken::KeepPrevious => format!("{read}; {keep}"),
@@ -165,7 +166,7 @@ pub fn template_diagnostics(root: &Path, loaded: &Loaded) -> Vec<Diagnostic> {
         return vec![Diagnostic::warning(
             CONFIG_FILE,
             templates_key_line(root),
-            "templates",
+            Code::Templates,
             format!("templates = \"{folder}\": no such folder in the vault; the built-in templates are used"),
         )];
     }

@@ -7,6 +7,7 @@
 
 use super::diagnostic::Diagnostic;
 use super::yaml::{self, ErrorKind, Map, Value};
+use crate::vault::Code;
 
 /// Largest frontmatter parsed; a real note's is a few KB (a statblock in frontmatter, tens).
 pub const MAX_FRONTMATTER_BYTES: usize = 1024 * 1024;
@@ -93,7 +94,7 @@ impl Frontmatter {
             diags.push(Diagnostic::error(
                 path,
                 1,
-                "unclosed-frontmatter",
+                Code::UnclosedFrontmatter,
                 "frontmatter opened with `---` is never closed; add a `---` line after the last key (the note was read as body only)",
             ));
             return fm;
@@ -111,7 +112,7 @@ impl Frontmatter {
             diags.push(Diagnostic::error(
                 path,
                 split.yaml_line + line_index(yaml, at),
-                "templater",
+                Code::Templater,
                 "Templater code (`<% ... %>`) in frontmatter: run the template in Obsidian first; vaultdm reads notes as they are written",
             ));
         }
@@ -122,7 +123,7 @@ impl Frontmatter {
             diags.push(Diagnostic::error(
                 path,
                 split.yaml_line,
-                "frontmatter-too-complex",
+                Code::FrontmatterTooComplex,
                 format!(
                     "frontmatter is {} KB, over the {} KB limit; it was ignored",
                     yaml.len() / 1024,
@@ -143,7 +144,7 @@ impl Frontmatter {
                 diags.push(Diagnostic::warning(
                     path,
                     split.yaml_line,
-                    "frontmatter-not-mapping",
+                    Code::FrontmatterNotMapping,
                     format!("frontmatter is {kind}, not `key: value` pairs; it was ignored"),
                 ));
             }
@@ -151,7 +152,7 @@ impl Frontmatter {
                 diags.push(Diagnostic::error(
                     path,
                     split.yaml_line + e.line - 1,
-                    "frontmatter-too-complex",
+                    Code::FrontmatterTooComplex,
                     format!("frontmatter {}; it was ignored", e.message),
                 ));
             }
@@ -212,7 +213,7 @@ impl Frontmatter {
                     path,
                     line,
                     severity,
-                    "yaml-syntax",
+                    Code::YamlSyntax,
                     message,
                 ));
             }
@@ -237,7 +238,7 @@ impl Frontmatter {
                     diags.push(Diagnostic::warning(
                         path,
                         e.2,
-                        "duplicate-key",
+                        Code::DuplicateKey,
                         format!(
                             "`{}` is set more than once in frontmatter (first on line {first_line}; keys ignore case); the last value is used",
                             e.0
@@ -698,7 +699,7 @@ mod tests {
         let (f, d) = fm(&yaml);
         assert!(f.is_empty());
         assert_eq!(d.len(), 1, "{d:?}");
-        assert_eq!((d[0].code, d[0].line), ("frontmatter-too-complex", line));
+        assert_eq!((d[0].code, d[0].line), (Code::FrontmatterTooComplex, line));
         assert!(
             d[0].message.ends_with("; it was ignored"),
             "{}",
@@ -712,7 +713,10 @@ mod tests {
         assert_eq!(f.text(&["hp"]).as_deref(), Some("12"));
         assert_eq!(f.line_of("hp"), 4);
         assert_eq!(f.text(&["name"]).as_deref(), Some("Orla Vane"));
-        let got: Vec<_> = d.iter().map(|d| (d.code, d.line, d.severity)).collect();
+        let got: Vec<_> = d
+            .iter()
+            .map(|d| (d.code.as_str(), d.line, d.severity))
+            .collect();
         assert_eq!(
             got,
             [

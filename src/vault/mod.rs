@@ -13,7 +13,7 @@ pub mod scope;
 pub mod walk;
 pub mod yaml;
 
-pub use diagnostic::{Diagnostic, Severity};
+pub use diagnostic::{Code, Diagnostic, Severity};
 pub use links::{LinkIndex, Resolution};
 pub use note::Note;
 pub use scope::Scope;
@@ -58,7 +58,7 @@ pub fn read_note(abs: &Path, rel: &str) -> Note {
         n.diagnostics.push(Diagnostic::error(
             rel,
             0,
-            "unreadable",
+            Code::Unreadable,
             format!("could not read note: {e}"),
         ));
         n
@@ -75,7 +75,7 @@ pub fn read_note(abs: &Path, rel: &str) -> Note {
         n.diagnostics.push(Diagnostic::error(
             rel,
             0,
-            "too-large",
+            Code::TooLarge,
             format!(
                 "note is {:.1} MB, over the {} MB limit for a note; it was skipped",
                 len as f64 / 1e6,
@@ -290,7 +290,7 @@ impl Vault {
                 &path,
                 line,
                 Severity::Info,
-                "unresolved-link",
+                Code::UnresolvedLink,
                 format!("[[{target}]] matches no note in the vault{count}; Obsidian shows it as a note not created yet"),
             ));
         }
@@ -322,13 +322,13 @@ impl Vault {
                 Resolution::NotFound => out.push(Diagnostic::warning(
                     &n.path,
                     l.line,
-                    "unresolved-link",
+                    Code::UnresolvedLink,
                     format!("[[{}]] matches no note in the vault", l.target.note),
                 )),
                 Resolution::Ambiguous(c) => out.push(Diagnostic::warning(
                     &n.path,
                     l.line,
-                    "ambiguous-link",
+                    Code::AmbiguousLink,
                     format!(
                         "[[{}]] matches {} notes: {}{}; use the path, e.g. [[{}]]",
                         l.target.note,

@@ -4,6 +4,7 @@ use super::diagnostic::Diagnostic;
 use super::frontmatter::{self, Frontmatter};
 use super::links::{find_wikilinks, LinkTarget};
 use super::markdown::{self, Body, LineIndex};
+use crate::vault::Code;
 
 /// Notes larger than this are not parsed (a diagnostic says so).
 pub const MAX_NOTE_BYTES: u64 = 16 * 1024 * 1024;
@@ -129,7 +130,7 @@ impl Note {
             note.diagnostics.push(Diagnostic::error(
                 path,
                 0,
-                "too-large",
+                Code::TooLarge,
                 format!(
                     "note is {:.1} MB, over the {} MB limit for a note; it was skipped",
                     bytes.len() as f64 / 1e6,
@@ -142,7 +143,7 @@ impl Note {
             note.diagnostics.push(Diagnostic::error(
                 path,
                 0,
-                "binary",
+                Code::Binary,
                 "file has a .md name but holds binary data; it was skipped",
             ));
             return note;
@@ -158,7 +159,7 @@ impl Note {
                 note.diagnostics.push(Diagnostic::warning(
                     path,
                     line,
-                    "not-utf8",
+                    Code::NotUtf8,
                     "note is not valid UTF-8; unreadable bytes were replaced with \u{fffd} (save it as UTF-8)",
                 ));
                 String::from_utf8_lossy(bytes)
@@ -170,7 +171,7 @@ impl Note {
                 path,
                 0,
                 super::Severity::Info,
-                "empty-note",
+                Code::EmptyNote,
                 "note is empty; it is indexed by its file name only",
             ));
             return note;

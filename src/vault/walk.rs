@@ -7,6 +7,7 @@
 
 use super::diagnostic::Diagnostic;
 use super::scope::{is_skipped_folder, leads_outside, Scope};
+use crate::vault::Code;
 use std::path::{Path, PathBuf};
 
 /// A Markdown file found in the vault.
@@ -93,7 +94,7 @@ pub fn walk_each(
                 } else {
                     format!("could not read: {e}")
                 };
-                diags.push(Diagnostic::warning(&path, 0, "walk", msg));
+                diags.push(Diagnostic::warning(&path, 0, Code::Walk, msg));
                 continue;
             }
         };
@@ -123,7 +124,7 @@ pub fn walk_each(
             &rel,
             0,
             super::Severity::Info,
-            "templates",
+            Code::Templates,
             format!("a template folder (from {why}): its notes are templates, not canon"),
         ));
     }
@@ -136,7 +137,7 @@ fn escape_check(root: &Path, canon_root: &Path, p: &Path) -> Option<Diagnostic> 
             &rel_path(root, p).unwrap_or_default(),
             0,
             super::Severity::Info,
-            "outside-vault",
+            Code::OutsideVault,
             "symlink points outside the vault; not followed",
         )
     })

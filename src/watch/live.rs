@@ -11,6 +11,7 @@ use crate::context::{load_templates, Engine, Matcher, Templates};
 use crate::vault::boundary::FileId;
 use crate::vault::note::{hash_bytes, MAX_NOTE_BYTES};
 use crate::vault::scope::{is_markdown, is_noise, leads_outside};
+use crate::vault::Code;
 use crate::vault::{read_note, walk, Diagnostic, Note, Scope, Severity};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -599,7 +600,7 @@ impl Live {
                         &at,
                         0,
                         Severity::Info,
-                        "template-fixed",
+                        Code::TemplateFixed,
                         "the templates load again; the next context uses them",
                     ));
                 }
@@ -621,7 +622,7 @@ impl Live {
             reload.diagnostics.push(Diagnostic::error(
                 ".",
                 0,
-                "vault-moved",
+                Code::VaultMoved,
                 format!(
                     "the vault folder {} moved or was removed; canon is kept as it was — start vaultdm again in the vault's new place",
                     self.root.display()
@@ -750,7 +751,7 @@ impl Live {
                     keep.diagnostics.push(Diagnostic::warning(
                         &n.path,
                         0,
-                        "stale-note",
+                        Code::StaleNote,
                         "the note does not parse; canon keeps its last good version until it is fixed",
                     ));
                     now_stale.push(n.path.clone());
@@ -771,7 +772,7 @@ impl Live {
                 p,
                 0,
                 Severity::Info,
-                "note-fixed",
+                Code::NoteFixed,
                 "the note parses again; its new version is in canon",
             ));
         }

@@ -107,7 +107,7 @@ pub fn load_fixture(name: &str) -> Loaded {
 pub fn triples(diags: &[Diagnostic]) -> Vec<(String, usize, &'static str)> {
     diags
         .iter()
-        .map(|d| (d.path.clone(), d.line, d.code))
+        .map(|d| (d.path.clone(), d.line, d.code.as_str()))
         .collect()
 }
 
