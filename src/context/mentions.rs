@@ -10,8 +10,12 @@ use crate::canon::Campaign;
 use crate::names::{fold_name, fold_text, norm_key, slug};
 use crate::vault::links::{find_wikilinks, strip_md};
 use aho_corasick::{AhoCorasick, MatchKind};
-use std::collections::{HashMap, HashSet};
+use rayon::prelude::*;
 use std::sync::OnceLock;
+
+// FxHash: keys are the campaign's own names; a rename rebuilds these maps while the GM waits.
+type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
+type HashSet<K> = rustc_hash::FxHashSet<K>;
 
 /// What a mention points at (indices into the campaign's vectors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -76,7 +80,7 @@ pub struct Mention {
     pub how: How,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Pattern {
     targets: Vec<Target>,
     needs_capital: bool,
@@ -84,11 +88,58 @@ struct Pattern {
 }
 
 /// The mention matcher for one canon.
+///
+/// The patterns (every name, alias, unique short name and head noun, folded) are spread
+/// over [`SHARDS`] automata by a hash of their text. A rename changes a few patterns, so a
+/// reload ([`Matcher::rebuilt`]) builds again only the shards whose patterns changed.
 #[derive(Debug, Clone)]
 pub struct Matcher {
+    shards: Vec<Shard>,
+    links: std::sync::Arc<Links>,
+}
+
+/// `[[link]]` keys (path, stem, slug) of every entity note, and the ids they came from
+/// (equal ids give equal keys, so a reload that renames nothing reuses them).
+#[derive(Debug, Default)]
+struct Links {
+    ids: Vec<(String, Target)>,
+    keys: HashMap<String, Target>,
+}
+
+/// How many automata the patterns are spread over.
+pub const SHARDS: usize = 16;
+
+/// One automaton over some of the patterns (`texts[i]` is `patterns[i]`'s folded text).
+#[derive(Debug, Clone, Default)]
+struct Shard {
     ac: Option<AhoCorasick>,
+    texts: Vec<String>,
     patterns: Vec<Pattern>,
-    links: HashMap<String, Target>,
+}
+
+impl Shard {
+    fn build(texts: Vec<String>, patterns: Vec<Pattern>) -> Shard {
+        let ac = (!texts.is_empty())
+            .then(|| {
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::Standard)
+                    .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+                    .build(&texts)
+                    .ok()
+            })
+            .flatten();
+        Shard {
+            ac,
+            texts,
+            patterns,
+        }
+    }
+}
+
+fn shard_of(text: &str) -> usize {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    let h = BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(text);
+    (h % SHARDS as u64) as usize
 }
 
 fn common_words() -> &'static HashSet<&'static str> {
@@ -196,24 +247,32 @@ const VAGUE_NOUNS: &[&str] = &[
     "party", "member", "members", "npcs", "npc", "player", "players", "unknown", "area",
 ];
 
+/// A text folded for matching, and whether it needs a capital; None when it is too short
+/// to be a name.
+fn prepare(text: &str) -> Option<(String, bool)> {
+    let folded = fold_name(text);
+    if folded
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .take(2)
+        .count()
+        < 2
+    {
+        return None;
+    }
+    let single = !folded.contains(' ');
+    let needs_capital = single && common_words().contains(folded.as_str());
+    Some((folded, needs_capital))
+}
+
 impl Builder {
-    fn add(&mut self, text: &str, target: Target) {
-        self.add_how(text, target, How::Name);
+    fn add_how(&mut self, text: &str, target: Target, how: How) {
+        if let Some((folded, needs_capital)) = prepare(text) {
+            self.insert(folded, needs_capital, target, how);
+        }
     }
 
-    fn add_how(&mut self, text: &str, target: Target, how: How) {
-        let folded = fold_name(text);
-        if folded
-            .chars()
-            .filter(|c| c.is_alphanumeric())
-            .take(2)
-            .count()
-            < 2
-        {
-            return;
-        }
-        let single = !folded.contains(' ');
-        let needs_capital = single && common_words().contains(folded.as_str());
+    fn insert(&mut self, folded: String, needs_capital: bool, target: Target, how: How) {
         let p = self.by_text.entry(folded).or_insert(Pattern {
             targets: vec![],
             needs_capital,
@@ -222,6 +281,53 @@ impl Builder {
         if !p.targets.contains(&target) {
             p.targets.push(target);
         }
+    }
+}
+
+/// One entity's patterns, prepared apart from the others: (folded text, needs a capital,
+/// target, how), and its short names (as written, folded) for the uniqueness count.
+#[derive(Default)]
+struct Adds {
+    adds: Vec<(String, bool, Target, How)>,
+    firsts: Vec<(String, String, Target)>,
+}
+
+impl Adds {
+    fn add(&mut self, text: &str, t: Target, how: How) {
+        if let Some((folded, cap)) = prepare(text) {
+            self.adds.push((folded, cap, t, how));
+        }
+    }
+
+    /// A name, its aliases (each also without `The`), and for a person the name without
+    /// honorifics and the short names to count.
+    fn names(name: &str, aliases: &[String], t: Target, person: bool) -> Adds {
+        let mut a = Adds::default();
+        a.add(name, t, How::Name);
+        if let Some(s) = strip_article(name) {
+            a.add(s, t, How::Name);
+        }
+        for alias in aliases {
+            a.add(alias, t, How::Alias);
+            if let Some(s) = strip_article(alias) {
+                a.add(s, t, How::Alias);
+            }
+        }
+        if person {
+            let parts = person_parts(name);
+            if let Some(w) = parts.without {
+                a.add(&w, t, How::Name);
+            }
+            // Short names become patterns later, only where exactly one entity has them.
+            for short in [parts.first, parts.surname, parts.title]
+                .into_iter()
+                .flatten()
+            {
+                let key = fold_name(&short);
+                a.firsts.push((short, key, t));
+            }
+        }
+        a
     }
 }
 
@@ -333,125 +439,137 @@ fn npc_heads(name: &str, role: Option<&str>) -> Vec<String> {
 impl Matcher {
     /// Builds the matcher for a campaign.
     pub fn new(c: &Campaign) -> Matcher {
+        Matcher::build(c, None)
+    }
+
+    /// The matcher for a changed campaign, reusing every automaton of `self` whose
+    /// patterns did not change (a rename rebuilds one or two of [`SHARDS`]).
+    pub fn rebuilt(&self, c: &Campaign) -> Matcher {
+        Matcher::build(c, Some(self))
+    }
+
+    /// How many automata `self` shares with `other` (for tests and benchmarks).
+    pub fn shared_shards(&self, other: &Matcher) -> usize {
+        self.shards
+            .iter()
+            .zip(&other.shards)
+            .filter(|(a, b)| a.texts == b.texts && a.patterns == b.patterns)
+            .count()
+    }
+
+    fn build(c: &Campaign, old: Option<&Matcher>) -> Matcher {
+        // Each entity's names are folded on both cores, then merged in campaign order (the
+        // first to add a text decides how it matches, as a serial build would).
+        let pcs: Vec<Adds> = c
+            .pcs
+            .par_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut a = Adds::names(&p.name, &p.aliases, Target::Pc(i), true);
+                for (j, item) in p.inventory.iter().enumerate() {
+                    let item = item.trim();
+                    a.add(item, Target::Item(i, j), How::Item);
+                    if let Some(s) = strip_article(item) {
+                        a.add(s, Target::Item(i, j), How::Item);
+                    }
+                }
+                a
+            })
+            .collect();
+        let npcs: Vec<Adds> = c
+            .npcs
+            .par_iter()
+            .enumerate()
+            .map(|(i, n)| Adds::names(&n.name, &n.aliases, Target::Npc(i), true))
+            .collect();
+        let locations: Vec<Adds> = c
+            .locations
+            .par_iter()
+            .enumerate()
+            .map(|(i, l)| Adds::names(&l.name, &l.aliases, Target::Location(i), false))
+            .collect();
+        let threads: Vec<Adds> = c
+            .threads
+            .par_iter()
+            .enumerate()
+            .map(|(i, t)| Adds::names(&t.title, &t.aliases, Target::Thread(i), false))
+            .collect();
+        let lore: Vec<Adds> = c
+            .lore
+            .par_iter()
+            .enumerate()
+            .map(|(i, l)| Adds::names(&l.name, &l.aliases, Target::Lore(i), false))
+            .collect();
+        let sessions: Vec<Adds> = c
+            .sessions
+            .par_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                // The whole title only: a word of "Session 4: Floon's Rescue" is no mention.
+                let mut a = Adds::default();
+                a.add(&s.name, Target::Session(i), How::Name);
+                a
+            })
+            .collect();
         let mut b = Builder {
-            by_text: HashMap::new(),
+            by_text: HashMap::default(),
         };
-        let mut links: HashMap<String, Target> = HashMap::new();
-        let mut firsts: Vec<(String, Target)> = Vec::new();
-        let names = |b: &mut Builder,
-                     name: &str,
-                     aliases: &[String],
-                     t: Target,
-                     person: bool,
-                     firsts: &mut Vec<(String, Target)>| {
-            b.add(name, t);
-            if let Some(s) = strip_article(name) {
-                b.add(s, t);
+        let mut firsts: Vec<(String, String, Target)> = Vec::new();
+        for a in pcs
+            .into_iter()
+            .chain(npcs)
+            .chain(locations)
+            .chain(threads)
+            .chain(lore)
+            .chain(sessions)
+        {
+            for (folded, needs_capital, t, how) in a.adds {
+                b.insert(folded, needs_capital, t, how);
             }
-            for a in aliases {
-                b.add_how(a, t, How::Alias);
-                if let Some(s) = strip_article(a) {
-                    b.add_how(s, t, How::Alias);
-                }
-            }
-            if person {
-                let parts = person_parts(name);
-                if let Some(w) = parts.without {
-                    b.add(&w, t);
-                }
-                // Short names are added below, only where exactly one entity has them.
-                for short in [parts.first, parts.surname, parts.title]
-                    .into_iter()
-                    .flatten()
-                {
-                    firsts.push((short, t));
-                }
-            }
-        };
-        for (i, p) in c.pcs.iter().enumerate() {
-            names(
-                &mut b,
-                &p.name,
-                &p.aliases,
-                Target::Pc(i),
-                true,
-                &mut firsts,
-            );
-            for (j, item) in p.inventory.iter().enumerate() {
-                let item = item.trim();
-                b.add_how(item, Target::Item(i, j), How::Item);
-                if let Some(s) = strip_article(item) {
-                    b.add_how(s, Target::Item(i, j), How::Item);
-                }
-            }
-        }
-        for (i, n) in c.npcs.iter().enumerate() {
-            names(
-                &mut b,
-                &n.name,
-                &n.aliases,
-                Target::Npc(i),
-                true,
-                &mut firsts,
-            );
-        }
-        for (i, l) in c.locations.iter().enumerate() {
-            names(
-                &mut b,
-                &l.name,
-                &l.aliases,
-                Target::Location(i),
-                false,
-                &mut firsts,
-            );
-        }
-        for (i, t) in c.threads.iter().enumerate() {
-            names(
-                &mut b,
-                &t.title,
-                &t.aliases,
-                Target::Thread(i),
-                false,
-                &mut firsts,
-            );
-        }
-        for (i, l) in c.lore.iter().enumerate() {
-            names(
-                &mut b,
-                &l.name,
-                &l.aliases,
-                Target::Lore(i),
-                false,
-                &mut firsts,
-            );
-        }
-        for (i, s) in c.sessions.iter().enumerate() {
-            // The whole title only: a word of "Session 4: Floon's Rescue" is no mention.
-            b.add(&s.name, Target::Session(i));
+            firsts.extend(a.firsts);
         }
         // Given names, surnames and titles only when exactly one entity has them and they are
         // no entity's full name or alias.
-        let mut count: HashMap<String, HashSet<Target>> = HashMap::new();
-        for (f, t) in &firsts {
-            count.entry(fold_name(f)).or_default().insert(*t);
+        // key -> the one target holding it, or None when several do.
+        let mut count: HashMap<&str, Option<Target>> = HashMap::default();
+        for (_, key, t) in &firsts {
+            count
+                .entry(key)
+                .and_modify(|one| {
+                    if *one != Some(*t) {
+                        *one = None;
+                    }
+                })
+                .or_insert(Some(*t));
         }
-        for (f, t) in firsts {
-            let key = fold_name(&f);
-            if count[&key].len() == 1 && !b.by_text.contains_key(&key) {
-                b.add_how(&f, t, How::ShortName);
-            }
+        let unique: Vec<(String, Target)> = firsts
+            .iter()
+            .filter(|(_, key, _)| {
+                count.get(key.as_str()).is_some_and(Option::is_some) && !b.by_text.contains_key(key)
+            })
+            .map(|(f, _, t)| (f.clone(), *t))
+            .collect();
+        for (f, t) in unique {
+            b.add_how(&f, t, How::ShortName);
         }
         // `the chapel`, `the doctor`, `the foreman`: a place's or person's head noun, when
         // exactly one entity holds it.
-        let mut heads: HashMap<String, HashSet<Target>> = HashMap::new();
-        for (i, n) in c.npcs.iter().enumerate() {
-            for h in npc_heads(&n.name, n.role.as_deref()) {
-                heads.entry(h).or_default().insert(Target::Npc(i));
-            }
-        }
-        for (i, l) in c.locations.iter().enumerate() {
-            for h in place_heads(&l.name, l.kind.as_deref()) {
-                heads.entry(h).or_default().insert(Target::Location(i));
+        let npc_heads: Vec<(Target, Vec<String>)> = c
+            .npcs
+            .par_iter()
+            .enumerate()
+            .map(|(i, n)| (Target::Npc(i), npc_heads(&n.name, n.role.as_deref())))
+            .collect();
+        let place_heads: Vec<(Target, Vec<String>)> = c
+            .locations
+            .par_iter()
+            .enumerate()
+            .map(|(i, l)| (Target::Location(i), place_heads(&l.name, l.kind.as_deref())))
+            .collect();
+        let mut heads: HashMap<String, HashSet<Target>> = HashMap::default();
+        for (t, hs) in npc_heads.into_iter().chain(place_heads) {
+            for h in hs {
+                heads.entry(h).or_default().insert(t);
             }
         }
         let mut heads: Vec<(String, Target)> = heads
@@ -506,36 +624,56 @@ impl Matcher {
                     .filter(|(_, t)| !t.id.contains('#'))
                     .map(|(i, t)| (&t.id, Target::Thread(i))),
             );
-        for (id, t) in ids {
-            let p = strip_md(id);
-            links.insert(norm_key(p), t);
-            let stem = p.rsplit('/').next().unwrap_or(p);
-            links.entry(norm_key(stem)).or_insert(t);
-            links.entry(slug(stem)).or_insert(t);
+        let ids: Vec<(&String, Target)> = ids.collect();
+        let links = match old {
+            Some(o)
+                if o.links.ids.len() == ids.len()
+                    && o.links
+                        .ids
+                        .iter()
+                        .zip(&ids)
+                        .all(|(a, b)| (&a.0, a.1) == (b.0, b.1)) =>
+            {
+                o.links.clone()
+            }
+            _ => {
+                let mut keys: HashMap<String, Target> = HashMap::default();
+                for &(id, t) in &ids {
+                    let p = strip_md(id);
+                    keys.insert(norm_key(p), t);
+                    let stem = p.rsplit('/').next().unwrap_or(p);
+                    keys.entry(norm_key(stem)).or_insert(t);
+                    keys.entry(slug(stem)).or_insert(t);
+                }
+                std::sync::Arc::new(Links {
+                    ids: ids.into_iter().map(|(id, t)| (id.clone(), t)).collect(),
+                    keys,
+                })
+            }
+        };
+        let mut parts: Vec<Vec<(String, Pattern)>> = vec![Vec::new(); SHARDS];
+        for (text, pattern) in b.by_text {
+            parts[shard_of(&text)].push((text, pattern));
         }
-        let mut entries: Vec<(String, Pattern)> = b.by_text.into_iter().collect();
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let (texts, patterns): (Vec<String>, Vec<Pattern>) = entries.into_iter().unzip();
-        let ac = (!texts.is_empty())
-            .then(|| {
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::Standard)
-                    .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-                    .build(&texts)
-                    .ok()
+        let shards = parts
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, mut entries)| {
+                entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                let (texts, patterns): (Vec<String>, Vec<Pattern>) = entries.into_iter().unzip();
+                match old.and_then(|o| o.shards.get(i)) {
+                    Some(s) if s.texts == texts && s.patterns == patterns => s.clone(),
+                    _ => Shard::build(texts, patterns),
+                }
             })
-            .flatten();
-        Matcher {
-            ac,
-            patterns,
-            links,
-        }
+            .collect();
+        Matcher { shards, links }
     }
 
     /// Every entity the message names, in order of first appearance, each once.
     pub fn find(&self, message: &str) -> Vec<Mention> {
         let mut out: Vec<(usize, Mention)> = Vec::new();
-        let mut seen: HashSet<Target> = HashSet::new();
+        let mut seen: HashSet<Target> = HashSet::default();
         let mut push = |pos: usize, m: Mention, out: &mut Vec<(usize, Mention)>| {
             if seen.insert(m.target) {
                 out.push((pos, m));
@@ -546,8 +684,9 @@ impl Matcher {
             let key = strip_md(&l.target.note);
             if let Some(t) = self
                 .links
+                .keys
                 .get(&norm_key(key))
-                .or_else(|| self.links.get(&slug(key)))
+                .or_else(|| self.links.keys.get(&slug(key)))
             {
                 push(
                     l.range.start,
@@ -561,35 +700,41 @@ impl Matcher {
                 );
             }
         }
-        let Some(ac) = &self.ac else {
+        if self.shards.iter().all(|s| s.ac.is_none()) {
             return out.into_iter().map(|(_, m)| m).collect();
-        };
+        }
         let (folded, message, map) = fold_text(message);
         let message = message.as_str();
-        let mut cands: Vec<(usize, usize, usize)> = ac
-            .find_overlapping_iter(&folded)
-            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
-            .filter(|&(s, e, _)| {
-                let before = folded[..s].chars().next_back();
-                let after = folded[e..].chars().next();
-                !before.is_some_and(is_word_char) && !after.is_some_and(is_word_char)
-            })
-            .filter(|&(s, _, p)| {
-                !self.patterns[p].needs_capital
-                    || message[map[s]..]
-                        .chars()
-                        .next()
-                        .is_some_and(char::is_uppercase)
-            })
-            .collect();
+        let mut cands: Vec<(usize, usize, &Pattern)> = Vec::new();
+        for shard in &self.shards {
+            let Some(ac) = &shard.ac else {
+                continue;
+            };
+            cands.extend(
+                ac.find_overlapping_iter(&folded)
+                    .map(|m| (m.start(), m.end(), &shard.patterns[m.pattern().as_usize()]))
+                    .filter(|&(s, e, _)| {
+                        let before = folded[..s].chars().next_back();
+                        let after = folded[e..].chars().next();
+                        !before.is_some_and(is_word_char) && !after.is_some_and(is_word_char)
+                    })
+                    .filter(|&(s, _, p)| {
+                        !p.needs_capital
+                            || message[map[s]..]
+                                .chars()
+                                .next()
+                                .is_some_and(char::is_uppercase)
+                    }),
+            );
+        }
+        // Leftmost first, longest first; equal spans keep their pattern order.
         cands.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         let mut taken_until = 0;
-        for (s, e, p) in cands {
+        for (s, e, pat) in cands {
             if s < taken_until {
                 continue;
             }
             taken_until = e;
-            let pat = &self.patterns[p];
             let text = message[map[s]..map[e]].to_string();
             for t in &pat.targets {
                 push(
@@ -737,5 +882,33 @@ mod tests {
         assert_eq!(names("see [[jory-two-knives]]"), ["Jory Two-Knives"]);
         assert_eq!(names("ÉOWYN smiles"), ["Éowyn Dúnadan"]);
         assert_eq!(names("the copper lord's men"), ["Lord Halden Sauvage"]);
+    }
+
+    /// A rename rebuilds only the shards whose patterns changed, and the rebuilt matcher
+    /// finds exactly what a matcher built from nothing finds.
+    #[test]
+    fn a_rename_rebuilds_few_shards_and_matches_a_fresh_build() {
+        let mut c = campaign();
+        for i in 0..300 {
+            c.npcs.push(npc(&format!("Docker Quill{i} Vantregal"), &[]));
+        }
+        let before = Matcher::new(&c);
+        c.npcs[2].name = "Lord Halden Sauvin".into();
+        c.npcs[2].aliases.push("the Tin Lord".into());
+        let rebuilt = before.rebuilt(&c);
+        let fresh = Matcher::new(&c);
+        assert_eq!(rebuilt.shared_shards(&fresh), SHARDS);
+        // Eight pattern texts changed here (the name, its parts, Merrin's now-unique
+        // surname, the alias); the other shards are reused.
+        let changed = SHARDS - rebuilt.shared_shards(&before);
+        assert!((1..=8).contains(&changed), "{changed} shards rebuilt");
+        for msg in [
+            "Lord Halden Sauvin and the Tin Lord meet Docker Quill7 Vantregal",
+            "Halden, Sauvin, Sauvage, Merrin and the copper lord",
+            "Docker Quill299 Vantregal waves at Jory’s Grey cat",
+        ] {
+            assert_eq!(rebuilt.find(msg), fresh.find(msg), "{msg}");
+        }
+        assert_eq!(rebuilt.find("Lord Halden Sauvin")[0].target, Target::Npc(2));
     }
 }

@@ -812,7 +812,7 @@ impl Live {
             None => diff_with_renames(&self.campaign, &new.campaign, &edit.renames),
         };
         if !same_names(&self.campaign, &new.campaign) {
-            self.matcher = Arc::new(Matcher::new(&new.campaign));
+            self.matcher = Arc::new(self.matcher.rebuilt(&new.campaign));
         }
         sync(
             Arc::make_mut(&mut self.campaign),
