@@ -8,7 +8,7 @@ use common::{context_with, Scratch};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 use vaultdm::canon::Loaded;
-use vaultdm::context::{Cut, Drop, ModeChoice, Reason, DEFAULT_BUDGET};
+use vaultdm::context::{Cut, DropStep, ModeChoice, Reason, DEFAULT_BUDGET};
 
 /// saltreach with 500 open threads of every priority and 300 more NPCs at the docks.
 fn crowded() -> &'static (Scratch, Loaded) {
@@ -70,7 +70,7 @@ fn five_hundred_threads_fill_the_budget_instead_of_emptying_it() {
             inj.text
         );
         let dropped_low = inj.items.iter().any(|i| {
-            i.kind == "thread" && matches!(i.reason, Reason::Dropped(Drop::LowThreads, _))
+            i.kind == "thread" && matches!(i.reason, Reason::Dropped(DropStep::LowThreads, _))
         });
         assert!(dropped_low);
     }

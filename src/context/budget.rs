@@ -25,7 +25,7 @@ pub const ALSO_NAMED: usize = 24;
 
 /// One kind of cut, in the order the budget applies them ([`ORDER`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Drop {
+pub enum DropStep {
     /// Low-priority threads, last first.
     LowThreads,
     /// Events before the current day, oldest first.
@@ -56,20 +56,20 @@ pub enum Drop {
 
 /// The order of cuts. The first six are the documented contract (docs/commands.md); the
 /// rest apply only when those are not enough.
-pub const ORDER: [Drop; 13] = [
-    Drop::LowThreads,
-    Drop::OlderEvents,
-    Drop::Voices,
-    Drop::MediumThreads,
-    Drop::SceneDetail,
-    Drop::PresentNpcs,
-    Drop::ShortenCards,
-    Drop::RemainingEvents,
-    Drop::HighThreads,
-    Drop::CardsToNames,
-    Drop::UrgentThreads,
-    Drop::SceneDescription,
-    Drop::NamesToCount,
+pub const ORDER: [DropStep; 13] = [
+    DropStep::LowThreads,
+    DropStep::OlderEvents,
+    DropStep::Voices,
+    DropStep::MediumThreads,
+    DropStep::SceneDetail,
+    DropStep::PresentNpcs,
+    DropStep::ShortenCards,
+    DropStep::RemainingEvents,
+    DropStep::HighThreads,
+    DropStep::CardsToNames,
+    DropStep::UrgentThreads,
+    DropStep::SceneDescription,
+    DropStep::NamesToCount,
 ];
 
 fn len(s: &Option<String>) -> usize {
@@ -80,7 +80,7 @@ fn thread_len(t: &ThreadRow) -> usize {
     t.title.len() + len(&t.summary) + len(&t.next) + 24
 }
 
-fn drop_thread(p: &mut Plan<'_>, d: Drop, prio: Priority) -> Option<usize> {
+fn drop_thread(p: &mut Plan<'_>, d: DropStep, prio: Priority) -> Option<usize> {
     let t = p
         .threads
         .iter_mut()
@@ -91,7 +91,7 @@ fn drop_thread(p: &mut Plan<'_>, d: Drop, prio: Priority) -> Option<usize> {
     Some(thread_len(t))
 }
 
-fn drop_event(p: &mut Plan<'_>, d: Drop, today_too: bool) -> Option<usize> {
+fn drop_event(p: &mut Plan<'_>, d: DropStep, today_too: bool) -> Option<usize> {
     let e = p
         .events
         .iter_mut()
@@ -111,15 +111,15 @@ fn lowest_card<'p>(cards: &'p mut [Card], from: &[Cut]) -> Option<&'p mut Card> 
 
 /// Applies one cut of kind `d`; returns about how many characters it saved, or None when
 /// there is nothing of that kind left to cut.
-fn apply(p: &mut Plan<'_>, d: Drop) -> Option<usize> {
+fn apply(p: &mut Plan<'_>, d: DropStep) -> Option<usize> {
     match d {
-        Drop::LowThreads => drop_thread(p, d, Priority::Low),
-        Drop::MediumThreads => drop_thread(p, d, Priority::Medium),
-        Drop::HighThreads => drop_thread(p, d, Priority::High),
-        Drop::UrgentThreads => drop_thread(p, d, Priority::Urgent),
-        Drop::OlderEvents => drop_event(p, d, false),
-        Drop::RemainingEvents => drop_event(p, d, true),
-        Drop::Voices => {
+        DropStep::LowThreads => drop_thread(p, d, Priority::Low),
+        DropStep::MediumThreads => drop_thread(p, d, Priority::Medium),
+        DropStep::HighThreads => drop_thread(p, d, Priority::High),
+        DropStep::UrgentThreads => drop_thread(p, d, Priority::Urgent),
+        DropStep::OlderEvents => drop_event(p, d, false),
+        DropStep::RemainingEvents => drop_event(p, d, true),
+        DropStep::Voices => {
             let n = p
                 .npcs
                 .iter_mut()
@@ -127,7 +127,7 @@ fn apply(p: &mut Plan<'_>, d: Drop) -> Option<usize> {
                 .find(|n| n.included && !n.mentioned && n.voice.is_some())?;
             Some(n.voice.take().map_or(0, |v| v.len() + 9))
         }
-        Drop::PresentNpcs => {
+        DropStep::PresentNpcs => {
             let n = p
                 .npcs
                 .iter_mut()
@@ -145,7 +145,7 @@ fn apply(p: &mut Plan<'_>, d: Drop) -> Option<usize> {
                     + 24,
             )
         }
-        Drop::SceneDetail => {
+        DropStep::SceneDetail => {
             let l = p
                 .scene
                 .iter_mut()
@@ -155,7 +155,7 @@ fn apply(p: &mut Plan<'_>, d: Drop) -> Option<usize> {
             l.description = l.full.as_deref().map(|d| first_sentence(d).to_string());
             Some(len(&l.full) - len(&l.description))
         }
-        Drop::SceneDescription => {
+        DropStep::SceneDescription => {
             let l = p
                 .scene
                 .iter_mut()
@@ -164,7 +164,7 @@ fn apply(p: &mut Plan<'_>, d: Drop) -> Option<usize> {
             l.cut = Cut::NameOnly;
             Some(len(&l.description.take()))
         }
-        Drop::ShortenCards => {
+        DropStep::ShortenCards => {
             let c = p
                 .cards
                 .iter_mut()
@@ -172,7 +172,7 @@ fn apply(p: &mut Plan<'_>, d: Drop) -> Option<usize> {
                 .max_by_key(|c| c.rank)?;
             Some(c.shorten())
         }
-        Drop::CardsToNames => {
+        DropStep::CardsToNames => {
             let c = lowest_card(&mut p.cards, &[Cut::None, Cut::Shortened])?;
             c.cut = Cut::NameOnly;
             let mut saved = c.len().saturating_sub(c.name.len() + 2);
@@ -185,7 +185,7 @@ fn apply(p: &mut Plan<'_>, d: Drop) -> Option<usize> {
             }
             Some(saved)
         }
-        Drop::NamesToCount => {
+        DropStep::NamesToCount => {
             let c = lowest_card(&mut p.cards, &[Cut::NameOnly])?;
             c.cut = Cut::Counted;
             Some(c.name.len() + 2)

@@ -3,7 +3,7 @@
 //! Item kinds and reasons are data ([`ItemKind`], [`Reason`]); their words, the strings
 //! `--explain` prints and `--format json` carries, are written here and nowhere else.
 
-use super::budget::Drop;
+use super::budget::DropStep;
 use super::cards::Card;
 use super::mentions::{How, Mention};
 use super::plan::Plan;
@@ -173,7 +173,7 @@ pub enum Reason {
     /// No events on the current day.
     NoEventsToday,
     /// Dropped by the budget at this step (the budget is filled in when explaining).
-    Dropped(Drop, Option<usize>),
+    Dropped(DropStep, Option<usize>),
     /// A mention card, and what the budget cut of it.
     Card(Via, Cut),
     /// An NPC's reason, and what became of its voice.

@@ -18,7 +18,7 @@ pub mod render;
 mod scene;
 pub mod setup;
 
-pub use budget::{Drop, DEFAULT_BUDGET};
+pub use budget::{DropStep, DEFAULT_BUDGET};
 pub use explain::{Cut, ItemKind, Reason};
 pub use mentions::{How, Matcher, Mention, Target};
 pub use mode::{is_resume, Mode, ModeChoice, RESUME_COMMANDS};
