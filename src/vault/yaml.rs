@@ -689,6 +689,21 @@ impl Builder {
     }
 }
 
+/// The first tab at or after 1-based (`line`, `column`), as a 1-based (line, column).
+fn next_tab(text: &str, line: usize, column: usize) -> Option<(usize, usize)> {
+    for (i, l) in text.split('\n').enumerate().skip(line.saturating_sub(1)) {
+        let from = if i + 1 == line {
+            column.saturating_sub(1)
+        } else {
+            0
+        };
+        if let Some(c) = l.chars().skip(from).position(|c| c == '\t') {
+            return Some((i + 1, from + c + 1));
+        }
+    }
+    None
+}
+
 fn too_deep(line: usize, column: usize) -> Error {
     Error {
         kind: ErrorKind::TooComplex,
@@ -828,6 +843,19 @@ fn scan_error(e: &ScanError, b: &Builder, text: &str, last_line: usize) -> Error
             .nth(last_line - 1)
             .map_or(0, |l| l.chars().count())
             + 1;
+    }
+    // The parser may stop at the end of the token before a tab: point at the tab itself.
+    if matches!(
+        e.kind(),
+        Kind::TabNotAllowed
+            | Kind::TabInBlockIndentation
+            | Kind::TabInIndentation
+            | Kind::TabAtBlockScalarStart
+            | Kind::TabInPlainScalar
+    ) {
+        if let Some((l, c)) = next_tab(text, line, column) {
+            (line, column) = (l, c);
+        }
     }
     let unclosed = b.open_flow_before(line);
     // Not at the first character of its line: something follows a complete value.
@@ -1081,6 +1109,14 @@ pub(crate) mod tests {
     #[case("a: \"\\q\"\n", 1, 4, "escape", None)]
     #[case("a: 1\n---\nb: 2\n", 2, 1, "second YAML document", None)]
     #[case("a: 1\nb: [x, y\n", 2, 4, "never closed", None)]
+    #[case(
+        "name: Ida\nvoice: >\n\tlow and slow\nrole: smith\n",
+        3,
+        1,
+        "a tab",
+        None
+    )]
+    #[case("inventory:\n  - rope\n\t- lamp\n", 3, 1, "a tab", None)]
     fn syntax_errors_say_what_and_where(
         #[case] text: &str,
         #[case] line: usize,
