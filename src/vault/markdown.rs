@@ -398,7 +398,13 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
         let text = if open.text.contains(':') {
             strip_icons(open.text.trim())
         } else {
-            open.text.trim().to_string()
+            // Trimmed in place: one allocation per block, not two.
+            let mut text = open.text;
+            let end = text.trim_end().len();
+            text.truncate(end);
+            let start = text.len() - text.trim_start().len();
+            text.drain(..start);
+            text
         };
         if text.is_empty() && !matches!(open.kind, BlockKind::Heading(_)) {
             return;
