@@ -1,7 +1,8 @@
 //! The token budget: what is dropped first, and fitting a plan to a budget.
 //!
-//! The block never drops the header, the day, the party or a mentioned NPC or storyline.
-//! Over budget it cuts, in [`ORDER`]: low threads, events before today, the voices of
+//! The block never drops the header, the day, the party, or a present NPC or open storyline
+//! the message names (mention cards of things not in the block shrink, become names, and
+//! at the very last only a count). Over budget it cuts, in [`ORDER`]: low threads, events before today, the voices of
 //! present unmentioned NPCs, medium threads, the scene description past its first sentence,
 //! present unmentioned NPCs; then mention cards shrink, the rest of the events, high
 //! threads go, mention cards become names on one `Also mentioned:` line, urgent threads and

@@ -4,8 +4,10 @@
 //! day and time, the party, where they are, who is there, the open storylines and recent
 //! events. Every other message gets a one-line *light* context plus a card for each thing
 //! it mentions. A token budget drops the least important parts first and never the header,
-//! the day, the party or anything the player named. Every candidate is kept as an
-//! [`Item`] with the reason it is in or out, for `--explain` and `--format json`.
+//! the day, the party, or the present NPCs and open threads the player named (cards of
+//! other named things shrink to a name on one line first; see `budget.rs`). Every
+//! candidate is kept as an [`Item`] with the reason it is in or out, for `--explain` and
+//! `--format json`.
 
 pub mod budget;
 mod cards;
