@@ -20,7 +20,8 @@ pub fn o200k(text: &str) -> usize {
 }
 
 /// Loads the vocabulary on a background thread, so that a command that will count
-/// tokens does it while the vault is read (~150 ms of work, on the other core).
+/// tokens does it while canon is built (~150 ms of work, on the other core). `context`
+/// and `ask` start it once the notes are parsed: during the parse both cores are busy.
 pub fn warm_up_in_background() {
     std::thread::spawn(|| {
         let _ = tiktoken_rs::o200k_base_singleton();

@@ -51,9 +51,15 @@ impl Loaded {
     /// Reads the vault at `root` into canon: every file is read here (settings, notes, the
     /// temporal index), then [`build`] turns them into the campaign without touching disk.
     pub fn load(root: &Path) -> Result<Loaded, VaultError> {
+        Loaded::load_then(root, || {})
+    }
+
+    /// Like [`Loaded::load`], calling `after_read` once the notes are read and parsed
+    /// (see [`Vault::load_scoped_then`]).
+    pub fn load_then(root: &Path, after_read: impl FnOnce()) -> Result<Loaded, VaultError> {
         let (config, config_diagnostics) = Config::load(root);
         let scope = crate::vault::Scope::detect(root, &config.folders.templates);
-        let vault = Vault::load_scoped(root, scope)?;
+        let vault = Vault::load_scoped_then(root, scope, after_read)?;
         let files = CanonFiles::read(root);
         let built = build(&vault, &config, &files);
         Ok(Loaded {

@@ -71,8 +71,8 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     if message.is_empty() {
         anyhow::bail!("the message is empty");
     }
-    crate::tokens::warm_up_in_background();
-    let loaded = Loaded::load(root)?;
+    // The vocabulary loads on a second thread once the parse no longer needs both cores.
+    let loaded = Loaded::load_then(root, crate::tokens::warm_up_in_background)?;
     super::refuse_empty_vault(root, &loaded)?;
     super::report_skipped(&loaded);
     let settings = resolve(&loaded, &args.llm)?;

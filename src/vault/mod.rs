@@ -107,7 +107,18 @@ impl Vault {
     }
 
     /// Loads every note under `root` that `scope` counts as a note.
-    pub fn load_scoped(root: &Path, mut scope: Scope) -> Result<Vault, VaultError> {
+    pub fn load_scoped(root: &Path, scope: Scope) -> Result<Vault, VaultError> {
+        Self::load_scoped_then(root, scope, || {})
+    }
+
+    /// Like [`Vault::load_scoped`], calling `after_read` once every note is read and parsed,
+    /// before the link index is built: work that should not take a core from the parse
+    /// (loading the token vocabulary) starts there.
+    pub fn load_scoped_then(
+        root: &Path,
+        mut scope: Scope,
+        after_read: impl FnOnce(),
+    ) -> Result<Vault, VaultError> {
         let meta = std::fs::metadata(root).map_err(|source| VaultError::NotAFolder {
             path: root.to_path_buf(),
             source,
@@ -140,6 +151,7 @@ impl Vault {
             Ok(d) => d,
             Err(panic) => std::panic::resume_unwind(panic),
         };
+        after_read();
         let mut v = Self::from_notes(root.to_path_buf(), notes, walk_diagnostics);
         v.scope = scope;
         Ok(v)
