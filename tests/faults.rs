@@ -731,3 +731,36 @@ async fn a_reply_that_cannot_be_recorded_is_recovered_from_its_journal() {
         .iter()
         .any(|n| n.contains("could not be written to the session log last time")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_continues_a_cut_reply_with_the_chat_command_in_any_case() {
+    let v = common::template_copy();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(&["The ogre raises"], Some("length"), true, true)),
+        Scripted::sse(openai_sse(&[" its club."], Some("stop"), true, true)),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root: PathBuf = v.path().to_path_buf();
+    let outs = tokio::task::spawn_blocking(move || {
+        ["I open the door.", "/Continue please"]
+            .iter()
+            .map(|m| {
+                vaultdm(&root)
+                    .args(ask_args(m, "cont", &base))
+                    .output()
+                    .expect("run")
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .expect("join");
+    assert_eq!(outs[0].status.code(), Some(1), "cut by the token limit");
+    assert_eq!(outs[1].status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&outs[1].stdout).trim(), "its club.");
+    let log = std::fs::read_to_string(v.path().join(".vaultdm/sessions/cont.jsonl")).expect("log");
+    assert!(
+        !log.contains("/Continue please"),
+        "a command is not sent as the player's words: {log}"
+    );
+}

@@ -104,7 +104,11 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         }
     };
     let guard = signals::ReplyGuard::new();
-    let continuing = message.trim() == "/continue";
+    // The chat's command language: `/continue`, `/Continue`, `/continue please`.
+    let continuing = matches!(
+        crate::play::command::parse(&message),
+        crate::play::command::Input::Command(crate::play::command::Command::Continue)
+    );
     let turn = if continuing {
         rt.block_on(table.continue_reply(&mut on_token, signals::cancelled()))
     } else {
