@@ -316,7 +316,8 @@ impl Builder {
 #[derive(Debug, Default)]
 struct Adds {
     adds: Vec<(String, bool, Target, How)>,
-    firsts: Vec<(String, String, Target)>,
+    /// Short names: folded, whether they need a capital (None: too short to be a name).
+    firsts: Vec<(String, Option<bool>, Target)>,
 }
 
 impl Adds {
@@ -350,8 +351,10 @@ impl Adds {
                 .into_iter()
                 .flatten()
             {
-                let key = fold_name(&short);
-                a.firsts.push((short, key, t));
+                match prepare(&short) {
+                    Some((folded, cap)) => a.firsts.push((folded, Some(cap), t)),
+                    None => a.firsts.push((fold_name(&short), None, t)),
+                }
             }
         }
         a
@@ -560,44 +563,49 @@ impl Matcher {
         let mut b = Builder {
             by_text: HashMap::default(),
         };
-        let mut firsts: Vec<(String, String, Target)> = Vec::new();
-        for (key, a) in pcs
+        let ordered: Vec<(u64, std::sync::Arc<Adds>)> = pcs
             .into_iter()
             .chain(npcs)
             .chain(locations)
             .chain(threads)
             .chain(lore)
             .chain(sessions)
-        {
+            .collect();
+        for (_, a) in &ordered {
             for (folded, needs_capital, t, how) in &a.adds {
                 b.insert(folded.clone(), *needs_capital, *t, *how);
             }
-            firsts.extend(a.firsts.iter().cloned());
-            prepared.adds.insert(key, a);
         }
         // Given names, surnames and titles only when exactly one entity has them and they are
         // no entity's full name or alias.
         // key -> the one target holding it, or None when several do.
         let mut count: HashMap<&str, Option<Target>> = HashMap::default();
-        for (_, key, t) in &firsts {
-            count
-                .entry(key)
-                .and_modify(|one| {
-                    if *one != Some(*t) {
-                        *one = None;
-                    }
-                })
-                .or_insert(Some(*t));
+        for (_, a) in &ordered {
+            for (key, _, t) in &a.firsts {
+                count
+                    .entry(key)
+                    .and_modify(|one| {
+                        if *one != Some(*t) {
+                            *one = None;
+                        }
+                    })
+                    .or_insert(Some(*t));
+            }
         }
-        let unique: Vec<(String, Target)> = firsts
+        let unique: Vec<(String, bool, Target)> = ordered
             .iter()
-            .filter(|(_, key, _)| {
+            .flat_map(|(_, a)| a.firsts.iter())
+            .filter(|(key, _, _)| {
                 count.get(key.as_str()).is_some_and(Option::is_some) && !b.by_text.contains_key(key)
             })
-            .map(|(f, _, t)| (f.clone(), *t))
+            .filter_map(|(key, cap, t)| cap.map(|cap| (key.clone(), cap, *t)))
             .collect();
-        for (f, t) in unique {
-            b.add_how(&f, t, How::ShortName);
+        drop(count);
+        for (key, cap, t) in unique {
+            b.insert(key, cap, t, How::ShortName);
+        }
+        for (key, a) in ordered {
+            prepared.adds.insert(key, a);
         }
         // `the chapel`, `the doctor`, `the foreman`: a place's or person's head noun, when
         // exactly one entity holds it.
