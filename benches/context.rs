@@ -61,6 +61,17 @@ fn context(c: &mut Criterion) {
     c.bench_function("matcher_new", |b| {
         b.iter_with_large_drop(|| Matcher::new(&campaign))
     });
+    // A rename: the reload path rebuilds the matcher from the one before it.
+    let before = Matcher::new(&campaign);
+    let mut renamed = campaign.clone();
+    let mid = renamed.npcs.len() / 2;
+    if let Some(n) = renamed.npcs.get_mut(mid) {
+        n.name = format!("{} the Younger", n.name);
+        n.aliases.push("Young Blood".into());
+    }
+    c.bench_function("matcher_rebuilt_after_rename", |b| {
+        b.iter_with_large_drop(|| before.rebuilt(&renamed))
+    });
 
     let engine = Engine::new(campaign.clone(), templates);
     let t = Instant::now();
