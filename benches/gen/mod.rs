@@ -1035,7 +1035,7 @@ pub fn generate(root: &Path, notes: usize, seed: u64) -> io::Result<Summary> {
         "vaultdm.toml",
         "name = \"The Drowned Bells\"\n\
          setting = \"A rain-soaked harbour city of guilds, smugglers and a god asleep under the bay.\"\n\n\
-         [context]\nnpc_cap = 5\nbudget = 0\nrecent_events = 5\n",
+         [context]\nnpc_cap = 5\nrecent_events = 5\n",
     )?;
     g.write(
         root,

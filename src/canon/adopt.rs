@@ -260,7 +260,7 @@ impl Mapping {
         }
         let _ = writeln!(
             out,
-            "\n[context]\n# budget = 0                  # tokens for the injected block (0 = no budget)\n# npc_cap = 5                 # most present, unmentioned NPCs in a full context\n# recent_events = 5           # events in a full context"
+            "\n[context]\n# budget = 4000               # tokens for the injected block (0 = no budget)\n# npc_cap = 5                 # most present, unmentioned NPCs in a full context\n# recent_events = 5           # events in a full context"
         );
         out
     }
