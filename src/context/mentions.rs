@@ -163,6 +163,11 @@ impl Shard {
     }
 }
 
+/// `f(index, item)` for every item, on both cores, in order.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + Sync + Send) -> Vec<R> {
+    items.par_iter().enumerate().map(|(i, x)| f(i, x)).collect()
+}
+
 fn shard_of(text: &str) -> usize {
     use std::hash::{BuildHasher, BuildHasherDefault};
     let h = BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(text);
@@ -478,8 +483,9 @@ impl Matcher {
         Matcher::build(c, Some(self))
     }
 
-    /// How many automata `self` shares with `other` (for tests and benchmarks).
-    pub fn shared_shards(&self, other: &Matcher) -> usize {
+    /// How many automata `self` shares with `other`.
+    #[cfg(test)]
+    fn shared_shards(&self, other: &Matcher) -> usize {
         self.shards
             .iter()
             .zip(&other.shards)
@@ -497,68 +503,46 @@ impl Matcher {
                 None => (key, std::sync::Arc::new(make())),
             }
         };
-        let pcs: Vec<(u64, std::sync::Arc<Adds>)> = c
-            .pcs
-            .par_iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let key = key_of(Target::Pc(i), &[&p.name], &[&p.aliases, &p.inventory]);
-                cached(key, &|| {
-                    let mut a = Adds::names(&p.name, &p.aliases, Target::Pc(i), true);
-                    for (j, item) in p.inventory.iter().enumerate() {
-                        let item = item.trim();
-                        a.add(item, Target::Item(i, j), How::Item);
-                        if let Some(s) = strip_article(item) {
-                            a.add(s, Target::Item(i, j), How::Item);
-                        }
+        let pcs: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.pcs, |i, p| {
+            let key = key_of(Target::Pc(i), &[&p.name], &[&p.aliases, &p.inventory]);
+            cached(key, &|| {
+                let mut a = Adds::names(&p.name, &p.aliases, Target::Pc(i), true);
+                for (j, item) in p.inventory.iter().enumerate() {
+                    let item = item.trim();
+                    a.add(item, Target::Item(i, j), How::Item);
+                    if let Some(s) = strip_article(item) {
+                        a.add(s, Target::Item(i, j), How::Item);
                     }
-                    a
-                })
+                }
+                a
             })
-            .collect();
+        });
         let named = |t: Target, name: &str, aliases: &[String], person: bool| {
             let key = key_of(t, &[name], &[aliases]);
             cached(key, &|| Adds::names(name, aliases, t, person))
         };
-        let npcs: Vec<(u64, std::sync::Arc<Adds>)> = c
-            .npcs
-            .par_iter()
-            .enumerate()
-            .map(|(i, n)| named(Target::Npc(i), &n.name, &n.aliases, true))
-            .collect();
-        let locations: Vec<(u64, std::sync::Arc<Adds>)> = c
-            .locations
-            .par_iter()
-            .enumerate()
-            .map(|(i, l)| named(Target::Location(i), &l.name, &l.aliases, false))
-            .collect();
-        let threads: Vec<(u64, std::sync::Arc<Adds>)> = c
-            .threads
-            .par_iter()
-            .enumerate()
-            .map(|(i, t)| named(Target::Thread(i), &t.title, &t.aliases, false))
-            .collect();
-        let lore: Vec<(u64, std::sync::Arc<Adds>)> = c
-            .lore
-            .par_iter()
-            .enumerate()
-            .map(|(i, l)| named(Target::Lore(i), &l.name, &l.aliases, false))
-            .collect();
-        let sessions: Vec<(u64, std::sync::Arc<Adds>)> = c
-            .sessions
-            .par_iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let key = key_of(Target::Session(i), &[&s.name], &[]);
-                cached(key, &|| {
-                    // The whole title only: a word of "Session 4: Floon's Rescue" is no
-                    // mention.
-                    let mut a = Adds::default();
-                    a.add(&s.name, Target::Session(i), How::Name);
-                    a
-                })
+        let npcs: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.npcs, |i, n| {
+            named(Target::Npc(i), &n.name, &n.aliases, true)
+        });
+        let locations: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.locations, |i, l| {
+            named(Target::Location(i), &l.name, &l.aliases, false)
+        });
+        let threads: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.threads, |i, t| {
+            named(Target::Thread(i), &t.title, &t.aliases, false)
+        });
+        let lore: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.lore, |i, l| {
+            named(Target::Lore(i), &l.name, &l.aliases, false)
+        });
+        let sessions: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.sessions, |i, s| {
+            let key = key_of(Target::Session(i), &[&s.name], &[]);
+            cached(key, &|| {
+                // The whole title only: a word of "Session 4: Floon's Rescue" is no
+                // mention.
+                let mut a = Adds::default();
+                a.add(&s.name, Target::Session(i), How::Name);
+                a
             })
-            .collect();
+        });
         let mut prepared = Prepared::default();
         let mut b = Builder {
             by_text: HashMap::default(),
@@ -618,26 +602,18 @@ impl Matcher {
                 };
                 (key, t, h)
             };
-        let npc_heads: Vec<(u64, Target, std::sync::Arc<Vec<String>>)> = c
-            .npcs
-            .par_iter()
-            .enumerate()
-            .map(|(i, n)| {
+        let npc_heads: Vec<(u64, Target, std::sync::Arc<Vec<String>>)> =
+            par_map(&c.npcs, |i, n| {
                 let role = n.role.as_deref();
                 heads_of(Target::Npc(i), &n.name, role, &|| npc_heads(&n.name, role))
-            })
-            .collect();
-        let place_heads: Vec<(u64, Target, std::sync::Arc<Vec<String>>)> = c
-            .locations
-            .par_iter()
-            .enumerate()
-            .map(|(i, l)| {
+            });
+        let place_heads: Vec<(u64, Target, std::sync::Arc<Vec<String>>)> =
+            par_map(&c.locations, |i, l| {
                 let kind = l.kind.as_deref();
                 heads_of(Target::Location(i), &l.name, kind, &|| {
                     place_heads(&l.name, kind)
                 })
-            })
-            .collect();
+            });
         let mut heads: HashMap<String, HashSet<Target>> = HashMap::default();
         for (key, t, hs) in npc_heads.into_iter().chain(place_heads) {
             for h in hs.iter() {
