@@ -3,6 +3,7 @@
 use super::files::{CanonFiles, TemporalFile};
 use super::kind::{kind_of, NoteKind};
 use super::model::*;
+use super::keys;
 use super::text::{self, Clean};
 use super::{OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
 use crate::config::Config;
@@ -151,15 +152,7 @@ fn source(note: &Note) -> Source {
 
 /// `hp: 17/27` carries both numbers; else the current and max keys apart.
 fn hp_of(cx: &mut Ctx<'_>, note: &Note) -> (Option<i64>, Option<i64>) {
-    const HP_KEYS: &[&str] = &[
-        "hp_current",
-        "hp",
-        "current_hp",
-        "hp_cur",
-        "hit_points",
-        "hitpoints",
-    ];
-    const MAX_KEYS: &[&str] = &["hp_max", "max_hp", "maxhp", "hpmax", "max_hit_points"];
+    use super::keys::{HP as HP_KEYS, HP_MAX as MAX_KEYS};
     match note.frontmatter.text(HP_KEYS).and_then(|t| hp_pair(&t)) {
         Some((cur, max)) => (Some(cur), cx.int(note, MAX_KEYS, "max HP").or(Some(max))),
         None => (
@@ -169,7 +162,7 @@ fn hp_of(cx: &mut Ctx<'_>, note: &Note) -> (Option<i64>, Option<i64>) {
     }
 }
 
-const AC_KEYS: &[&str] = &["ac", "armor_class", "armour_class", "armorclass"];
+use super::keys::AC as AC_KEYS;
 
 /// Folder names that hold PCs out of play.
 fn inactive_folder(path: &str) -> Option<String> {
@@ -198,7 +191,7 @@ fn inactive_folder(path: &str) -> Option<String> {
 fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
     let fm = &note.frontmatter;
     let status = fm
-        .text(&["status", "state"])
+        .text(keys::PC_STATUS)
         .or_else(|| status_from_tags(note))
         .unwrap_or_else(|| "active".into());
     let inactive_reason = if let Some(w) = status_in(&status, INACTIVE_PC_STATUSES) {
@@ -213,14 +206,14 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
     };
     let active = inactive_reason.is_none();
     let out_by_note = inactive_reason.clone();
-    let (location, location_text) = cx.place(note, &["location", "loc", "current_location"]);
+    let (location, location_text) = cx.place(note, keys::LOCATION);
     let (hp_current, hp_max) = hp_of(cx, note);
     Pc {
         id: note.path.clone(),
         name: note.name(),
         aliases: note.aliases(),
         class: fm.text(&["class", "classes"]),
-        level: cx.int(note, &["level", "lvl"], "level"),
+        level: cx.int(note, keys::LEVEL, "level"),
         player: fm.text(&["player"]),
         status,
         active,
@@ -231,9 +224,9 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
         ac: cx.int(note, AC_KEYS, "AC"),
         location,
         location_text,
-        gold: cx.int(note, &["gold", "gp"], "gold"),
+        gold: cx.int(note, keys::GOLD, "gold"),
         conditions: fm
-            .list(&["conditions", "condition"])
+            .list(keys::CONDITIONS)
             .into_iter()
             .filter(|c| {
                 !matches!(
@@ -242,7 +235,7 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
                 )
             })
             .collect(),
-        inventory: fm.list(&["inventory", "items"]),
+        inventory: fm.list(keys::INVENTORY),
         summary: first_paragraph(note),
         source: source(note),
         modified: note.modified,
@@ -296,9 +289,9 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
             .map(|b| bullets(&b, 2))
             .unwrap_or_default(),
     };
-    let (location, location_text) = cx.place(note, &["location", "loc", "current_location"]);
+    let (location, location_text) = cx.place(note, keys::LOCATION);
     let status = fm
-        .text(&["status", "state", "alive"])
+        .text(keys::NPC_STATUS)
         .map(|s| match s.to_lowercase().as_str() {
             // `Alive: Yes` / `alive: false` as GMs write them.
             "yes" | "true" => "alive".to_string(),
@@ -336,9 +329,9 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
         id: note.path.clone(),
         name: note.name(),
         aliases: note.aliases(),
-        role: fm.text(&["role", "occupation", "job", "title_role"]),
+        role: fm.text(keys::ROLE),
         status,
-        disposition: fm.text(&["disposition", "relationship", "attitude"]),
+        disposition: fm.text(keys::DISPOSITION),
         location,
         location_text,
         hp_current,
@@ -366,7 +359,7 @@ fn build_location(cx: &mut Ctx<'_>, note: &Note) -> Location {
         .frontmatter
         .text(&["type", "kind"])
         .filter(|t| !matches!(t.to_lowercase().as_str(), "location" | "place"));
-    let (parent, _) = cx.place(note, &["parent", "region", "district"]);
+    let (parent, _) = cx.place(note, keys::PARENT);
     Location {
         id: note.path.clone(),
         name: note.name(),
@@ -567,7 +560,7 @@ fn closed_folder(path: &str) -> bool {
 
 fn build_thread_note(note: &Note, diags: &mut Vec<Diagnostic>) -> Thread {
     let fm = &note.frontmatter;
-    let status = fm.text(&["status", "state"]);
+    let status = fm.text(keys::THREAD_STATUS);
     // A closing status wins over any priority: a resolved quest is never injected.
     let closed = status
         .as_deref()
@@ -581,7 +574,7 @@ fn build_thread_note(note: &Note, diags: &mut Vec<Diagnostic>) -> Thread {
     let priority = if closed {
         Some(Priority::Resolved)
     } else {
-        fm.text(&["priority", "urgency", "importance"])
+        fm.text(keys::PRIORITY)
             .and_then(|p| Priority::parse(&p))
             .or_else(|| status.as_deref().and_then(Priority::parse))
     };

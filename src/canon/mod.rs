@@ -9,6 +9,7 @@ pub mod adopt;
 pub mod build;
 pub mod diff;
 pub mod files;
+pub mod keys;
 pub mod kind;
 pub mod model;
 pub mod text;

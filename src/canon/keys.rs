@@ -1,0 +1,41 @@
+//! The frontmatter keys each canon field is read from, in priority order: the one home of
+//! the synonyms. [`super::build`] reads a field from the first key a note has; write-back
+//! (`crate::write`) edits that same key, and adds the first one when a note has none.
+
+/// Current hit points (`hp: 17/27` carries the maximum too).
+pub const HP: &[&str] = &[
+    "hp_current",
+    "hp",
+    "current_hp",
+    "hp_cur",
+    "hit_points",
+    "hitpoints",
+];
+/// Maximum hit points.
+pub const HP_MAX: &[&str] = &["hp_max", "max_hp", "maxhp", "hpmax", "max_hit_points"];
+/// Armour class.
+pub const AC: &[&str] = &["ac", "armor_class", "armour_class", "armorclass"];
+/// Where a PC or NPC is.
+pub const LOCATION: &[&str] = &["location", "loc", "current_location"];
+/// A PC's status.
+pub const PC_STATUS: &[&str] = &["status", "state"];
+/// An NPC's status (`alive: false` as some GMs write it).
+pub const NPC_STATUS: &[&str] = &["status", "state", "alive"];
+/// Gold pieces.
+pub const GOLD: &[&str] = &["gold", "gp"];
+/// Conditions (a list).
+pub const CONDITIONS: &[&str] = &["conditions", "condition"];
+/// Inventory (a list).
+pub const INVENTORY: &[&str] = &["inventory", "items"];
+/// An NPC's attitude to the party.
+pub const DISPOSITION: &[&str] = &["disposition", "relationship", "attitude"];
+/// An NPC's role.
+pub const ROLE: &[&str] = &["role", "occupation", "job", "title_role"];
+/// Character level.
+pub const LEVEL: &[&str] = &["level", "lvl"];
+/// A thread note's priority.
+pub const PRIORITY: &[&str] = &["priority", "urgency", "importance"];
+/// A thread note's status.
+pub const THREAD_STATUS: &[&str] = &["status", "state"];
+/// A location's parent.
+pub const PARENT: &[&str] = &["parent", "region", "district"];
