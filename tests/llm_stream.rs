@@ -49,6 +49,7 @@ fn simple_request() -> ChatRequest {
     ChatRequest {
         system: "You are the Dungeon Master.".into(),
         messages: vec![ChatMessage::user("Player: I open the door.")],
+        tools: Vec::new(),
     }
 }
 
@@ -498,6 +499,7 @@ async fn anthropic_streams_bytewise_with_correct_request() {
             ChatMessage::assistant("Welcome."),
             ChatMessage::user("Player: I attack"),
         ],
+        ..ChatRequest::default()
     };
     let (reply, seen) = run(&anthropic_cfg(&fake), &req).await;
     let reply = reply.unwrap_or_else(|e| panic!("{e}"));

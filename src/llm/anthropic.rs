@@ -421,6 +421,126 @@ mod tests {
     }
 
     #[test]
+    fn tool_use_blocks_interleave_with_text() {
+        let mut d = Decoder::default();
+        let mut items = Vec::new();
+        for (e, data) in [
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Ouch."}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"propose","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"hp\""}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_2","name":"rest","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":":-7}"}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":1}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":2}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_3","name":"go","input":{"to":"Keep"}}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":3}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ] {
+            items.extend(feed(&mut d, e, data));
+        }
+        let call = |slot: usize, id: Option<&str>, name: Option<&str>, args: &str| Item::ToolCall {
+            slot,
+            id: id.map(str::to_owned),
+            name: name.map(str::to_owned),
+            arguments: args.into(),
+        };
+        assert_eq!(
+            items,
+            vec![
+                Item::Text("Ouch.".into()),
+                call(0, Some("toolu_1"), Some("propose"), ""),
+                call(0, None, None, "{\"hp\""),
+                call(1, Some("toolu_2"), Some("rest"), ""),
+                call(0, None, None, ":-7}"),
+                call(1, None, None, "{}"),
+                call(2, Some("toolu_3"), Some("go"), ""),
+                call(2, None, None, "{\"to\":\"Keep\"}"),
+                Item::FinishReason("tool_use".into()),
+                Item::Complete,
+                Item::Stop,
+            ]
+        );
+    }
+
+    #[test]
+    fn non_streamed_message_with_tool_use() {
+        let items = feed(
+            &mut Decoder::default(),
+            "message",
+            r#"{"type":"message","content":[{"type":"text","text":"Hm."},{"type":"tool_use","id":"t1","name":"f","input":{"a":1}}],"stop_reason":"tool_use"}"#,
+        );
+        assert_eq!(
+            items,
+            vec![
+                Item::Text("Hm.".into()),
+                Item::ToolCall {
+                    slot: 0,
+                    id: Some("t1".into()),
+                    name: Some("f".into()),
+                    arguments: "{\"a\":1}".into(),
+                },
+                Item::FinishReason("tool_use".into()),
+                Item::Complete,
+                Item::Stop,
+            ]
+        );
+    }
+
+    #[test]
+    fn tools_only_when_given() {
+        let cfg = LlmConfig::new(ProviderKind::Anthropic, "https://api.anthropic.com", "c");
+        let mut req = ChatRequest {
+            messages: vec![ChatMessage::user("hi")],
+            ..ChatRequest::default()
+        };
+        assert!(request_body(&cfg, &req).get("tools").is_none());
+        req.tools.push(crate::llm::ToolSpec {
+            name: "propose_changes".into(),
+            description: "Propose canon changes.".into(),
+            parameters: json!({"type":"object"}),
+        });
+        assert_eq!(
+            request_body(&cfg, &req)["tools"],
+            json!([{"name":"propose_changes","description":"Propose canon changes.","input_schema":{"type":"object"}}])
+        );
+    }
+
+    #[test]
     fn error_event() {
         let items = feed(
             &mut Decoder::default(),

@@ -65,6 +65,8 @@ pub(super) fn request_body(cfg: &LlmConfig, req: &ChatRequest) -> Value {
 pub(super) struct Decoder {
     /// Per call slot: the protocol's `index` and the call id, where known.
     calls: Vec<(Option<u64>, Option<String>)>,
+    /// The slot of the latest piece: where a piece naming neither index nor id belongs.
+    current: Option<usize>,
 }
 
 impl Decoder {
@@ -197,10 +199,10 @@ impl Decoder {
                     .calls
                     .iter()
                     .position(|(_, known)| known.as_deref() == Some(id)),
-                None => self.calls.len().checked_sub(1),
+                None => self.current,
             },
         };
-        match found {
+        let slot = match found {
             Some(slot) => {
                 if let (Some(id), None) = (id, &self.calls[slot].1) {
                     self.calls[slot].1 = Some(id.to_owned());
@@ -211,7 +213,9 @@ impl Decoder {
                 self.calls.push((index, id.map(str::to_owned)));
                 self.calls.len() - 1
             }
-        }
+        };
+        self.current = Some(slot);
+        slot
     }
 }
 
@@ -291,6 +295,133 @@ mod tests {
     #[case::other_index(r#"{"choices":[{"index":1,"delta":{"content":"no"}}]}"#, vec![])]
     fn decodes(#[case] data: &str, #[case] expected: Vec<Item>) {
         assert_eq!(decode(data), expected);
+    }
+
+    /// Feed several events to one decoder; `Known` items dropped.
+    fn decode_all(events: &[&str]) -> Vec<Item> {
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        for data in events {
+            d.on_event(
+                &SseEvent {
+                    data: (*data).into(),
+                    ..SseEvent::default()
+                },
+                &mut out,
+            );
+        }
+        out.retain(|i| *i != Item::Known);
+        out
+    }
+
+    fn call(slot: usize, id: Option<&str>, name: Option<&str>, args: &str) -> Item {
+        Item::ToolCall {
+            slot,
+            id: id.map(str::to_owned),
+            name: name.map(str::to_owned),
+            arguments: args.into(),
+        }
+    }
+
+    #[test]
+    fn tool_call_pieces_by_index() {
+        let items = decode_all(&[
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"propose","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"hp\":"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","function":{"name":"move","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"-7}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ]);
+        assert_eq!(
+            items,
+            vec![
+                call(0, Some("call_a"), Some("propose"), ""),
+                call(0, None, None, "{\"hp\":"),
+                call(1, Some("call_b"), Some("move"), "{}"),
+                call(0, None, None, "-7}"),
+                Item::FinishReason("tool_calls".into()),
+                Item::Complete,
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_call_pieces_without_index() {
+        // No `index` at all: by id, else the call in progress.
+        let items = decode_all(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"g","arguments":"[1"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"arguments":" "}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"]"}}]}}]}"#,
+        ]);
+        let slots: Vec<usize> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolCall { slot, .. } => Some(*slot),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(slots, vec![0, 0, 1, 0, 0]);
+    }
+
+    #[test]
+    fn every_call_as_index_zero_with_its_own_id() {
+        // Some servers number every call 0 but give each its id; a repeated id stays put.
+        let items = decode_all(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"g","arguments":"{"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"arguments":"}"}}]}}]}"#,
+        ]);
+        let slots: Vec<usize> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolCall { slot, .. } => Some(*slot),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(slots, vec![0, 1, 1]);
+    }
+
+    #[test]
+    fn non_streamed_tool_calls_and_object_arguments() {
+        let items = decode_all(&[
+            r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"propose","arguments":"{\"a\":1}"}},{"id":"c2","type":"function","function":{"name":"move","arguments":{"to":"Keep"}}}]},"finish_reason":"tool_calls"}]}"#,
+        ]);
+        assert_eq!(
+            items,
+            vec![
+                call(0, Some("c1"), Some("propose"), "{\"a\":1}"),
+                call(1, Some("c2"), Some("move"), "{\"to\":\"Keep\"}"),
+                Item::FinishReason("tool_calls".into()),
+                Item::Complete,
+            ]
+        );
+    }
+
+    #[test]
+    fn tools_only_when_given() {
+        let cfg = LlmConfig::new(ProviderKind::OpenAi, "http://localhost:11434/v1", "m");
+        let mut req = ChatRequest {
+            messages: vec![ChatMessage::user("hi")],
+            ..ChatRequest::default()
+        };
+        assert!(request_body(&cfg, &req).get("tools").is_none());
+        req.tools.push(crate::llm::ToolSpec {
+            name: "propose_changes".into(),
+            description: "Propose canon changes.".into(),
+            parameters: json!({"type":"object","properties":{}}),
+        });
+        let body = request_body(&cfg, &req);
+        assert_eq!(
+            body["tools"],
+            json!([{"type":"function","function":{
+                "name":"propose_changes",
+                "description":"Propose canon changes.",
+                "parameters":{"type":"object","properties":{}}
+            }}])
+        );
+        assert!(body.get("tool_choice").is_none());
     }
 
     #[test]
