@@ -15,9 +15,22 @@
 //! The API key lives in an [`ApiKey`], whose `Debug` and `Display` only ever show a masked
 //! form; it is sent in the auth header and nowhere else.
 //!
+//! Tool calls carry write-back: the DM may propose canon changes (an NPC takes damage, the
+//! party moves, a day passes) as structured data beside its prose. A [`ChatRequest`] lists
+//! [`ToolSpec`]s (sent as OpenAI `function` tools or Anthropic tools, with no `tool_choice`:
+//! the model decides); the calls stream back in pieces and end up in [`Reply::tool_calls`],
+//! each [`ToolCall`]'s `arguments` the raw JSON text as the model wrote it. A reply that ends
+//! in `tool_calls` / `tool_use` is complete; a cut-off one keeps the calls that started, with
+//! whatever part of their arguments arrived (maybe not valid JSON — the consumer decides). For
+//! models and servers without tool support, [`fence`] finds proposals the model was told to
+//! write in a ```` ```vaultdm-changes ```` fenced block, both in a whole reply
+//! ([`fence::split_fenced`]) and while it streams ([`fence::FenceFilter`], which keeps the
+//! block off the player's screen without delaying ordinary text).
+//!
 //! Submodules: [`prompt`] lays out the request (system prompt, trimmed history, injected
 //! context; token counts come from the caller, e.g. [`crate::tokens::count`]), [`settings`]
-//! resolves provider/model/key with provenance, [`sse`] decodes event streams.
+//! resolves provider/model/key with provenance, [`sse`] decodes event streams, [`fence`] handles
+//! `vaultdm-changes` blocks.
 
 mod anthropic;
 mod client;
