@@ -511,6 +511,10 @@ mod tests {
             if want_blocks.is_empty() {
                 prop_assert_eq!(&prose, &text);
             }
+            // Collapsing only drops blank lines: the rest of the stripped text is all there.
+            let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+            prop_assert_eq!(squeeze(&prose), squeeze(&stripped));
+            prop_assert!(prose.len() <= stripped.len());
         }
 
         #[test]
