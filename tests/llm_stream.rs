@@ -7,12 +7,14 @@ mod fake_llm;
 use std::time::{Duration, Instant};
 
 use fake_llm::{
-    anthropic_sse, anthropic_sse_reason, openai_chunk, openai_sse, FakeLlm, Scripted, Step,
+    anthropic_event, anthropic_sse, anthropic_sse_reason, openai_chunk, openai_finish, openai_sse,
+    openai_tool_chunk, FakeLlm, Scripted, Step,
 };
+use serde_json::json;
 use vaultdm::llm::prompt::{build_prompt, Exchange, PromptInput};
 use vaultdm::llm::{
     stream_chat, ApiKey, ChatMessage, ChatRequest, CutOff, LlmClient, LlmConfig, LlmError,
-    ProviderKind, Reply, ReplyLimits, RetryPolicy, Timeouts, Usage,
+    ProviderKind, Reply, ReplyLimits, RetryPolicy, Timeouts, ToolCall, ToolSpec, Usage,
 };
 
 const SECRET: &str = "sk-test-SECRETSECRETSECRET-9876";
@@ -49,6 +51,7 @@ fn simple_request() -> ChatRequest {
     ChatRequest {
         system: "You are the Dungeon Master.".into(),
         messages: vec![ChatMessage::user("Player: I open the door.")],
+        tools: Vec::new(),
     }
 }
 
@@ -498,6 +501,7 @@ async fn anthropic_streams_bytewise_with_correct_request() {
             ChatMessage::assistant("Welcome."),
             ChatMessage::user("Player: I attack"),
         ],
+        ..ChatRequest::default()
     };
     let (reply, seen) = run(&anthropic_cfg(&fake), &req).await;
     let reply = reply.unwrap_or_else(|e| panic!("{e}"));
@@ -895,4 +899,268 @@ async fn other_bad_requests_are_not_resent() {
     );
     assert!(err.to_string().contains("roles must alternate"));
     assert_eq!(fake.requests().len(), 1);
+}
+
+// ---- Tool calls (write-back proposals) ----
+
+fn tool_request() -> ChatRequest {
+    ChatRequest {
+        tools: vec![
+            ToolSpec {
+                name: "propose_changes".into(),
+                description: "Propose changes to the campaign canon.".into(),
+                parameters: json!({"type":"object","properties":{"npc":{"type":"string"},"hp":{"type":"integer"}}}),
+            },
+            ToolSpec {
+                name: "advance_time".into(),
+                description: "Let time pass.".into(),
+                parameters: json!({"type":"object","properties":{"days":{"type":"integer"}}}),
+            },
+        ],
+        ..simple_request()
+    }
+}
+
+/// The arguments text of the first call, split mid-string, mid-`\u` escape and mid-emoji.
+const ARG_PIECES: [&str; 8] = [
+    r#"{"np"#,
+    r#"c":"Gr\u0"#,
+    r#"0f"#,
+    r#"cm","hp":"#,
+    r#"-7,"note":""#,
+    "🐉 bi",
+    r#"tes \""#,
+    r#""}"#,
+];
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+#[tokio::test]
+async fn openai_tool_calls_stream_in_pieces_beside_text() {
+    let mut body = openai_sse(&["The ogre ", "reels. "], None, false, false);
+    body.push_str(&openai_tool_chunk(
+        Some(0),
+        Some("call_1"),
+        Some("propose_changes"),
+        Some(""),
+    ));
+    for piece in &ARG_PIECES[..4] {
+        body.push_str(&openai_tool_chunk(Some(0), None, None, Some(piece)));
+    }
+    body.push_str(&openai_tool_chunk(
+        Some(1),
+        Some("call_2"),
+        Some("advance_time"),
+        Some(r#"{"days":"#),
+    ));
+    for piece in &ARG_PIECES[4..] {
+        body.push_str(&openai_tool_chunk(Some(0), None, None, Some(piece)));
+    }
+    body.push_str(&openai_tool_chunk(Some(1), None, None, Some("1}")));
+    body.push_str(&openai_finish("tool_calls"));
+    body.push_str("data: [DONE]\n\n");
+    let fake = FakeLlm::start(vec![Scripted::sse_bytewise(body)]).await;
+    let (reply, seen) = run(&openai_cfg(&fake), &tool_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.text, "The ogre reels. ");
+    assert_eq!(seen.concat(), reply.text, "only prose reaches the screen");
+    assert_eq!(
+        reply.tool_calls,
+        vec![
+            call("call_1", "propose_changes", &ARG_PIECES.concat()),
+            call("call_2", "advance_time", r#"{"days":1}"#),
+        ]
+    );
+    let args: serde_json::Value =
+        serde_json::from_str(&reply.tool_calls[0].arguments).unwrap_or_default();
+    assert_eq!(args["npc"], json!("Grüm"));
+    assert_eq!(args["note"], json!("🐉 bites \""));
+    assert!(reply.complete, "finish_reason tool_calls is a natural end");
+    assert_eq!(reply.cut_off, None);
+    assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+
+    let sent = fake.requests()[0].json();
+    assert_eq!(
+        sent["tools"][0]["function"]["name"],
+        json!("propose_changes")
+    );
+    assert_eq!(sent["tools"][1]["type"], json!("function"));
+    assert!(sent.get("tool_choice").is_none());
+}
+
+#[tokio::test]
+async fn openai_tool_call_only_reply_from_a_sloppy_server() {
+    // No text, no `index`, the id repeated on every piece, name and arguments in one chunk,
+    // and no [DONE]: the finish_reason alone ends the reply.
+    let mut body = openai_tool_chunk(None, Some("x1"), Some("advance_time"), Some(r#"{"da"#));
+    body.push_str(&openai_tool_chunk(
+        None,
+        Some("x1"),
+        None,
+        Some(r#"ys":2}"#),
+    ));
+    body.push_str(&openai_finish("tool_calls"));
+    let fake = FakeLlm::start(vec![Scripted::sse(body)]).await;
+    let (reply, seen) = run(&openai_cfg(&fake), &tool_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.text, "");
+    assert!(seen.is_empty());
+    assert_eq!(
+        reply.tool_calls,
+        vec![call("x1", "advance_time", r#"{"days":2}"#)]
+    );
+    assert!(reply.complete);
+}
+
+#[tokio::test]
+async fn openai_stream_broken_mid_arguments_keeps_text_and_partial_call() {
+    let mut partial = openai_sse(&["The bridge ", "sways."], None, false, false);
+    partial.push_str(&openai_tool_chunk(
+        Some(0),
+        Some("call_9"),
+        Some("propose_changes"),
+        Some(r#"{"hp":"#),
+    ));
+    partial.push_str(&openai_tool_chunk(Some(0), None, None, Some("-")));
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![
+        Step::Send(partial.into_bytes()),
+        Step::Send(b"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"ind".to_vec()),
+        Step::Sleep(Duration::from_millis(50)),
+        Step::Drop,
+    ])])
+    .await;
+    let (result, _) = run(&openai_cfg(&fake), &tool_request()).await;
+    let err = result.err().unwrap_or_else(|| panic!("expected an error"));
+    assert!(matches!(err, LlmError::StreamCut { .. }), "{err:?}");
+    let partial = err.partial().unwrap_or_else(|| panic!("no partial"));
+    assert_eq!(partial.text, "The bridge sways.");
+    assert_eq!(
+        partial.tool_calls,
+        vec![call("call_9", "propose_changes", r#"{"hp":-"#)],
+        "the unfinished arguments are kept as they arrived"
+    );
+    assert!(!partial.complete);
+    assert_eq!(partial.cut_off, Some(CutOff::ConnectionLost));
+}
+
+#[tokio::test]
+async fn openai_non_streaming_json_with_tool_calls() {
+    let fake = FakeLlm::start(vec![Scripted::json(
+        200,
+        r#"{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"Noted.","tool_calls":[{"id":"call_a","type":"function","function":{"name":"propose_changes","arguments":"{\"hp\":-3}"}},{"id":"call_b","type":"function","function":{"name":"advance_time","arguments":""}}]},"finish_reason":"tool_calls"}]}"#,
+    )])
+    .await;
+    let (reply, _) = run(&openai_cfg(&fake), &tool_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.text, "Noted.");
+    assert_eq!(
+        reply.tool_calls,
+        vec![
+            call("call_a", "propose_changes", r#"{"hp":-3}"#),
+            call("call_b", "advance_time", "{}"),
+        ]
+    );
+    assert!(reply.complete);
+}
+
+fn anthropic_tool_body(stop: bool) -> String {
+    let mut s = anthropic_event(
+        json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":30,"output_tokens":1}}}),
+    );
+    s.push_str(&anthropic_event(
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+    ));
+    s.push_str(&anthropic_event(json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"The ogre reels."}})));
+    s.push_str(&anthropic_event(
+        json!({"type":"content_block_stop","index":0}),
+    ));
+    s.push_str(&anthropic_event(json!({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"propose_changes","input":{}}})));
+    for piece in &ARG_PIECES[..5] {
+        s.push_str(&anthropic_event(json!({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":piece}})));
+    }
+    if !stop {
+        return s;
+    }
+    for piece in &ARG_PIECES[5..] {
+        s.push_str(&anthropic_event(json!({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":piece}})));
+    }
+    s.push_str(&anthropic_event(
+        json!({"type":"content_block_stop","index":1}),
+    ));
+    s.push_str(&anthropic_event(
+        json!({"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}),
+    ));
+    s.push_str(&anthropic_event(json!({"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":" Night falls."}})));
+    s.push_str(&anthropic_event(
+        json!({"type":"content_block_stop","index":2}),
+    ));
+    // A tool_use block with no input_json_delta: no arguments.
+    s.push_str(&anthropic_event(json!({"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_2","name":"advance_time","input":{}}})));
+    s.push_str(&anthropic_event(
+        json!({"type":"content_block_stop","index":3}),
+    ));
+    s.push_str(&anthropic_event(json!({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":40}})));
+    s.push_str(&anthropic_event(json!({"type":"message_stop"})));
+    s
+}
+
+#[tokio::test]
+async fn anthropic_tool_use_streams_between_text_blocks() {
+    let fake = FakeLlm::start(vec![Scripted::sse_bytewise(anthropic_tool_body(true))]).await;
+    let (reply, seen) = run(&anthropic_cfg(&fake), &tool_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.text, "The ogre reels. Night falls.");
+    assert_eq!(seen.concat(), reply.text);
+    assert_eq!(
+        reply.tool_calls,
+        vec![
+            call("toolu_1", "propose_changes", &ARG_PIECES.concat()),
+            call("toolu_2", "advance_time", "{}"),
+        ]
+    );
+    assert!(reply.complete, "stop_reason tool_use is a natural end");
+    assert_eq!(reply.finish_reason.as_deref(), Some("tool_use"));
+    let sent = fake.requests()[0].json();
+    assert_eq!(sent["tools"][0]["name"], json!("propose_changes"));
+    assert_eq!(sent["tools"][1]["input_schema"]["type"], json!("object"));
+}
+
+#[tokio::test]
+async fn anthropic_stream_ended_mid_arguments_keeps_the_partial_call() {
+    let fake = FakeLlm::start(vec![Scripted::sse(anthropic_tool_body(false))]).await;
+    let (reply, _) = run(&anthropic_cfg(&fake), &tool_request()).await;
+    let reply = reply.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!reply.complete);
+    assert_eq!(reply.cut_off, Some(CutOff::EndedEarly));
+    assert_eq!(reply.text, "The ogre reels.");
+    assert_eq!(
+        reply.tool_calls,
+        vec![call(
+            "toolu_1",
+            "propose_changes",
+            &ARG_PIECES[..5].concat()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn requests_without_tools_carry_no_tools_field() {
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(&["a"], Some("stop"), false, true)),
+        Scripted::sse(anthropic_sse(&["a"], true)),
+    ])
+    .await;
+    let (r, _) = run(&openai_cfg(&fake), &simple_request()).await;
+    assert!(r.is_ok_and(|r| r.tool_calls.is_empty()));
+    let (r, _) = run(&anthropic_cfg(&fake), &simple_request()).await;
+    assert!(r.is_ok());
+    for req in fake.requests() {
+        assert!(req.json().get("tools").is_none(), "{}", req.raw);
+    }
 }

@@ -7,6 +7,11 @@
 //! `cache_control` breakpoints on the system prompt and on the newest user message, so the
 //! stable prefix (system prompt, earlier turns with their full context) is reused turn after
 //! turn.
+//!
+//! Tool use streams as its own content block: `content_block_start` with a `tool_use` block
+//! (`id`, `name`, an `input` that is usually `{}`), then `input_json_delta` pieces of the
+//! arguments' JSON text, then `content_block_stop`. Text and tool blocks interleave, told
+//! apart by their `index`.
 
 use serde_json::{json, Value};
 
@@ -45,7 +50,42 @@ pub(super) fn request_body(cfg: &LlmConfig, req: &ChatRequest) -> Value {
             {"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}
         ]);
     }
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": t.parameters,
+                })
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
     body
+}
+
+/// A `tool_use` content block in progress.
+#[derive(Debug)]
+struct ToolBlock {
+    /// The block's `index` in the message.
+    index: Option<u64>,
+    /// Its slot in the reply's tool calls.
+    slot: usize,
+    /// Some `input_json_delta` arrived (else the start event's `input` is the arguments).
+    streamed: bool,
+    /// The `input` given in the start event.
+    input: Value,
+}
+
+/// The arguments text of a tool call that streamed no pieces: its `input`, or `{}`.
+fn input_text(input: &Value) -> String {
+    match input {
+        Value::Object(m) if !m.is_empty() => input.to_string(),
+        _ => "{}".to_owned(),
+    }
 }
 
 /// Whether a JSON event is plainly one of the Messages API's (its `type` names one).
@@ -64,9 +104,11 @@ pub(super) fn is_anthropic_event(value: &Value) -> bool {
     )
 }
 
-/// Stream decoder; keeps the usage counters, which arrive split over two events.
+/// Stream decoder; keeps the usage counters, which arrive split over two events, and the
+/// tool-use blocks seen so far.
 #[derive(Debug, Default)]
 pub(super) struct Decoder {
+    tools: Vec<ToolBlock>,
     input: Option<u64>,
     cache_read: Option<u64>,
     cache_write: Option<u64>,
@@ -114,6 +156,31 @@ impl Decoder {
                 }
             }
             "content_block_start" => {
+                let block = value.get("content_block");
+                if block.and_then(|b| b.get("type")).and_then(Value::as_str) == Some("tool_use") {
+                    let field = |k: &str| {
+                        block
+                            .and_then(|b| b.get(k))
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                    };
+                    let slot = self.tools.len();
+                    self.tools.push(ToolBlock {
+                        index: value.get("index").and_then(Value::as_u64),
+                        slot,
+                        streamed: false,
+                        input: block
+                            .and_then(|b| b.get("input"))
+                            .cloned()
+                            .unwrap_or(Value::Null),
+                    });
+                    out.push(Item::ToolCall {
+                        slot,
+                        id: field("id"),
+                        name: field("name"),
+                        arguments: String::new(),
+                    });
+                }
                 if let Some(t) = value
                     .get("content_block")
                     .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
@@ -127,6 +194,25 @@ impl Decoder {
             }
             "content_block_delta" => {
                 let delta = value.get("delta");
+                if delta.and_then(|d| d.get("type")).and_then(Value::as_str)
+                    == Some("input_json_delta")
+                {
+                    let piece = delta
+                        .and_then(|d| d.get("partial_json"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    if let Some(block) = self.tool_block(value.get("index")) {
+                        block.streamed = true;
+                        let slot = block.slot;
+                        out.push(Item::ToolCall {
+                            slot,
+                            id: None,
+                            name: None,
+                            arguments: piece.to_owned(),
+                        });
+                    }
+                    return;
+                }
                 let is_text = delta
                     .and_then(|d| d.get("type"))
                     .and_then(Value::as_str)
@@ -151,6 +237,21 @@ impl Decoder {
                     self.merge_usage(u, out);
                 }
             }
+            "content_block_stop" => {
+                if let Some(block) = self.tool_block(value.get("index")) {
+                    if !block.streamed {
+                        block.streamed = true;
+                        let slot = block.slot;
+                        let arguments = input_text(&block.input);
+                        out.push(Item::ToolCall {
+                            slot,
+                            id: None,
+                            name: None,
+                            arguments,
+                        });
+                    }
+                }
+            }
             "message_stop" => {
                 out.push(Item::Complete);
                 out.push(Item::Stop);
@@ -172,10 +273,30 @@ impl Decoder {
             "message" => {
                 if let Some(blocks) = value.get("content").and_then(Value::as_array) {
                     for b in blocks {
-                        if b.get("type").and_then(Value::as_str) == Some("text") {
-                            if let Some(t) = b.get("text").and_then(Value::as_str) {
-                                out.push(Item::Text(t.to_owned()));
+                        match b.get("type").and_then(Value::as_str) {
+                            Some("text") => {
+                                if let Some(t) = b.get("text").and_then(Value::as_str) {
+                                    out.push(Item::Text(t.to_owned()));
+                                }
                             }
+                            Some("tool_use") => {
+                                let field =
+                                    |k: &str| b.get(k).and_then(Value::as_str).map(str::to_owned);
+                                let slot = self.tools.len();
+                                self.tools.push(ToolBlock {
+                                    index: None,
+                                    slot,
+                                    streamed: true,
+                                    input: Value::Null,
+                                });
+                                out.push(Item::ToolCall {
+                                    slot,
+                                    id: field("id"),
+                                    name: field("name"),
+                                    arguments: input_text(b.get("input").unwrap_or(&Value::Null)),
+                                });
+                            }
+                            _ => {}
                         }
                     }
                 }
@@ -188,7 +309,15 @@ impl Decoder {
                     out.push(Item::Stop);
                 }
             }
-            _ => {} // ping, content_block_stop, and whatever comes next
+            _ => {} // ping, and whatever comes next
+        }
+    }
+
+    /// The tool block an event's `index` names (the latest tool block if it has none).
+    fn tool_block(&mut self, index: Option<&Value>) -> Option<&mut ToolBlock> {
+        match index.and_then(Value::as_u64) {
+            Some(ix) => self.tools.iter_mut().rev().find(|b| b.index == Some(ix)),
+            None => self.tools.last_mut(),
         }
     }
 
@@ -292,6 +421,126 @@ mod tests {
     }
 
     #[test]
+    fn tool_use_blocks_interleave_with_text() {
+        let mut d = Decoder::default();
+        let mut items = Vec::new();
+        for (e, data) in [
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Ouch."}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"propose","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"hp\""}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_2","name":"rest","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":":-7}"}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":1}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":2}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_3","name":"go","input":{"to":"Keep"}}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":3}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ] {
+            items.extend(feed(&mut d, e, data));
+        }
+        let call = |slot: usize, id: Option<&str>, name: Option<&str>, args: &str| Item::ToolCall {
+            slot,
+            id: id.map(str::to_owned),
+            name: name.map(str::to_owned),
+            arguments: args.into(),
+        };
+        assert_eq!(
+            items,
+            vec![
+                Item::Text("Ouch.".into()),
+                call(0, Some("toolu_1"), Some("propose"), ""),
+                call(0, None, None, "{\"hp\""),
+                call(1, Some("toolu_2"), Some("rest"), ""),
+                call(0, None, None, ":-7}"),
+                call(1, None, None, "{}"),
+                call(2, Some("toolu_3"), Some("go"), ""),
+                call(2, None, None, "{\"to\":\"Keep\"}"),
+                Item::FinishReason("tool_use".into()),
+                Item::Complete,
+                Item::Stop,
+            ]
+        );
+    }
+
+    #[test]
+    fn non_streamed_message_with_tool_use() {
+        let items = feed(
+            &mut Decoder::default(),
+            "message",
+            r#"{"type":"message","content":[{"type":"text","text":"Hm."},{"type":"tool_use","id":"t1","name":"f","input":{"a":1}}],"stop_reason":"tool_use"}"#,
+        );
+        assert_eq!(
+            items,
+            vec![
+                Item::Text("Hm.".into()),
+                Item::ToolCall {
+                    slot: 0,
+                    id: Some("t1".into()),
+                    name: Some("f".into()),
+                    arguments: "{\"a\":1}".into(),
+                },
+                Item::FinishReason("tool_use".into()),
+                Item::Complete,
+                Item::Stop,
+            ]
+        );
+    }
+
+    #[test]
+    fn tools_only_when_given() {
+        let cfg = LlmConfig::new(ProviderKind::Anthropic, "https://api.anthropic.com", "c");
+        let mut req = ChatRequest {
+            messages: vec![ChatMessage::user("hi")],
+            ..ChatRequest::default()
+        };
+        assert!(request_body(&cfg, &req).get("tools").is_none());
+        req.tools.push(crate::llm::ToolSpec {
+            name: "propose_changes".into(),
+            description: "Propose canon changes.".into(),
+            parameters: json!({"type":"object"}),
+        });
+        assert_eq!(
+            request_body(&cfg, &req)["tools"],
+            json!([{"name":"propose_changes","description":"Propose canon changes.","input_schema":{"type":"object"}}])
+        );
+    }
+
+    #[test]
     fn error_event() {
         let items = feed(
             &mut Decoder::default(),
@@ -353,6 +602,7 @@ mod tests {
                 ChatMessage::assistant("b"),
                 ChatMessage::user("Player: c"),
             ],
+            ..ChatRequest::default()
         };
         let body = request_body(&cfg, &req);
         assert_eq!(body["system"][0]["text"], json!("You are the DM."));

@@ -28,6 +28,19 @@ use super::{
 pub(super) enum Item {
     /// Reply text to show and keep.
     Text(String),
+    /// A piece of a tool call. `slot` numbers the reply's calls densely from 0 in the order
+    /// they started (the decoder maps the protocol's own index or id to it); `id` and `name`
+    /// fill in the call's fields if still empty, `arguments` is appended to its arguments.
+    ToolCall {
+        /// Position of the call in [`Reply::tool_calls`].
+        slot: usize,
+        /// The call id, when this piece carries one.
+        id: Option<String>,
+        /// The tool name, when this piece carries one.
+        name: Option<String>,
+        /// A piece of the arguments' JSON text (may be empty).
+        arguments: String,
+    },
     /// The provider's stop reason.
     FinishReason(String),
     /// The protocol's end event: the reply is complete.
@@ -55,7 +68,7 @@ enum Decoder {
 impl Decoder {
     fn new(kind: ProviderKind) -> Self {
         match kind {
-            ProviderKind::OpenAi => Decoder::OpenAi(openai::Decoder),
+            ProviderKind::OpenAi => Decoder::OpenAi(openai::Decoder::default()),
             ProviderKind::Anthropic => Decoder::Anthropic(anthropic::Decoder::default()),
         }
     }
@@ -492,6 +505,29 @@ impl LlmClient {
                                 deadline = Instant::now() + self.cfg.timeouts.idle;
                             }
                         }
+                        Item::ToolCall {
+                            slot,
+                            id,
+                            name,
+                            arguments,
+                        } => {
+                            seen.understood = true;
+                            deltas += 1;
+                            let n = arguments.chars().count();
+                            if chars + n > limits.max_chars
+                                || deltas.max((chars + n) / 4) > limits.max_tokens
+                            {
+                                reply.complete = false;
+                                reply.cut_off = Some(CutOff::TooLong);
+                                return Ok(reply.clone());
+                            }
+                            chars += n;
+                            merge_tool_call(&mut reply.tool_calls, slot, id, name, &arguments);
+                            if !got_text {
+                                got_text = true;
+                                deadline = Instant::now() + self.cfg.timeouts.idle;
+                            }
+                        }
                         Item::FinishReason(r) => {
                             seen.understood = true;
                             reply.finish_reason = Some(r);
@@ -548,6 +584,12 @@ impl LlmClient {
             .and_then(CutOff::from_finish_reason);
         if reply.complete && unnatural.is_none() {
             reply.cut_off = None;
+            // A finished call that streamed no argument pieces takes no arguments.
+            for call in &mut reply.tool_calls {
+                if call.arguments.trim().is_empty() {
+                    call.arguments = "{}".to_owned();
+                }
+            }
         } else {
             reply.complete = false;
             reply.cut_off = Some(unnatural.unwrap_or(CutOff::EndedEarly));
@@ -681,6 +723,32 @@ fn decode_as_sse(content_type: Option<&str>) -> bool {
             .to_ascii_lowercase()
             .starts_with("application/json"),
     }
+}
+
+/// Apply one tool-call piece: the call at `slot` (created, with any calls before it, if
+/// new) takes `id` and `name` when it has none yet and appends `arguments`.
+fn merge_tool_call(
+    calls: &mut Vec<super::ToolCall>,
+    slot: usize,
+    id: Option<String>,
+    name: Option<String>,
+    arguments: &str,
+) {
+    if calls.len() <= slot {
+        calls.resize_with(slot + 1, super::ToolCall::default);
+    }
+    let call = &mut calls[slot];
+    if let Some(id) = id.filter(|i| !i.is_empty()) {
+        if call.id.is_empty() {
+            call.id = id;
+        }
+    }
+    if let Some(name) = name.filter(|n| !n.is_empty()) {
+        if call.name.is_empty() {
+            call.name = name;
+        }
+    }
+    call.arguments.push_str(arguments);
 }
 
 fn cut(reply: &Reply, why: CutOff) -> Reply {

@@ -15,13 +15,27 @@
 //! The API key lives in an [`ApiKey`], whose `Debug` and `Display` only ever show a masked
 //! form; it is sent in the auth header and nowhere else.
 //!
+//! Tool calls carry write-back: the DM may propose canon changes (an NPC takes damage, the
+//! party moves, a day passes) as structured data beside its prose. A [`ChatRequest`] lists
+//! [`ToolSpec`]s (sent as OpenAI `function` tools or Anthropic tools, with no `tool_choice`:
+//! the model decides); the calls stream back in pieces and end up in [`Reply::tool_calls`],
+//! each [`ToolCall`]'s `arguments` the raw JSON text as the model wrote it. A reply that ends
+//! in `tool_calls` / `tool_use` is complete; a cut-off one keeps the calls that started, with
+//! whatever part of their arguments arrived (maybe not valid JSON — the consumer decides). For
+//! models and servers without tool support, [`fence`] finds proposals the model was told to
+//! write in a ```` ```vaultdm-changes ```` fenced block, both in a whole reply
+//! ([`fence::split_fenced`]) and while it streams ([`fence::FenceFilter`], which keeps the
+//! block off the player's screen without delaying ordinary text).
+//!
 //! Submodules: [`prompt`] lays out the request (system prompt, trimmed history, injected
 //! context; token counts come from the caller, e.g. [`crate::tokens::count`]), [`settings`]
-//! resolves provider/model/key with provenance, [`sse`] decodes event streams.
+//! resolves provider/model/key with provenance, [`sse`] decodes event streams, [`fence`] handles
+//! `vaultdm-changes` blocks.
 
 mod anthropic;
 mod client;
 mod error;
+pub mod fence;
 mod openai;
 pub mod prompt;
 pub mod settings;
@@ -425,6 +439,34 @@ pub struct ChatRequest {
     pub system: String,
     /// The conversation, oldest first.
     pub messages: Vec<ChatMessage>,
+    /// Tools the model may call alongside its prose (write-back proposals). Empty means
+    /// none, and then the request carries no `tools` field at all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
+}
+
+/// A tool the model may call: sent as an OpenAI `function` tool or an Anthropic tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls it by (`[a-zA-Z0-9_-]`, at most 64 characters for both
+    /// providers).
+    pub name: String,
+    /// What the tool is for, in words the model reads.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// One tool call the model made, as it arrived.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's call id (`call_…`, `toolu_…`); empty if the server sent none.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The raw JSON text of the arguments, concatenated from the streamed pieces. In a
+    /// cut-off reply it may be unfinished (invalid JSON); it is kept as it arrived.
+    pub arguments: String,
 }
 
 /// Token accounting reported by the provider; every field is optional because many
@@ -519,6 +561,10 @@ pub struct Reply {
     /// Stream oddities that were skipped (unreadable events), for diagnostics.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Tool calls the model made, in the order they started. Kept in a cut-off reply too,
+    /// with whatever part of the arguments arrived.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
 }
 
 impl Reply {
@@ -658,6 +704,9 @@ mod tests {
     #[case("end_turn", None)]
     #[case("stop_sequence", None)]
     #[case("tool_calls", None)]
+    #[case("tool_use", None)]
+    #[case("pause_turn", None)]
+    #[case("function_call", None)]
     #[case("length", Some(CutOff::TokenLimit))]
     #[case("max_tokens", Some(CutOff::TokenLimit))]
     #[case("content_filter", Some(CutOff::Filtered))]

@@ -5,6 +5,12 @@
 //! `usage` may be missing or null, `finish_reason` may be `""` or null on every chunk,
 //! `choices` may be empty (the final usage chunk), and a server that ignores `stream: true`
 //! and answers with one plain JSON completion is understood too.
+//!
+//! Tool calls arrive as `choices[0].delta.tool_calls[]` pieces keyed by `index`: the first
+//! piece of a call carries `id` and `function.name`, later ones `function.arguments` text.
+//! Servers differ here as well — some repeat the id on every piece, send the whole call in one
+//! piece, omit `index`, or send `arguments` as a JSON object — so [`Decoder`] maps each piece
+//! to a call slot by index, else by id, else to the call in progress.
 
 use serde_json::{json, Value};
 
@@ -37,12 +43,31 @@ pub(super) fn request_body(cfg: &LlmConfig, req: &ChatRequest) -> Value {
         "max_tokens"
     };
     body[limit_field] = json!(cfg.max_tokens);
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                }})
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
     body
 }
 
-/// Stream decoder state (the protocol is stateless per chunk).
+/// Stream decoder state: the tool calls seen so far, to map each piece to its call.
 #[derive(Debug, Default)]
-pub(super) struct Decoder;
+pub(super) struct Decoder {
+    /// Per call slot: the protocol's `index` and the call id, where known.
+    calls: Vec<(Option<u64>, Option<String>)>,
+    /// The slot of the latest piece: where a piece naming neither index nor id belongs.
+    current: Option<usize>,
+}
 
 impl Decoder {
     /// Translate one SSE event into stream items.
@@ -101,6 +126,15 @@ impl Decoder {
                         out.push(Item::Text(t.to_owned()));
                     }
                 }
+                let calls = choice
+                    .get("delta")
+                    .and_then(|d| d.get("tool_calls"))
+                    .filter(|c| !c.is_null())
+                    .or_else(|| choice.get("message").and_then(|m| m.get("tool_calls")))
+                    .and_then(Value::as_array);
+                for call in calls.into_iter().flatten() {
+                    self.on_tool_call(call, out);
+                }
                 if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
                     if !r.is_empty() {
                         finish = Some(r.to_owned());
@@ -115,6 +149,73 @@ impl Decoder {
             out.push(Item::FinishReason(r));
             out.push(Item::Complete);
         }
+    }
+}
+
+impl Decoder {
+    /// One `tool_calls[]` piece: find (or open) its slot and pass on what it carries.
+    fn on_tool_call(&mut self, call: &Value, out: &mut Vec<Item>) {
+        let index = call.get("index").and_then(Value::as_u64);
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|i| !i.is_empty())
+            .map(str::to_owned);
+        let function = call.get("function");
+        let name = function
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned);
+        let arguments = match function.and_then(|f| f.get("arguments")) {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(a)) => a.clone(),
+            // Some servers send the arguments as an object rather than JSON text.
+            Some(other) => other.to_string(),
+        };
+        let slot = self.slot(index, id.as_deref());
+        out.push(Item::ToolCall {
+            slot,
+            id,
+            name,
+            arguments,
+        });
+    }
+
+    /// The slot of a piece: by `index` (unless it names a different id than the call at that
+    /// index: some servers send every call as index 0), else by id, else the call in progress.
+    fn slot(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
+        let same_id = |known: &Option<String>| match (known.as_deref(), id) {
+            (Some(k), Some(i)) => k == i,
+            _ => true,
+        };
+        let found = match index {
+            Some(ix) => self
+                .calls
+                .iter()
+                .rposition(|(i, known)| *i == Some(ix) && same_id(known)),
+            None => match id {
+                Some(id) => self
+                    .calls
+                    .iter()
+                    .position(|(_, known)| known.as_deref() == Some(id)),
+                None => self.current,
+            },
+        };
+        let slot = match found {
+            Some(slot) => {
+                if let (Some(id), None) = (id, &self.calls[slot].1) {
+                    self.calls[slot].1 = Some(id.to_owned());
+                }
+                slot
+            }
+            None => {
+                self.calls.push((index, id.map(str::to_owned)));
+                self.calls.len() - 1
+            }
+        };
+        self.current = Some(slot);
+        slot
     }
 }
 
@@ -156,7 +257,7 @@ mod tests {
 
     fn decode(data: &str) -> Vec<Item> {
         let mut out = Vec::new();
-        Decoder.on_event(
+        Decoder::default().on_event(
             &SseEvent {
                 data: data.into(),
                 ..SseEvent::default()
@@ -196,6 +297,133 @@ mod tests {
         assert_eq!(decode(data), expected);
     }
 
+    /// Feed several events to one decoder; `Known` items dropped.
+    fn decode_all(events: &[&str]) -> Vec<Item> {
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        for data in events {
+            d.on_event(
+                &SseEvent {
+                    data: (*data).into(),
+                    ..SseEvent::default()
+                },
+                &mut out,
+            );
+        }
+        out.retain(|i| *i != Item::Known);
+        out
+    }
+
+    fn call(slot: usize, id: Option<&str>, name: Option<&str>, args: &str) -> Item {
+        Item::ToolCall {
+            slot,
+            id: id.map(str::to_owned),
+            name: name.map(str::to_owned),
+            arguments: args.into(),
+        }
+    }
+
+    #[test]
+    fn tool_call_pieces_by_index() {
+        let items = decode_all(&[
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"propose","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"hp\":"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","function":{"name":"move","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"-7}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ]);
+        assert_eq!(
+            items,
+            vec![
+                call(0, Some("call_a"), Some("propose"), ""),
+                call(0, None, None, "{\"hp\":"),
+                call(1, Some("call_b"), Some("move"), "{}"),
+                call(0, None, None, "-7}"),
+                Item::FinishReason("tool_calls".into()),
+                Item::Complete,
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_call_pieces_without_index() {
+        // No `index` at all: by id, else the call in progress.
+        let items = decode_all(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"g","arguments":"[1"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"arguments":" "}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"]"}}]}}]}"#,
+        ]);
+        let slots: Vec<usize> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolCall { slot, .. } => Some(*slot),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(slots, vec![0, 0, 1, 0, 0]);
+    }
+
+    #[test]
+    fn every_call_as_index_zero_with_its_own_id() {
+        // Some servers number every call 0 but give each its id; a repeated id stays put.
+        let items = decode_all(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"g","arguments":"{"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"arguments":"}"}}]}}]}"#,
+        ]);
+        let slots: Vec<usize> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolCall { slot, .. } => Some(*slot),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(slots, vec![0, 1, 1]);
+    }
+
+    #[test]
+    fn non_streamed_tool_calls_and_object_arguments() {
+        let items = decode_all(&[
+            r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"propose","arguments":"{\"a\":1}"}},{"id":"c2","type":"function","function":{"name":"move","arguments":{"to":"Keep"}}}]},"finish_reason":"tool_calls"}]}"#,
+        ]);
+        assert_eq!(
+            items,
+            vec![
+                call(0, Some("c1"), Some("propose"), "{\"a\":1}"),
+                call(1, Some("c2"), Some("move"), "{\"to\":\"Keep\"}"),
+                Item::FinishReason("tool_calls".into()),
+                Item::Complete,
+            ]
+        );
+    }
+
+    #[test]
+    fn tools_only_when_given() {
+        let cfg = LlmConfig::new(ProviderKind::OpenAi, "http://localhost:11434/v1", "m");
+        let mut req = ChatRequest {
+            messages: vec![ChatMessage::user("hi")],
+            ..ChatRequest::default()
+        };
+        assert!(request_body(&cfg, &req).get("tools").is_none());
+        req.tools.push(crate::llm::ToolSpec {
+            name: "propose_changes".into(),
+            description: "Propose canon changes.".into(),
+            parameters: json!({"type":"object","properties":{}}),
+        });
+        let body = request_body(&cfg, &req);
+        assert_eq!(
+            body["tools"],
+            json!([{"type":"function","function":{
+                "name":"propose_changes",
+                "description":"Propose canon changes.",
+                "parameters":{"type":"object","properties":{}}
+            }}])
+        );
+        assert!(body.get("tool_choice").is_none());
+    }
+
     #[test]
     fn garbage_is_a_warning_not_a_crash() {
         let items = decode("{not json");
@@ -212,6 +440,7 @@ mod tests {
         let req = ChatRequest {
             system: "You are the DM.".into(),
             messages: vec![ChatMessage::user("Player: hi")],
+            ..ChatRequest::default()
         };
         let body = request_body(&cfg, &req);
         assert_eq!(

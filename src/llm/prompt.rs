@@ -184,6 +184,7 @@ pub fn build_prompt(input: &PromptInput<'_>, count: &dyn Fn(&str) -> usize) -> P
         request: ChatRequest {
             system: input.system.to_owned(),
             messages,
+            tools: Vec::new(),
         },
         plan,
     }

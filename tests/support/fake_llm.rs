@@ -437,3 +437,51 @@ pub fn anthropic_sse_reason(tokens: &[&str], stop_reason: Option<&str>) -> Strin
     }
     s
 }
+
+/// One OpenAI-compatible stream event carrying a `tool_calls` piece; `None` fields are left
+/// out (servers differ in which they repeat).
+pub fn openai_tool_chunk(
+    index: Option<u64>,
+    id: Option<&str>,
+    name: Option<&str>,
+    arguments: Option<&str>,
+) -> String {
+    let mut call = serde_json::json!({});
+    if let Some(i) = index {
+        call["index"] = i.into();
+    }
+    if let Some(id) = id {
+        call["id"] = id.into();
+        call["type"] = "function".into();
+    }
+    let mut function = serde_json::json!({});
+    if let Some(n) = name {
+        function["name"] = n.into();
+    }
+    if let Some(a) = arguments {
+        function["arguments"] = a.into();
+    }
+    call["function"] = function;
+    format!(
+        "data: {}\n\n",
+        serde_json::json!({"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[call]},"finish_reason":null}]})
+    )
+}
+
+/// One OpenAI-compatible stream event with only a `finish_reason`.
+pub fn openai_finish(reason: &str) -> String {
+    format!(
+        "data: {}\n\n",
+        serde_json::json!({"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":reason}]})
+    )
+}
+
+/// One Anthropic Messages event: `event: {type}` plus the JSON `data` (whose `type` it takes).
+pub fn anthropic_event(data: Value) -> String {
+    let name = data
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown")
+        .to_owned();
+    format!("event: {name}\ndata: {data}\n\n")
+}
