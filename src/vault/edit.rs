@@ -1,0 +1,1337 @@
+//! Byte-preserving edits of a note's text, for write-back.
+//!
+//! When canon changes (the GM, or the DM with the GM's consent, moves a thread, spends gold,
+//! advances the clock), vaultdm edits the GM's own files. Those files are hand-written: they
+//! hold comments, a chosen key order, quoting and list styles, Windows line ends, a byte-order
+//! mark. So every function here changes only the bytes of the value being changed and leaves
+//! every other byte of the note as it was; a note is never re-serialised.
+//!
+//! The module is pure: each function takes the file's text and returns the new text (or an
+//! [`EditError`] a GM can act on). Reading and atomically writing the file is the caller's job.
+
+use std::fmt::Write as _;
+
+/// Why an edit could not be made. Every message names the key, heading or thread, and the
+/// 1-based file line where one is known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// The note opens a frontmatter block with `---` and never closes it.
+    #[error("the frontmatter opened by `---` on line {line} is never closed (add a `---` line after the last key)")]
+    UnterminatedFrontmatter {
+        /// Line of the opening `---`.
+        line: usize,
+    },
+    /// No key was given to edit (a caller bug, reported rather than panicking).
+    #[error("no frontmatter key was given to edit")]
+    NoKey,
+    /// The key holds a nested mapping, where a single value cannot go.
+    #[error("`{key}` on line {line} holds a nested mapping (indented `name: value` lines); vaultdm will not replace it with a single value")]
+    NestedMapping {
+        /// The key as written in the note.
+        key: String,
+        /// Line of the key.
+        line: usize,
+    },
+    /// The key holds a `|` or `>` block of text.
+    #[error("`{key}` on line {line} holds a `|` or `>` block of text; edit it by hand")]
+    BlockScalar {
+        /// The key as written in the note.
+        key: String,
+        /// Line of the key.
+        line: usize,
+    },
+    /// The key holds a list where a single value was to be set.
+    #[error("`{key}` on line {line} holds a list, not a single value")]
+    NotAScalar {
+        /// The key as written in the note.
+        key: String,
+        /// Line of the key.
+        line: usize,
+    },
+    /// The key holds a value that is not a list (and cannot be read as a comma list).
+    #[error("`{key}` on line {line} is not a list ({why})")]
+    NotAList {
+        /// The key as written in the note.
+        key: String,
+        /// Line of the key.
+        line: usize,
+        /// What the value is instead.
+        why: String,
+    },
+    /// The value uses YAML vaultdm does not edit (anchors, tags, values over several lines).
+    #[error("`{key}` on line {line} {why}; edit it by hand")]
+    Unsupported {
+        /// The key as written in the note.
+        key: String,
+        /// Line of the key.
+        line: usize,
+        /// What makes it unsupported.
+        why: String,
+    },
+    /// The note has none of the keys asked for.
+    #[error("the note has no `{key}` key in its frontmatter")]
+    KeyNotFound {
+        /// The first spelling asked for.
+        key: String,
+    },
+    /// The item to remove is not in the list.
+    #[error("`{item}` is not in the list `{key}` (line {line})")]
+    ItemNotFound {
+        /// The key as written in the note.
+        key: String,
+        /// The item asked for.
+        item: String,
+        /// Line of the key.
+        line: usize,
+    },
+    /// A value or item cannot be written where it was to go.
+    #[error("cannot write {what}: {why}")]
+    InvalidText {
+        /// What was being written (`the item "a, b" into inventory`, `a timeline event`…).
+        what: String,
+        /// Why not.
+        why: String,
+    },
+    /// No thread in open-threads.md has this title.
+    #[error("no thread titled `{title}` in the open threads")]
+    ThreadNotFound {
+        /// The title asked for.
+        title: String,
+    },
+    /// Several threads have this title.
+    #[error(
+        "{count} threads are titled `{title}` (lines {lines}); rename one so each title is unique"
+    )]
+    AmbiguousThread {
+        /// The title asked for.
+        title: String,
+        /// How many match.
+        count: usize,
+        /// Their lines, comma-separated.
+        lines: String,
+    },
+    /// A thread with this title already exists.
+    #[error("a thread titled `{title}` already exists on line {line}")]
+    ThreadExists {
+        /// The title asked for.
+        title: String,
+        /// Line of the existing thread.
+        line: usize,
+    },
+    /// Several `## Day N` headings for the same day.
+    #[error("the timeline has {count} headings for Day {day} (lines {lines}); merge them so each day has one")]
+    AmbiguousDay {
+        /// The day asked for.
+        day: i64,
+        /// How many headings match.
+        count: usize,
+        /// Their lines, comma-separated.
+        lines: String,
+    },
+    /// The temporal index is not valid JSON.
+    #[error("temporal-index.json is not valid JSON at line {line}, column {column}: {message}")]
+    InvalidJson {
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The temporal index is JSON but not an object.
+    #[error("temporal-index.json must hold one JSON object (`{{\"current_day\": 6, ...}}`)")]
+    JsonNotAnObject,
+}
+
+/// A new single value for a frontmatter key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scalar {
+    /// A whole number, always written unquoted (`hp: 15`).
+    Int(i64),
+    /// Text. Written unquoted when plain YAML reads it back as the same text and the old
+    /// value was unquoted; in the old value's quote style (`'` or `"`) when it was quoted;
+    /// in double quotes when YAML needs quotes (a leading `[[` wikilink, `: `, ` #`, a
+    /// leading special character, empty text, text that looks like a number, bool or null,
+    /// leading or trailing spaces).
+    Text(String),
+}
+
+impl From<i64> for Scalar {
+    fn from(n: i64) -> Self {
+        Scalar::Int(n)
+    }
+}
+
+impl From<&str> for Scalar {
+    fn from(s: &str) -> Self {
+        Scalar::Text(s.to_string())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Lines: the text as a list of lines, each with its own line ending, so untouched lines
+// keep their bytes exactly.
+
+#[derive(Debug, Clone)]
+struct Line {
+    text: String,
+    eol: String,
+}
+
+#[derive(Debug, Clone)]
+struct Doc {
+    bom: &'static str,
+    lines: Vec<Line>,
+    /// The file's line ending, used for every inserted line.
+    eol: &'static str,
+    /// Whether the last line ends with a line ending.
+    final_eol: bool,
+}
+
+const BOM: &str = "\u{feff}";
+
+impl Doc {
+    fn parse(text: &str) -> Doc {
+        let (bom, rest) = match text.strip_prefix(BOM) {
+            Some(r) => (BOM, r),
+            None => ("", text),
+        };
+        let eol = match rest.find('\n') {
+            Some(i) if i > 0 && rest.as_bytes()[i - 1] == b'\r' => "\r\n",
+            _ => "\n",
+        };
+        let mut lines = Vec::new();
+        let mut s = rest;
+        while !s.is_empty() {
+            let (line, next) = match s.find('\n') {
+                Some(i) => (&s[..=i], &s[i + 1..]),
+                None => (s, ""),
+            };
+            let (t, e) = if let Some(t) = line.strip_suffix("\r\n") {
+                (t, "\r\n")
+            } else if let Some(t) = line.strip_suffix('\n') {
+                (t, "\n")
+            } else {
+                (line, "")
+            };
+            lines.push(Line {
+                text: t.to_string(),
+                eol: e.to_string(),
+            });
+            s = next;
+        }
+        Doc {
+            bom,
+            lines,
+            eol,
+            final_eol: rest.is_empty() || rest.ends_with('\n'),
+        }
+    }
+
+    fn line(&self, text: impl Into<String>) -> Line {
+        Line {
+            text: text.into(),
+            eol: self.eol.to_string(),
+        }
+    }
+
+    fn insert(&mut self, at: usize, texts: Vec<String>) {
+        let new: Vec<Line> = texts.into_iter().map(|t| self.line(t)).collect();
+        self.lines.splice(at..at, new);
+    }
+
+    /// Every line but the last ends with a line ending; the last one does only if the
+    /// file's did.
+    fn render(mut self) -> String {
+        let n = self.lines.len();
+        for (i, l) in self.lines.iter_mut().enumerate() {
+            if i + 1 < n {
+                if l.eol.is_empty() {
+                    l.eol = self.eol.to_string();
+                }
+            } else if !self.final_eol {
+                l.eol.clear();
+            } else if l.eol.is_empty() {
+                l.eol = self.eol.to_string();
+            }
+        }
+        let mut out = String::from(self.bom);
+        for l in &self.lines {
+            out.push_str(&l.text);
+            out.push_str(&l.eol);
+        }
+        out
+    }
+
+    fn text(&self, i: usize) -> &str {
+        self.lines.get(i).map_or("", |l| l.text.as_str())
+    }
+
+    fn is_blank(&self, i: usize) -> bool {
+        self.text(i).trim().is_empty()
+    }
+}
+
+fn indent_of(s: &str) -> usize {
+    s.len() - s.trim_start_matches(' ').len()
+}
+
+fn no_newline(what: &str, s: &str) -> Result<(), EditError> {
+    if s.contains(['\n', '\r']) {
+        return Err(EditError::InvalidText {
+            what: what.to_string(),
+            why: "it spans several lines; give it on one line".into(),
+        });
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// YAML scalars: when quotes are needed, quoting and unquoting.
+
+const SPECIAL_START: &str = "-?:,[]{}#&*!|>'\"%@`";
+
+fn looks_like_non_text(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    if matches!(
+        l.as_str(),
+        "true" | "false" | "null" | "~" | "yes" | "no" | "on" | "off" | "y" | "n"
+    ) {
+        return true;
+    }
+    let unsigned = l.trim_start_matches(['+', '-']);
+    if matches!(unsigned, ".inf" | ".nan" | "inf" | "nan" | "infinity")
+        || unsigned.starts_with("0x")
+        || unsigned.starts_with("0o")
+    {
+        return true;
+    }
+    l.parse::<f64>().is_ok()
+}
+
+/// Whether text can be written as a plain (unquoted) YAML scalar and read back unchanged.
+fn plain_ok(s: &str) -> bool {
+    let Some(first) = s.chars().next() else {
+        return false;
+    };
+    s.trim() == s
+        && !SPECIAL_START.contains(first)
+        && !s.contains(": ")
+        && !s.contains(":\t")
+        && !s.contains(" #")
+        && !s.contains("\t#")
+        && !s.ends_with(':')
+        && !s.chars().any(char::is_control)
+        && !looks_like_non_text(s)
+}
+
+fn double_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn single_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// How a value was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    Plain,
+    Single,
+    Double,
+}
+
+/// Renders text for YAML given the old value's quote style.
+fn render_text(s: &str, old: Quote) -> String {
+    let needs_double = s.chars().any(|c| c.is_control() && c != '\t');
+    match old {
+        Quote::Single if !needs_double => single_quote(s),
+        Quote::Double => double_quote(s),
+        _ if plain_ok(s) => s.to_string(),
+        _ => double_quote(s),
+    }
+}
+
+fn render_scalar(v: &Scalar, old: Quote) -> String {
+    match v {
+        Scalar::Int(n) => n.to_string(),
+        Scalar::Text(s) => render_text(s, old),
+    }
+}
+
+/// The text of a quoted or plain scalar as YAML reads it.
+fn unquote(raw: &str) -> String {
+    let raw = raw.trim();
+    if raw.len() >= 2 && raw.starts_with('\'') && raw.ends_with('\'') {
+        return raw[1..raw.len() - 1].replace("''", "'");
+    }
+    if raw.len() >= 2 && raw.starts_with('"') && raw.ends_with('"') {
+        let inner = &raw[1..raw.len() - 1];
+        let mut out = String::with_capacity(inner.len());
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some('0') => out.push('\0'),
+                Some('u') => {
+                    let hex: String = chars.by_ref().take(4).collect();
+                    match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                        Some(c) => out.push(c),
+                        None => {
+                            out.push_str("\\u");
+                            out.push_str(&hex);
+                        }
+                    }
+                }
+                Some(c) => out.push(c),
+                None => out.push('\\'),
+            }
+        }
+        return out;
+    }
+    raw.to_string()
+}
+
+/// Length of a quoted scalar at the start of `s` (through its closing quote), if closed.
+fn quoted_len(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let q = *b.first()?;
+    let mut i = 1;
+    while i < b.len() {
+        if q == b'"' && b[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if b[i] == q {
+            if q == b'\'' && b.get(i + 1) == Some(&b'\'') {
+                i += 2;
+                continue;
+            }
+            return Some(i + 1);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Length of a flow collection at the start of `s` (through its closing bracket), if closed
+/// on this line.
+fn flow_len(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    let mut item_start = true;
+    while i < b.len() {
+        let c = b[i];
+        if item_start && (c == b'"' || c == b'\'') {
+            i += quoted_len(&s[i..])?;
+            item_start = false;
+            continue;
+        }
+        match c {
+            b'[' | b'{' => {
+                depth += 1;
+                item_start = true;
+            }
+            b']' | b'}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            b',' => item_start = true,
+            b' ' | b'\t' => {}
+            _ => item_start = false,
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Where a trailing ` # comment` starts in `s` from byte `from` on (a `#` after a space).
+fn comment_start(s: &str, from: usize) -> Option<usize> {
+    let b = s.as_bytes();
+    (from..b.len()).find(|&j| b[j] == b'#' && (j == 0 || b[j - 1] == b' ' || b[j - 1] == b'\t'))
+}
+
+/// The value bytes of an inline value (`s` starts at the value): its length, leaving out
+/// spaces and a trailing comment.
+fn value_len(s: &str) -> usize {
+    let scanned = match s.as_bytes().first() {
+        Some(b'"') | Some(b'\'') => quoted_len(s),
+        Some(b'[') | Some(b'{') => flow_len(s),
+        _ => Some(0),
+    }
+    .unwrap_or(0);
+    match comment_start(s, scanned) {
+        Some(c) => s[..c].trim_end().len(),
+        None => s.trim_end().len(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Frontmatter: the top-level keys and what each holds.
+
+/// The frontmatter fences: the opening and closing line indexes.
+fn fences(doc: &Doc) -> Result<Option<(usize, usize)>, EditError> {
+    let is_fence = |t: &str, closing: bool| {
+        let t = t.trim_end_matches([' ', '\t']);
+        t == "---" || (closing && t == "...")
+    };
+    if doc.lines.is_empty() || !is_fence(doc.text(0), false) {
+        return Ok(None);
+    }
+    match (1..doc.lines.len()).find(|&i| is_fence(doc.text(i), true)) {
+        Some(c) => Ok(Some((0, c))),
+        None => Err(EditError::UnterminatedFrontmatter { line: 1 }),
+    }
+}
+
+/// What a top-level key holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    /// `key:` with nothing after it and nothing below it.
+    Empty,
+    /// `~` or `null`.
+    Null,
+    /// A plain, single- or double-quoted scalar on the key's line.
+    Scalar(Quote),
+    /// `[a, b]` on the key's line.
+    Flow,
+    /// `{a: b}`.
+    FlowMap,
+    /// A `|` or `>` block.
+    BlockScalar,
+    /// `- item` lines below the key.
+    BlockList,
+    /// Indented `name: value` lines below the key.
+    Mapping,
+    /// A value over several lines, an anchor or a tag.
+    Unsupported(&'static str),
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    /// Line index of the key.
+    line: usize,
+    /// The key as written (quotes removed).
+    key: String,
+    /// Byte just after the `:`.
+    colon_end: usize,
+    /// Value bytes on the key's line (excluding spaces and a trailing comment).
+    value: (usize, usize),
+    /// Lines below the key that belong to it: `[line + 1, end)`.
+    end: usize,
+    kind: Kind,
+}
+
+/// The key of a top-level line (`key: ...` at column 0): (key, byte after the colon).
+fn key_of(t: &str) -> Option<(String, usize)> {
+    let first = t.chars().next()?;
+    if matches!(
+        first,
+        ' ' | '\t' | '#' | '-' | '[' | '{' | '&' | '*' | '!' | '|' | '>'
+    ) && !(first == '-' && !t.starts_with("- ") && t != "-" && !t.starts_with("---"))
+    {
+        return None;
+    }
+    if t.starts_with("---") || t.starts_with("...") {
+        return None;
+    }
+    if first == '"' || first == '\'' {
+        let q = quoted_len(t)?;
+        let rest = &t[q..];
+        let after = rest.trim_start_matches([' ', '\t']);
+        let colon = t.len() - after.len();
+        if !after.starts_with(':') {
+            return None;
+        }
+        return Some((unquote(&t[..q]), colon + 1));
+    }
+    let b = t.as_bytes();
+    let colon = (0..b.len())
+        .find(|&i| b[i] == b':' && matches!(b.get(i + 1), None | Some(b' ') | Some(b'\t')))?;
+    let key = t[..colon].trim_end();
+    if key.is_empty() {
+        return None;
+    }
+    Some((key.to_string(), colon + 1))
+}
+
+fn entries(doc: &Doc, open: usize, close: usize) -> Vec<Entry> {
+    let mut keys: Vec<(usize, String, usize)> = Vec::new();
+    for i in open + 1..close {
+        if let Some((k, c)) = key_of(doc.text(i)) {
+            keys.push((i, k, c));
+        }
+    }
+    let mut out = Vec::with_capacity(keys.len());
+    for (n, (line, key, colon_end)) in keys.iter().enumerate() {
+        let end = keys.get(n + 1).map_or(close, |k| k.0);
+        let t = doc.text(*line);
+        let rest = &t[*colon_end..];
+        let vs = colon_end + (rest.len() - rest.trim_start_matches([' ', '\t']).len());
+        let ve = vs + value_len(&t[vs..]);
+        let v = &t[vs..ve];
+        // Lines below the key that carry content (not blank, not a comment at column 0).
+        let below: Vec<&str> = (line + 1..end)
+            .map(|i| doc.text(i))
+            .filter(|s| !s.trim().is_empty() && !s.trim_start().starts_with('#'))
+            .collect();
+        let kind = if v.is_empty() {
+            match below.first() {
+                None => Kind::Empty,
+                Some(s) => {
+                    let s = s.trim_start();
+                    if s == "-" || s.starts_with("- ") {
+                        Kind::BlockList
+                    } else if key_of(s).is_some() {
+                        Kind::Mapping
+                    } else {
+                        Kind::Unsupported("holds a value over several lines")
+                    }
+                }
+            }
+        } else if v.starts_with('|') || v.starts_with('>') {
+            Kind::BlockScalar
+        } else if !below.is_empty() {
+            Kind::Unsupported("holds a value over several lines")
+        } else if v.starts_with('&') || v.starts_with('!') || v.starts_with('*') {
+            Kind::Unsupported("uses a YAML anchor, alias or tag")
+        } else if v.starts_with('[') {
+            if flow_len(v) == Some(v.len()) {
+                Kind::Flow
+            } else {
+                Kind::Unsupported("holds a `[` list that is not closed on its line")
+            }
+        } else if v.starts_with('{') {
+            Kind::FlowMap
+        } else if v == "~" || v.eq_ignore_ascii_case("null") {
+            Kind::Null
+        } else if v.starts_with('"') {
+            if quoted_len(v) == Some(v.len()) {
+                Kind::Scalar(Quote::Double)
+            } else {
+                Kind::Unsupported("holds a quoted value that is not closed on its line")
+            }
+        } else if v.starts_with('\'') {
+            if quoted_len(v) == Some(v.len()) {
+                Kind::Scalar(Quote::Single)
+            } else {
+                Kind::Unsupported("holds a quoted value that is not closed on its line")
+            }
+        } else {
+            Kind::Scalar(Quote::Plain)
+        };
+        out.push(Entry {
+            line: *line,
+            key: key.clone(),
+            colon_end: *colon_end,
+            value: (vs, ve),
+            end,
+            kind,
+        });
+    }
+    out
+}
+
+/// The entry for the first of `keys` (in priority order) the note holds; the last
+/// occurrence when a key is written twice (YAML keeps the last).
+fn find_entry<'e>(entries: &'e [Entry], keys: &[&str]) -> Option<&'e Entry> {
+    keys.iter().find_map(|k| {
+        entries
+            .iter()
+            .rev()
+            .find(|e| e.key.eq_ignore_ascii_case(k.trim()))
+    })
+}
+
+/// Parsed frontmatter, or the place a new one goes.
+struct Front {
+    doc: Doc,
+    /// (open, close) fence lines; None when the note has no frontmatter.
+    fences: Option<(usize, usize)>,
+    entries: Vec<Entry>,
+}
+
+impl Front {
+    fn parse(text: &str) -> Result<Front, EditError> {
+        let doc = Doc::parse(text);
+        let fences = fences(&doc)?;
+        let entries = match fences {
+            Some((o, c)) => entries(&doc, o, c),
+            None => Vec::new(),
+        };
+        Ok(Front {
+            doc,
+            fences,
+            entries,
+        })
+    }
+
+    /// Adds lines as the last lines of the frontmatter, creating one if there is none.
+    fn append(mut self, lines: Vec<String>) -> String {
+        match self.fences {
+            Some((_, close)) => self.doc.insert(close, lines),
+            None => {
+                let mut all = vec!["---".to_string()];
+                all.extend(lines);
+                all.push("---".to_string());
+                self.doc.insert(0, all);
+            }
+        }
+        self.doc.render()
+    }
+
+    /// Replaces bytes `range` of line `line` with `with`.
+    fn splice(&mut self, line: usize, range: (usize, usize), with: &str) {
+        if let Some(l) = self.doc.lines.get_mut(line) {
+            l.text.replace_range(range.0..range.1, with);
+        }
+    }
+
+    /// The block-list style the note uses: (indent, marker with its spaces), if any.
+    fn block_style(&self) -> Option<(String, String)> {
+        self.entries
+            .iter()
+            .filter(|e| e.kind == Kind::BlockList)
+            .find_map(|e| {
+                (e.line + 1..e.end).find_map(|i| {
+                    let t = self.doc.text(i);
+                    let ind = indent_of(t);
+                    let r = &t[ind..];
+                    let after = r.strip_prefix('-')?;
+                    let sp = after.len() - after.trim_start_matches(' ').len();
+                    (sp > 0).then(|| (" ".repeat(ind), format!("-{}", " ".repeat(sp))))
+                })
+            })
+    }
+}
+
+fn kind_error(e: &Entry) -> EditError {
+    let key = e.key.clone();
+    let line = e.line + 1;
+    match &e.kind {
+        Kind::BlockScalar => EditError::BlockScalar { key, line },
+        Kind::Mapping | Kind::FlowMap => EditError::NestedMapping { key, line },
+        Kind::Flow | Kind::BlockList => EditError::NotAScalar { key, line },
+        Kind::Unsupported(why) => EditError::Unsupported {
+            key,
+            line,
+            why: (*why).to_string(),
+        },
+        _ => EditError::Unsupported {
+            key,
+            line,
+            why: "holds a value vaultdm cannot edit".into(),
+        },
+    }
+}
+
+/// Sets one frontmatter key to a single value, changing only the value's bytes.
+///
+/// `keys` are the accepted spellings in priority order (synonyms such as
+/// `["hp_current", "hp"]`), matched case-insensitively: the first one the note holds is
+/// edited (its last occurrence, if written twice); if none is present, `keys[0]` is added
+/// as the last line of the frontmatter (a frontmatter block is created when the note has
+/// none). Comments after the value, the key's spelling and every other line are kept.
+pub fn set_scalar(text: &str, keys: &[&str], value: &Scalar) -> Result<String, EditError> {
+    let first = keys.first().ok_or(EditError::NoKey)?;
+    if let Scalar::Text(s) = value {
+        no_newline(&format!("the value of `{first}`"), s)?;
+    }
+    let mut f = Front::parse(text)?;
+    let Some(e) = find_entry(&f.entries, keys).cloned() else {
+        let line = format!("{}: {}", first.trim(), render_scalar(value, Quote::Plain));
+        return Ok(f.append(vec![line]));
+    };
+    match e.kind {
+        Kind::Scalar(q) => {
+            let new = render_scalar(value, q);
+            f.splice(e.line, e.value, &new);
+        }
+        Kind::Null => {
+            let new = render_scalar(value, Quote::Plain);
+            f.splice(e.line, e.value, &new);
+        }
+        Kind::Empty => {
+            let new = format!(" {}", render_scalar(value, Quote::Plain));
+            f.splice(e.line, (e.colon_end, e.colon_end), &new);
+        }
+        _ => return Err(kind_error(&e)),
+    }
+    Ok(f.doc.render())
+}
+
+/// What a frontmatter key currently holds, for conflict checks: the key as written and the
+/// value as YAML reads it (quotes removed; `""` for an empty or null value). A flow list or
+/// comma string is given as written (`[a, b]`), a block list as its items joined by `, `.
+/// `None` when no key matches, the note has no (or an unclosed) frontmatter, or the key holds
+/// a mapping or a `|`/`>` block.
+pub fn get_scalar(text: &str, keys: &[&str]) -> Option<(String, String)> {
+    let f = Front::parse(text).ok()?;
+    let e = find_entry(&f.entries, keys)?;
+    let t = f.doc.text(e.line);
+    let raw = &t[e.value.0..e.value.1];
+    let v = match e.kind {
+        Kind::Empty | Kind::Null => String::new(),
+        Kind::Scalar(_) => unquote(raw),
+        Kind::Flow => raw.to_string(),
+        Kind::BlockList => block_items(&f.doc, e)
+            .iter()
+            .map(|it| unquote(&it.text))
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => return None,
+    };
+    Some((e.key.clone(), v))
+}
+
+// ---------------------------------------------------------------------------------------
+// Lists.
+
+/// One item of a block list: its line, the lines it spans, and its text (comment removed).
+#[derive(Debug)]
+struct BlockItem {
+    line: usize,
+    end: usize,
+    text: String,
+}
+
+fn block_items(doc: &Doc, e: &Entry) -> Vec<BlockItem> {
+    let mut items: Vec<BlockItem> = Vec::new();
+    let mut item_indent = None;
+    for i in e.line + 1..e.end {
+        let t = doc.text(i);
+        if t.trim().is_empty() || t.trim_start().starts_with('#') {
+            continue;
+        }
+        let ind = indent_of(t);
+        let r = &t[ind..];
+        let is_item = r == "-" || r.starts_with("- ");
+        if is_item && item_indent.is_none_or(|x| x == ind) {
+            item_indent = Some(ind);
+            let v = r[1..].trim_start();
+            items.push(BlockItem {
+                line: i,
+                end: i + 1,
+                text: v[..value_len(v)].to_string(),
+            });
+        } else if let Some(last) = items.last_mut() {
+            if item_indent.is_some_and(|x| ind > x) {
+                last.end = i + 1;
+            }
+        }
+    }
+    items
+}
+
+/// Items of a flow list or comma string: byte spans in `s` (trimmed, non-empty).
+fn split_items(s: &str, from: usize, to: usize) -> Vec<(usize, usize)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut start = from;
+    let mut i = from;
+    let mut item_start = true;
+    let push = |out: &mut Vec<(usize, usize)>, a: usize, z: usize| {
+        let seg = &s[a..z];
+        let lead = seg.len() - seg.trim_start().len();
+        let t = seg.trim();
+        if !t.is_empty() {
+            out.push((a + lead, a + lead + t.len()));
+        }
+    };
+    while i < to {
+        let c = b[i];
+        if item_start && (c == b'"' || c == b'\'') {
+            match quoted_len(&s[i..to]) {
+                Some(n) => {
+                    i += n;
+                    item_start = false;
+                    continue;
+                }
+                None => {
+                    i += 1;
+                    continue;
+                }
+            }
+        }
+        match c {
+            b'[' | b'{' => {
+                depth += 1;
+                item_start = true;
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => {
+                push(&mut out, start, i);
+                start = i + 1;
+                item_start = true;
+                i += 1;
+                continue;
+            }
+            b' ' | b'\t' => {}
+            _ => item_start = false,
+        }
+        i += 1;
+    }
+    push(&mut out, start, to);
+    out
+}
+
+fn norm_item(s: &str) -> String {
+    unquote(s.trim()).trim().to_lowercase()
+}
+
+/// The item as it goes into a flow list.
+fn flow_item(item: &str) -> String {
+    if plain_ok(item) && !item.contains([',', '[', ']', '{', '}']) {
+        item.to_string()
+    } else {
+        double_quote(item)
+    }
+}
+
+fn check_item(key: &str, item: &str) -> Result<(), EditError> {
+    no_newline(&format!("the item `{item}` into `{key}`"), item)?;
+    if item.trim().is_empty() {
+        return Err(EditError::InvalidText {
+            what: format!("an item into `{key}`"),
+            why: "the item is empty".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The separator between the last two items (`, ` unless the list shows another).
+fn separator(t: &str, items: &[(usize, usize)]) -> String {
+    match items {
+        [.., a, b] => t[a.1..b.0].to_string(),
+        _ => ", ".to_string(),
+    }
+}
+
+/// Adds an item to a list key, in the list's own style.
+///
+/// A block list gets a new `- item` line after its last item, with the same indentation and
+/// marker; a flow list `[a, b]` becomes `[a, b, item]` (`[]` becomes `[item]`); a comma string
+/// `a, b` becomes `a, b, item`. An empty or null value, or a missing key, gets the note's
+/// style: a flow list `key: [item]` when the note has no block lists, else a block list.
+/// An item already in the list (compared case-insensitively, quotes ignored) changes nothing.
+pub fn list_add(text: &str, keys: &[&str], item: &str) -> Result<String, EditError> {
+    let first = keys.first().ok_or(EditError::NoKey)?;
+    check_item(first, item)?;
+    let item = item.trim();
+    let want = norm_item(item);
+    let mut f = Front::parse(text)?;
+    let style = f.block_style();
+    let Some(e) = find_entry(&f.entries, keys).cloned() else {
+        let lines = match style {
+            Some((ind, marker)) => vec![
+                format!("{}:", first.trim()),
+                format!("{ind}{marker}{}", render_text(item, Quote::Plain)),
+            ],
+            None => vec![format!("{}: [{}]", first.trim(), flow_item(item))],
+        };
+        return Ok(f.append(lines));
+    };
+    let t = f.doc.text(e.line).to_string();
+    match e.kind {
+        Kind::BlockList => {
+            let items = block_items(&f.doc, &e);
+            if items.iter().any(|it| norm_item(&it.text) == want) {
+                return Ok(text.to_string());
+            }
+            let Some(last) = items.last() else {
+                return Err(kind_error(&e));
+            };
+            let lt = f.doc.text(last.line);
+            let ind = indent_of(lt);
+            let after = &lt[ind + 1..];
+            let sp = after.len() - after.trim_start_matches(' ').len();
+            let old_q = match after.trim_start().as_bytes().first() {
+                Some(b'\'') => Quote::Single,
+                Some(b'"') => Quote::Double,
+                _ => Quote::Plain,
+            };
+            let new = format!(
+                "{}-{}{}",
+                " ".repeat(ind),
+                " ".repeat(sp.max(1)),
+                render_text(item, old_q)
+            );
+            f.doc.insert(last.end, vec![new]);
+        }
+        Kind::Flow => {
+            let (vs, ve) = e.value;
+            let items = split_items(&t, vs + 1, ve - 1);
+            if items.iter().any(|&(a, z)| norm_item(&t[a..z]) == want) {
+                return Ok(text.to_string());
+            }
+            match items.last() {
+                None => f.splice(e.line, (vs + 1, ve - 1), &flow_item(item)),
+                Some(&(_, z)) => {
+                    let new = format!("{}{}", separator(&t, &items), flow_item(item));
+                    f.splice(e.line, (z, z), &new);
+                }
+            }
+        }
+        Kind::Scalar(Quote::Plain) => {
+            let (vs, ve) = e.value;
+            let items = split_items(&t, vs, ve);
+            if items.iter().any(|&(a, z)| norm_item(&t[a..z]) == want) {
+                return Ok(text.to_string());
+            }
+            if item.contains(',') || !plain_ok(&format!("x{item}")) {
+                return Err(EditError::InvalidText {
+                    what: format!("the item `{item}` into `{}`", e.key),
+                    why: "it is a comma list, and the item holds a comma, `: ` or ` #`".into(),
+                });
+            }
+            let z = items.last().map_or(ve, |x| x.1);
+            let new = format!("{}{}", separator(&t, &items), item);
+            f.splice(e.line, (z, z), &new);
+        }
+        Kind::Empty | Kind::Null => match style {
+            Some((ind, marker)) => {
+                let (vs, ve) = e.value;
+                let cut = if e.kind == Kind::Null {
+                    (e.colon_end, ve)
+                } else {
+                    (vs, vs)
+                };
+                f.splice(e.line, cut, "");
+                let new = format!("{ind}{marker}{}", render_text(item, Quote::Plain));
+                f.doc.insert(e.line + 1, vec![new]);
+            }
+            None => {
+                let new = format!("[{}]", flow_item(item));
+                if e.kind == Kind::Null {
+                    f.splice(e.line, e.value, &new);
+                } else {
+                    f.splice(e.line, (e.colon_end, e.colon_end), &format!(" {new}"));
+                }
+            }
+        },
+        Kind::Scalar(_) => {
+            return Err(EditError::NotAList {
+                key: e.key.clone(),
+                line: e.line + 1,
+                why: "it is quoted text".into(),
+            })
+        }
+        _ => {
+            return Err(EditError::NotAList {
+                key: e.key.clone(),
+                line: e.line + 1,
+                why: match kind_error(&e) {
+                    EditError::Unsupported { why, .. } => why,
+                    EditError::BlockScalar { .. } => "it is a `|` or `>` block of text".into(),
+                    _ => "it is a nested mapping".into(),
+                },
+            })
+        }
+    }
+    Ok(f.doc.render())
+}
+
+/// Removes an item from a list key (compared case-insensitively, trimmed, quotes ignored).
+///
+/// Only the item's bytes (and one separator) go. Removing the last item leaves an empty flow
+/// list: a block list with one item becomes `key: []` (its comment kept), a flow list `[]`, a
+/// comma string `[]`. An item not in the list is [`EditError::ItemNotFound`].
+pub fn list_remove(text: &str, keys: &[&str], item: &str) -> Result<String, EditError> {
+    let first = keys.first().ok_or(EditError::NoKey)?;
+    let want = norm_item(item);
+    let mut f = Front::parse(text)?;
+    let not_found = |key: &str, line: usize| EditError::ItemNotFound {
+        key: key.to_string(),
+        item: item.trim().to_string(),
+        line: line + 1,
+    };
+    let Some(e) = find_entry(&f.entries, keys).cloned() else {
+        return Err(EditError::KeyNotFound {
+            key: first.to_string(),
+        });
+    };
+    let t = f.doc.text(e.line).to_string();
+    let remove_inline = |f: &mut Front, items: &[(usize, usize)], whole: (usize, usize)| {
+        let Some(n) = items.iter().position(|&(a, z)| norm_item(&t[a..z]) == want) else {
+            return Err(not_found(&e.key, e.line));
+        };
+        if items.len() == 1 {
+            f.splice(e.line, whole, "[]");
+        } else if n == 0 {
+            f.splice(e.line, (items[0].0, items[1].0), "");
+        } else {
+            f.splice(e.line, (items[n - 1].1, items[n].1), "");
+        }
+        Ok(())
+    };
+    match e.kind {
+        Kind::BlockList => {
+            let items = block_items(&f.doc, &e);
+            let Some(n) = items.iter().position(|it| norm_item(&it.text) == want) else {
+                return Err(not_found(&e.key, e.line));
+            };
+            let (a, z) = (items[n].line, items[n].end);
+            f.doc.lines.drain(a..z);
+            if items.len() == 1 {
+                f.splice(e.line, (e.colon_end, e.colon_end), " []");
+            }
+        }
+        Kind::Flow => {
+            let (vs, ve) = e.value;
+            let items = split_items(&t, vs + 1, ve - 1);
+            remove_inline(&mut f, &items, (vs + 1, ve - 1))?;
+        }
+        Kind::Scalar(Quote::Plain) => {
+            let items = split_items(&t, e.value.0, e.value.1);
+            remove_inline(&mut f, &items, e.value)?;
+        }
+        Kind::Empty | Kind::Null => return Err(not_found(&e.key, e.line)),
+        _ => {
+            return Err(EditError::NotAList {
+                key: e.key.clone(),
+                line: e.line + 1,
+                why: "it holds no list".into(),
+            })
+        }
+    }
+    Ok(f.doc.render())
+}
+
+/// A minimal new note: a frontmatter block with `frontmatter` in order (text quoted when YAML
+/// needs it, by the same rule as [`Scalar::Text`]), a `# name` heading, a blank line and
+/// `body` (no blank line or body when `body` is empty). Lines end with `\n`.
+pub fn new_note(name: &str, frontmatter: &[(&str, Scalar)], body: &str) -> String {
+    let mut out = String::new();
+    if !frontmatter.is_empty() {
+        out.push_str("---\n");
+        for (k, v) in frontmatter {
+            let v = match v {
+                Scalar::Text(s) => Scalar::Text(s.replace(['\r', '\n'], " ")),
+                v => v.clone(),
+            };
+            let _ = writeln!(out, "{}: {}", k.trim(), render_scalar(&v, Quote::Plain));
+        }
+        out.push_str("---\n");
+    }
+    let _ = writeln!(out, "# {}", name.trim());
+    let body = body.trim_end_matches(['\r', '\n']);
+    if !body.trim().is_empty() {
+        out.push('\n');
+        out.push_str(body);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// Splits text into lines keeping their endings (the BOM stays on the first line).
+    fn lines(s: &str) -> Vec<&str> {
+        s.split_inclusive('\n').collect()
+    }
+
+    /// Asserts that `after` differs from `before` in exactly one line, and returns the pair.
+    fn one_line_changed<'a>(before: &'a str, after: &'a str) -> (&'a str, &'a str) {
+        let (b, a) = (lines(before), lines(after));
+        assert_eq!(
+            b.len(),
+            a.len(),
+            "line count changed:\n{before}\n---\n{after}"
+        );
+        let diff: Vec<usize> = (0..b.len()).filter(|&i| b[i] != a[i]).collect();
+        assert_eq!(
+            diff.len(),
+            1,
+            "lines {diff:?} differ:\n{before}\n---\n{after}"
+        );
+        (b[diff[0]], a[diff[0]])
+    }
+
+    fn text(s: &str) -> Scalar {
+        Scalar::Text(s.to_string())
+    }
+
+    #[rstest]
+    #[case::plain_int("---\nhp: 22\n---\n", &["hp"], Scalar::Int(15), "hp: 15\n")]
+    #[case::comment("---\nhp: 22  # after the ambush\n---\n", &["hp"], Scalar::Int(15), "hp: 15  # after the ambush\n")]
+    #[case::synonym_second("---\nname: A\nhp: 22\n---\n", &["hp_current", "hp"], Scalar::Int(9), "hp: 9\n")]
+    #[case::case_insensitive("---\nHP_Current: 22\n---\n", &["hp_current", "hp"], Scalar::Int(9), "HP_Current: 9\n")]
+    #[case::plain_text("---\nstatus: active\n---\n", &["status"], text("dead"), "status: dead\n")]
+    #[case::single("---\nrole: 'assayer'\n---\n", &["role"], text("it's me"), "role: 'it''s me'\n")]
+    #[case::double("---\nrole: \"assayer\" # c\n---\n", &["role"], text("a \"b\""), "role: \"a \\\"b\\\"\" # c\n")]
+    #[case::wikilink_quoted("---\nlocation: \"[[The Brass Canary]]\"\n---\n", &["location"], text("[[Shaft Nine]]"), "location: \"[[Shaft Nine]]\"\n")]
+    #[case::wikilink_single("---\nlocation: '[[A]]'\n---\n", &["location"], text("[[B]]"), "location: '[[B]]'\n")]
+    #[case::wikilink_from_plain("---\nlocation: Depot\n---\n", &["location"], text("[[Shaft Nine]]"), "location: \"[[Shaft Nine]]\"\n")]
+    #[case::number_text("---\nnote: x\n---\n", &["note"], text("12"), "note: \"12\"\n")]
+    #[case::bool_text("---\nnote: x\n---\n", &["note"], text("true"), "note: \"true\"\n")]
+    #[case::colon_space("---\nnote: x\n---\n", &["note"], text("a: b"), "note: \"a: b\"\n")]
+    #[case::hash("---\nnote: x\n---\n", &["note"], text("a #b"), "note: \"a #b\"\n")]
+    #[case::empty_text("---\nnote: x\n---\n", &["note"], text(""), "note: \"\"\n")]
+    #[case::spaces("---\nnote: x\n---\n", &["note"], text(" x"), "note: \" x\"\n")]
+    #[case::null("---\nnote: ~\n---\n", &["note"], text("x"), "note: x\n")]
+    #[case::null_word("---\nnote: null # c\n---\n", &["note"], Scalar::Int(3), "note: 3 # c\n")]
+    #[case::empty("---\nnote:\n---\n", &["note"], Scalar::Int(3), "note: 3\n")]
+    #[case::empty_comment("---\nnote: # c\n---\n", &["note"], Scalar::Int(3), "note: 3 # c\n")]
+    #[case::crlf("---\r\nhp: 22\r\nname: A\r\n---\r\n", &["hp"], Scalar::Int(1), "hp: 1\r\n")]
+    #[case::duplicate_last("---\nhp: 1\nname: A\nHP: 2\n---\n", &["hp"], Scalar::Int(5), "HP: 5\n")]
+    #[case::quoted_key("---\n\"hp\": 22\n---\n", &["hp"], Scalar::Int(5), "\"hp\": 5\n")]
+    #[case::tab_after_colon("---\nhp:\t22\n---\n", &["hp"], Scalar::Int(5), "hp:\t5\n")]
+    fn set_scalar_changes_one_line(
+        #[case] before: &str,
+        #[case] keys: &[&str],
+        #[case] value: Scalar,
+        #[case] line: &str,
+    ) {
+        let after = set_scalar(before, keys, &value).expect("edit");
+        let (_, new) = one_line_changed(before, &after);
+        assert_eq!(new, line);
+    }
+
+    #[rstest]
+    #[case::bom(
+        "\u{feff}---\nhp: 22\n---\n# A\n",
+        "\u{feff}---\nhp: 22\nac: 12\n---\n# A\n"
+    )]
+    #[case::lf("---\nhp: 22\n---\n", "---\nhp: 22\nac: 12\n---\n")]
+    #[case::crlf(
+        "---\r\nhp: 22\r\n---\r\nbody",
+        "---\r\nhp: 22\r\nac: 12\r\n---\r\nbody"
+    )]
+    #[case::dots("---\nhp: 22\n...\n", "---\nhp: 22\nac: 12\n...\n")]
+    #[case::empty_fm("---\n---\n", "---\nac: 12\n---\n")]
+    #[case::none("# A\n", "---\nac: 12\n---\n# A\n")]
+    #[case::none_crlf("# A\r\nx\r\n", "---\r\nac: 12\r\n---\r\n# A\r\nx\r\n")]
+    #[case::none_bom("\u{feff}# A", "\u{feff}---\nac: 12\n---\n# A")]
+    #[case::empty_file("", "---\nac: 12\n---\n")]
+    #[case::nested_key_ignored(
+        "---\nstats:\n  ac: 3\n---\n",
+        "---\nstats:\n  ac: 3\nac: 12\n---\n"
+    )]
+    #[case::block_scalar_key_ignored(
+        "---\nbio: |\n  ac: 3\n---\n",
+        "---\nbio: |\n  ac: 3\nac: 12\n---\n"
+    )]
+    fn set_scalar_adds_missing_key(#[case] before: &str, #[case] after: &str) {
+        assert_eq!(
+            set_scalar(before, &["ac", "armor"], &Scalar::Int(12)).expect("edit"),
+            after
+        );
+    }
+
+    #[rstest]
+    #[case::unterminated("---\nhp: 1\n", EditError::UnterminatedFrontmatter { line: 1 })]
+    #[case::mapping("---\nhp:\n  max: 3\n---\n", EditError::NestedMapping { key: "hp".into(), line: 2 })]
+    #[case::flow_map("---\nhp: {max: 3}\n---\n", EditError::NestedMapping { key: "hp".into(), line: 2 })]
+    #[case::block_scalar("---\nhp: |\n  a\n---\n", EditError::BlockScalar { key: "hp".into(), line: 2 })]
+    #[case::folded("---\nx: 1\nhp: >-\n  a\n---\n", EditError::BlockScalar { key: "hp".into(), line: 3 })]
+    #[case::list("---\nhp: [1, 2]\n---\n", EditError::NotAScalar { key: "hp".into(), line: 2 })]
+    #[case::block_list("---\nhp:\n- 1\n---\n", EditError::NotAScalar { key: "hp".into(), line: 2 })]
+    fn set_scalar_errors(#[case] before: &str, #[case] err: EditError) {
+        assert_eq!(set_scalar(before, &["hp"], &Scalar::Int(1)), Err(err));
+    }
+
+    #[test]
+    fn set_scalar_refuses_newlines_and_empty_keys() {
+        assert!(matches!(
+            set_scalar("---\na: 1\n---\n", &["a"], &text("x\ny")),
+            Err(EditError::InvalidText { .. })
+        ));
+        assert_eq!(set_scalar("", &[], &Scalar::Int(1)), Err(EditError::NoKey));
+    }
+
+    #[rstest]
+    #[case::plain("---\nhp: 22 # c\n---\n", &["hp"], Some(("hp", "22")))]
+    #[case::double("---\nloc: \"[[A]]\"\n---\n", &["loc"], Some(("loc", "[[A]]")))]
+    #[case::single("---\nr: 'it''s'\n---\n", &["r"], Some(("r", "it's")))]
+    #[case::synonym("---\nHP: 3\n---\n", &["hp_current", "hp"], Some(("HP", "3")))]
+    #[case::flow("---\ninv: [a, b] # c\n---\n", &["inv"], Some(("inv", "[a, b]")))]
+    #[case::block("---\ninv:\n  - a\n  - 'b' # c\n---\n", &["inv"], Some(("inv", "a, b")))]
+    #[case::null("---\nx: ~\n---\n", &["x"], Some(("x", "")))]
+    #[case::missing("---\nx: 1\n---\n", &["y"], None)]
+    #[case::no_frontmatter("x: 1\n", &["x"], None)]
+    #[case::mapping("---\nx:\n  a: 1\n---\n", &["x"], None)]
+    fn get_scalar_reads(
+        #[case] t: &str,
+        #[case] keys: &[&str],
+        #[case] want: Option<(&str, &str)>,
+    ) {
+        let got = get_scalar(t, keys);
+        assert_eq!(got.as_ref().map(|(k, v)| (k.as_str(), v.as_str())), want);
+    }
+
+    #[rstest]
+    #[case::block(
+        "---\ninv:\n  - pick\n  - gin # c\nhp: 1\n---\n",
+        "---\ninv:\n  - pick\n  - gin # c\n  - rope\nhp: 1\n---\n"
+    )]
+    #[case::block_col0("---\ninv:\n- pick\n---\n", "---\ninv:\n- pick\n- rope\n---\n")]
+    #[case::block_crlf(
+        "---\r\ninv:\r\n  -  pick\r\n---\r\n",
+        "---\r\ninv:\r\n  -  pick\r\n  -  rope\r\n---\r\n"
+    )]
+    #[case::block_continuation(
+        "---\ninv:\n  - name: pick\n    w: 2\n---\n",
+        "---\ninv:\n  - name: pick\n    w: 2\n  - rope\n---\n"
+    )]
+    #[case::flow(
+        "---\ninv: [pick, gin] # c\n---\n",
+        "---\ninv: [pick, gin, rope] # c\n---\n"
+    )]
+    #[case::flow_tight("---\ninv: [pick,gin]\n---\n", "---\ninv: [pick,gin,rope]\n---\n")]
+    #[case::flow_empty("---\ninv: []\n---\n", "---\ninv: [rope]\n---\n")]
+    #[case::flow_quoted(
+        "---\ninv: [\"[[A]]\", 'b, c']\n---\n",
+        "---\ninv: [\"[[A]]\", 'b, c', rope]\n---\n"
+    )]
+    #[case::comma("---\ninv: pick, gin\n---\n", "---\ninv: pick, gin, rope\n---\n")]
+    #[case::single_word("---\ninv: pick\n---\n", "---\ninv: pick, rope\n---\n")]
+    #[case::null_flow("---\ninv: ~\n---\n", "---\ninv: [rope]\n---\n")]
+    #[case::empty_flow("---\ninv:\n---\n", "---\ninv: [rope]\n---\n")]
+    #[case::empty_block(
+        "---\ninv:\ntags:\n  - x\n---\n",
+        "---\ninv:\n  - rope\ntags:\n  - x\n---\n"
+    )]
+    #[case::missing_flow("---\nhp: 1\n---\n", "---\nhp: 1\ninv: [rope]\n---\n")]
+    #[case::missing_block(
+        "---\ntags:\n    - x\n---\n",
+        "---\ntags:\n    - x\ninv:\n    - rope\n---\n"
+    )]
+    #[case::no_frontmatter("body\n", "---\ninv: [rope]\n---\nbody\n")]
+    #[case::present("---\ninv: [Pick, ROPE]\n---\n", "---\ninv: [Pick, ROPE]\n---\n")]
+    #[case::present_quoted("---\ninv:\n  - \"rope\"\n---\n", "---\ninv:\n  - \"rope\"\n---\n")]
+    fn list_add_cases(#[case] before: &str, #[case] after: &str) {
+        assert_eq!(
+            list_add(before, &["inv", "items"], "rope").expect("add"),
+            after
+        );
+    }
+}
