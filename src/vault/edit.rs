@@ -1149,6 +1149,886 @@ pub fn new_note(name: &str, frontmatter: &[(&str, Scalar)], body: &str) -> Strin
     out
 }
 
+// ---------------------------------------------------------------------------------------
+// Markdown structure shared by the timeline and the open threads.
+
+/// The level of an ATX heading line (`## Title` is 2), if it is one.
+fn heading_level(t: &str) -> Option<usize> {
+    let n = t.len() - t.trim_start_matches('#').len();
+    ((1..=6).contains(&n) && (t.len() == n || t.as_bytes()[n] == b' ')).then_some(n)
+}
+
+/// The heading text without its `#`s.
+fn heading_text(t: &str) -> &str {
+    t.trim_start_matches('#')
+        .trim()
+        .trim_end_matches('#')
+        .trim_end()
+}
+
+/// Which lines are inside fenced code blocks (their `#` lines are not headings).
+fn in_code(doc: &Doc) -> Vec<bool> {
+    let mut fence: Option<&str> = None;
+    doc.lines
+        .iter()
+        .map(|l| {
+            let t = l.text.trim_start();
+            let marker = if t.starts_with("```") {
+                Some("```")
+            } else if t.starts_with("~~~") {
+                Some("~~~")
+            } else {
+                None
+            };
+            match (fence, marker) {
+                (None, Some(m)) => {
+                    fence = Some(m);
+                    true
+                }
+                (Some(f), Some(m)) if f == m => {
+                    fence = None;
+                    true
+                }
+                (f, _) => f.is_some(),
+            }
+        })
+        .collect()
+}
+
+/// A list marker at the start of a line: (marker, number for `1.`/`1)` lists, rest).
+fn bullet(t: &str) -> Option<(&str, Option<u64>, &str)> {
+    for m in ["- ", "* ", "+ "] {
+        if let Some(rest) = t.strip_prefix(m) {
+            return Some((&m[..1], None, rest));
+        }
+    }
+    let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 || digits > 9 {
+        return None;
+    }
+    let rest = &t[digits..];
+    let delim = rest.chars().next()?;
+    if (delim == '.' || delim == ')') && rest[1..].starts_with(' ') {
+        let n = t[..digits].parse().ok()?;
+        return Some((&rest[..1], Some(n), &rest[2..]));
+    }
+    None
+}
+
+fn lines_list(lines: &[usize]) -> String {
+    lines
+        .iter()
+        .map(|l| (l + 1).to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Blank lines directly above line `i`.
+fn blanks_before(doc: &Doc, i: usize) -> usize {
+    (0..i).rev().take_while(|&j| doc.is_blank(j)).count()
+}
+
+// ---------------------------------------------------------------------------------------
+// Timeline.
+
+/// The day of a `## Day N` heading (any suffix, `day` in any case).
+fn day_of(t: &str) -> Option<(i64, &str)> {
+    if heading_level(t) != Some(2) {
+        return None;
+    }
+    let h = heading_text(t);
+    if !h.get(..3)?.eq_ignore_ascii_case("day") {
+        return None;
+    }
+    let after = h[3..].trim_start();
+    let sign = usize::from(after.starts_with('-'));
+    let body = &after[sign..];
+    let digits = body.len() - body.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return None;
+    }
+    let n: i64 = after[..sign + digits].parse().ok()?;
+    Some((n, &after[sign + digits..]))
+}
+
+/// Appends an event to `timeline.md` under its `## Day N` heading.
+///
+/// The heading may carry a suffix (`## Day 6 — evening`, `## day 6 - dusk`). The event goes
+/// after the last bullet of that day (and its indented continuation lines), with that day's
+/// bullet marker (`-`, `*`, `+`, or a numbered `1.` continuing the count), else the file's,
+/// else `-`. When the day has no heading, a new `## Day N` section is added at the end (with
+/// ` — time` when `time` is given and the file's other day headings carry suffixes), set off
+/// by blank lines as the file's headings are. The file keeps a final newline only if it had one.
+pub fn append_event(
+    text: &str,
+    day: i64,
+    time: Option<&str>,
+    event: &str,
+) -> Result<String, EditError> {
+    no_newline("a timeline event", event)?;
+    if let Some(t) = time {
+        no_newline("a time of day", t)?;
+    }
+    let event = event.trim();
+    if event.is_empty() {
+        return Err(EditError::InvalidText {
+            what: "a timeline event".into(),
+            why: "the event is empty".into(),
+        });
+    }
+    let mut doc = Doc::parse(text);
+    let code = in_code(&doc);
+    let n = doc.lines.len();
+    let heading = |i: usize| !code[i] && heading_level(doc.text(i)).is_some();
+    let days: Vec<(usize, i64, bool)> = (0..n)
+        .filter(|&i| !code[i])
+        .filter_map(|i| day_of(doc.text(i)).map(|(d, suffix)| (i, d, !suffix.trim().is_empty())))
+        .collect();
+    let file_marker = (0..n)
+        .filter(|&i| !code[i])
+        .find_map(|i| bullet(doc.text(i)))
+        .map(|(m, num, _)| {
+            if num.is_some() {
+                format!("1{m}")
+            } else {
+                m.to_string()
+            }
+        });
+    let hits: Vec<usize> = days.iter().filter(|d| d.1 == day).map(|d| d.0).collect();
+    match hits.as_slice() {
+        [] => {
+            // A new section at the end.
+            let suffixed = days.iter().find(|d| d.2);
+            let title = match (time.map(str::trim).filter(|t| !t.is_empty()), suffixed) {
+                (Some(t), Some(&(i, _, _))) => {
+                    let (_, suffix) = day_of(doc.text(i)).unwrap_or((0, " — "));
+                    let sep_len = suffix.len()
+                        - suffix
+                            .trim_start_matches(|c: char| !c.is_alphanumeric())
+                            .len();
+                    let sep = &suffix[..sep_len];
+                    let sep = if sep.trim().is_empty() { " — " } else { sep };
+                    format!("## Day {day}{sep}{t}")
+                }
+                _ => format!("## Day {day}"),
+            };
+            // As many blank lines as the file puts above a day heading that follows text.
+            let gap = days
+                .iter()
+                .map(|d| d.0)
+                .find(|&i| i > blanks_before(&doc, i))
+                .map_or(1, |i| blanks_before(&doc, i));
+            let gap = if doc.lines.is_empty() { 0 } else { gap };
+            let trailing = (0..n).rev().take_while(|&j| doc.is_blank(j)).count();
+            let trailing = if trailing == n { n } else { trailing };
+            let mut new: Vec<String> = vec![String::new(); gap.saturating_sub(trailing)];
+            new.push(title);
+            let marker = file_marker.unwrap_or_else(|| "-".into());
+            new.push(format!("{marker} {event}"));
+            let at = doc.lines.len();
+            doc.insert(at, new);
+        }
+        [h] => {
+            let h = *h;
+            let end = (h + 1..n)
+                .find(|&i| heading(i) && heading_level(doc.text(i)).is_some_and(|l| l <= 2))
+                .unwrap_or(n);
+            let last_bullet = (h + 1..end)
+                .rev()
+                .find(|&i| !code[i] && bullet(doc.text(i)).is_some());
+            let (at, marker) = match last_bullet {
+                Some(b) => {
+                    let at = (b + 1..end)
+                        .take_while(|&i| {
+                            let t = doc.text(i);
+                            !t.trim().is_empty() && t.starts_with([' ', '\t'])
+                        })
+                        .last()
+                        .map_or(b + 1, |i| i + 1);
+                    let marker = match bullet(doc.text(b)) {
+                        Some((m, Some(k), _)) => format!("{}{m}", k + 1),
+                        Some((m, None, _)) => m.to_string(),
+                        None => "-".to_string(),
+                    };
+                    (at, marker)
+                }
+                None => {
+                    let last = (h..end).rev().find(|&i| !doc.is_blank(i)).unwrap_or(h);
+                    (last + 1, file_marker.unwrap_or_else(|| "-".into()))
+                }
+            };
+            doc.insert(at, vec![format!("{marker} {event}")]);
+        }
+        many => {
+            return Err(EditError::AmbiguousDay {
+                day,
+                count: many.len(),
+                lines: lines_list(many),
+            })
+        }
+    }
+    Ok(doc.render())
+}
+
+// ---------------------------------------------------------------------------------------
+// The in-game clock: canon/temporal-index.json.
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// The end of the JSON value starting at `i` (the text is known to be valid JSON).
+fn json_value_end(b: &[u8], i: usize) -> usize {
+    let mut j = i;
+    let mut depth = 0usize;
+    while j < b.len() {
+        match b[j] {
+            b'"' => {
+                j += 1;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                j += 1;
+                if depth == 0 {
+                    return j.min(b.len());
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                if depth == 0 {
+                    return j;
+                }
+                depth -= 1;
+                if depth == 0 {
+                    return j + 1;
+                }
+            }
+            b',' | b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => return j,
+            _ => {}
+        }
+        j += 1;
+    }
+    j
+}
+
+/// One member of the top-level object: key text, key start, key end, value span.
+struct Member {
+    key: String,
+    key_start: usize,
+    key_end: usize,
+    value: (usize, usize),
+}
+
+/// Sets `current_day` and/or `current_time` in `canon/temporal-index.json`.
+///
+/// Only the bytes of those values change; the file's spacing, indentation, key order and
+/// other keys stay. A missing key is added before the closing brace, spaced like the file's
+/// other members. Empty (or blank) text becomes
+/// `{"current_day": N, "current_time": "..."}` and a newline. `None` leaves a value alone.
+pub fn set_temporal(text: &str, day: Option<i64>, time: Option<&str>) -> Result<String, EditError> {
+    let (bom, body) = match text.strip_prefix(BOM) {
+        Some(r) => (BOM, r),
+        None => ("", text),
+    };
+    let time_json = time.map(|t| serde_json::Value::String(t.to_string()).to_string());
+    let wanted: Vec<(&str, String)> = [
+        ("current_day", day.map(|d| d.to_string())),
+        ("current_time", time_json),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.map(|v| (k, v)))
+    .collect();
+    if body.trim().is_empty() {
+        let members: Vec<String> = wanted
+            .iter()
+            .map(|(k, v)| format!("\"{k}\": {v}"))
+            .collect();
+        return Ok(format!("{bom}{{{}}}\n", members.join(", ")));
+    }
+    match serde_json::from_str::<serde_json::Value>(body) {
+        Err(e) => {
+            return Err(EditError::InvalidJson {
+                line: e.line(),
+                column: e.column(),
+                message: e.to_string(),
+            })
+        }
+        Ok(serde_json::Value::Object(_)) => {}
+        Ok(_) => return Err(EditError::JsonNotAnObject),
+    }
+    let b = body.as_bytes();
+    let open = skip_ws(b, 0);
+    let mut members = Vec::new();
+    let mut i = skip_ws(b, open + 1);
+    while i < b.len() && b[i] == b'"' {
+        let key_end = json_value_end(b, i);
+        let key: String = serde_json::from_str(&body[i..key_end]).unwrap_or_default();
+        let colon = skip_ws(b, key_end);
+        let vs = skip_ws(b, colon + 1);
+        let ve = json_value_end(b, vs);
+        members.push(Member {
+            key,
+            key_start: i,
+            key_end,
+            value: (vs, ve),
+        });
+        i = skip_ws(b, ve);
+        if i < b.len() && b[i] == b',' {
+            i = skip_ws(b, i + 1);
+        }
+    }
+    let close = i; // the closing brace
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let mut missing = Vec::new();
+    for (k, v) in &wanted {
+        let hits: Vec<&Member> = members.iter().filter(|m| m.key == *k).collect();
+        if hits.is_empty() {
+            missing.push((*k, v.clone()));
+        }
+        for m in hits {
+            edits.push((m.value.0, m.value.1, v.clone()));
+        }
+    }
+    if !missing.is_empty() {
+        let colon = members
+            .first()
+            .map_or(": ", |m| &body[m.key_end..m.value.0]);
+        let new: Vec<String> = missing
+            .iter()
+            .map(|(k, v)| format!("\"{k}\"{colon}{v}"))
+            .collect();
+        let insert = match members.as_slice() {
+            [] => (open + 1, close, new.join(", ")),
+            [.., a, z] => {
+                let sep = &body[a.value.1..z.key_start];
+                (z.value.1, z.value.1, format!("{sep}{}", new.join(sep)))
+            }
+            [m] => {
+                let ws = &body[open + 1..m.key_start];
+                let sep = if ws.contains('\n') {
+                    format!(",{ws}")
+                } else {
+                    ", ".to_string()
+                };
+                (m.value.1, m.value.1, format!("{sep}{}", new.join(&sep)))
+            }
+        };
+        edits.push(insert);
+    }
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut out = body.to_string();
+    for (a, z, v) in edits {
+        out.replace_range(a..z, &v);
+    }
+    Ok(format!("{bom}{out}"))
+}
+
+// ---------------------------------------------------------------------------------------
+// Open threads: canon/open-threads.md.
+
+/// A `## Priority` section: heading line and end (exclusive).
+#[derive(Debug, Clone)]
+struct Section {
+    name: String,
+    heading: usize,
+    end: usize,
+}
+
+/// One thread: its lines `[start, end)` (trailing blank lines left out).
+#[derive(Debug, Clone)]
+struct Thread {
+    start: usize,
+    end: usize,
+    /// `### Title` style (else bullet style).
+    heading: bool,
+    /// The normalised title.
+    title: String,
+    /// Index of its section.
+    section: Option<usize>,
+}
+
+/// A title as compared: `**` and `__` dropped, wikilinks as their display text, spaces
+/// collapsed, lower case.
+fn norm_title(s: &str) -> String {
+    let t = s.replace("**", "").replace("__", "");
+    let mut out = String::with_capacity(t.len());
+    let mut rest = t.as_str();
+    while let Some(a) = rest.find("[[") {
+        out.push_str(&rest[..a]);
+        let after = &rest[a + 2..];
+        match after.find("]]") {
+            Some(z) => {
+                let inner = &after[..z];
+                let shown = match inner.split_once('|') {
+                    Some((_, alias)) => alias,
+                    None => inner,
+                };
+                out.push_str(shown);
+                rest = &after[z + 2..];
+            }
+            None => {
+                out.push_str(&rest[a..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// The title of a bullet-style thread (the text after the marker).
+fn bullet_title(rest: &str) -> &str {
+    if let Some(r) = rest.strip_prefix("**") {
+        if let Some(z) = r.find("**") {
+            return &r[..z];
+        }
+    }
+    [" — ", " – ", " -- ", " - ", ": "]
+        .iter()
+        .filter_map(|sep| rest.find(sep))
+        .min()
+        .map_or(rest, |z| &rest[..z])
+}
+
+fn parse_threads(doc: &Doc) -> (Vec<Section>, Vec<Thread>) {
+    let code = in_code(doc);
+    let n = doc.lines.len();
+    let level = |i: usize| {
+        if code[i] {
+            None
+        } else {
+            heading_level(doc.text(i))
+        }
+    };
+    let mut sections: Vec<Section> = Vec::new();
+    let mut threads: Vec<Thread> = Vec::new();
+    let mut i = 0;
+    while i < n {
+        match level(i) {
+            Some(l) if l <= 2 => {
+                if let Some(s) = sections.last_mut() {
+                    if s.end == n {
+                        s.end = i;
+                    }
+                }
+                if l == 2 {
+                    sections.push(Section {
+                        name: heading_text(doc.text(i)).to_string(),
+                        heading: i,
+                        end: n,
+                    });
+                }
+                i += 1;
+            }
+            Some(3) => {
+                let stop = (i + 1..n)
+                    .find(|&j| level(j).is_some_and(|l| l <= 3))
+                    .unwrap_or(n);
+                let end = (i + 1..stop)
+                    .rev()
+                    .find(|&j| !doc.is_blank(j))
+                    .map_or(i + 1, |j| j + 1);
+                threads.push(Thread {
+                    start: i,
+                    end,
+                    heading: true,
+                    title: norm_title(heading_text(doc.text(i))),
+                    section: sections.len().checked_sub(1),
+                });
+                i = stop;
+            }
+            Some(_) => i += 1,
+            None => {
+                let t = doc.text(i);
+                match bullet(t).filter(|_| !code[i]) {
+                    Some((_, _, rest)) => {
+                        let end = (i + 1..n)
+                            .find(|&j| {
+                                let s = doc.text(j);
+                                s.trim().is_empty() || !s.starts_with([' ', '\t'])
+                            })
+                            .unwrap_or(n);
+                        threads.push(Thread {
+                            start: i,
+                            end,
+                            heading: false,
+                            title: norm_title(bullet_title(rest)),
+                            section: sections.len().checked_sub(1),
+                        });
+                        i = end;
+                    }
+                    None => i += 1,
+                }
+            }
+        }
+    }
+    (sections, threads)
+}
+
+fn find_thread<'t>(threads: &'t [Thread], title: &str) -> Result<&'t Thread, EditError> {
+    let want = norm_title(title);
+    let hits: Vec<&Thread> = threads.iter().filter(|t| t.title == want).collect();
+    match hits.as_slice() {
+        [] => Err(EditError::ThreadNotFound {
+            title: title.trim().to_string(),
+        }),
+        [t] => Ok(t),
+        many => Err(EditError::AmbiguousThread {
+            title: title.trim().to_string(),
+            count: many.len(),
+            lines: lines_list(&many.iter().map(|t| t.start).collect::<Vec<_>>()),
+        }),
+    }
+}
+
+/// How the file spaces its threads and sections.
+struct Spacing {
+    /// Blank lines between two heading-style threads.
+    between_headings: usize,
+    /// Blank lines between two bullet-style threads.
+    between_bullets: usize,
+    /// Blank lines between a `## ` heading and its first thread.
+    after_heading: usize,
+    /// Blank lines above a `## ` heading that follows text.
+    before_section: usize,
+}
+
+impl Spacing {
+    fn of(doc: &Doc, sections: &[Section], threads: &[Thread]) -> Spacing {
+        let between = |heading: bool, default: usize| {
+            threads
+                .windows(2)
+                .find(|w| {
+                    w[0].heading == heading
+                        && w[1].heading == heading
+                        && w[0].section == w[1].section
+                })
+                .map_or(default, |w| w[1].start - w[0].end)
+        };
+        let after_heading = sections
+            .iter()
+            .enumerate()
+            .find_map(|(k, s)| {
+                threads
+                    .iter()
+                    .find(|t| t.section == Some(k))
+                    .map(|t| t.start - s.heading - 1)
+            })
+            .unwrap_or(0);
+        let before_section = sections
+            .iter()
+            .map(|s| s.heading)
+            .find(|&h| h > blanks_before(doc, h))
+            .map_or(1, |h| blanks_before(doc, h));
+        Spacing {
+            between_headings: between(true, 1),
+            between_bullets: between(false, 0),
+            after_heading,
+            before_section,
+        }
+    }
+
+    fn between(&self, heading: bool) -> usize {
+        if heading {
+            self.between_headings
+        } else {
+            self.between_bullets
+        }
+    }
+}
+
+fn find_section<'s>(sections: &'s [Section], name: &str) -> Option<(usize, &'s Section)> {
+    sections
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.name.eq_ignore_ascii_case(name.trim()))
+}
+
+/// Conventional order of the priority sections.
+fn rank(name: &str) -> Option<usize> {
+    ["urgent", "high", "medium", "low", "resolved"]
+        .iter()
+        .position(|p| p.eq_ignore_ascii_case(name.trim()))
+}
+
+/// Puts `block` at the end of section `name` (created as the conventional order, or the end
+/// of the file, asks when missing).
+fn place_thread(doc: &mut Doc, name: &str, block: Vec<Line>, heading: bool, ordered: bool) {
+    let (sections, threads) = parse_threads(doc);
+    let sp = Spacing::of(doc, &sections, &threads);
+    let blank = |doc: &Doc| doc.line("");
+    if let Some((_, s)) = find_section(&sections, name) {
+        let last = (s.heading..s.end)
+            .rev()
+            .find(|&i| !doc.is_blank(i))
+            .unwrap_or(s.heading);
+        let gap = if last == s.heading {
+            sp.after_heading
+        } else {
+            sp.between(heading)
+        };
+        let mut new: Vec<Line> = (0..gap).map(|_| blank(doc)).collect();
+        new.extend(block);
+        doc.lines.splice(last + 1..last + 1, new);
+        return;
+    }
+    let title = doc.line(format!("## {}", name.trim()));
+    let after: Vec<Line> = (0..sp.after_heading).map(|_| blank(doc)).collect();
+    let before_next = ordered.then(|| rank(name)).flatten().and_then(|r| {
+        sections
+            .iter()
+            .find(|s| rank(&s.name).is_some_and(|x| x > r))
+    });
+    let mut new = Vec::new();
+    match before_next {
+        Some(s) => {
+            new.push(title);
+            new.extend(after);
+            new.extend(block);
+            new.extend((0..sp.before_section).map(|_| blank(doc)));
+            let at = s.heading;
+            doc.lines.splice(at..at, new);
+        }
+        None => {
+            let n = doc.lines.len();
+            let trailing = (0..n).rev().take_while(|&j| doc.is_blank(j)).count();
+            let gap = if n == 0 { 0 } else { sp.before_section };
+            new.extend((0..gap.saturating_sub(trailing)).map(|_| blank(doc)));
+            new.push(title);
+            new.extend(after);
+            new.extend(block);
+            doc.lines.extend(new);
+        }
+    }
+}
+
+/// Moves a thread of `open-threads.md` to the end of the `## to` section (`"Resolved"`,
+/// `"High"`…), creating the section at the end of the file if it is missing.
+///
+/// The thread's block (heading style: from `### Title` to the next heading; bullet style:
+/// the bullet and its indented continuation lines) keeps its bytes; only its place changes,
+/// with the blank lines around it arranged as the file spaces its threads. The title is
+/// matched case-insensitively, ignoring `**`, wikilink brackets (the display text counts)
+/// and surrounding spaces. A thread already in `to` is left where it is.
+pub fn thread_move(text: &str, title: &str, to: &str) -> Result<String, EditError> {
+    no_newline("a section name", to)?;
+    if to.trim().is_empty() {
+        return Err(EditError::InvalidText {
+            what: "a section name".into(),
+            why: "it is empty".into(),
+        });
+    }
+    let mut doc = Doc::parse(text);
+    let (sections, threads) = parse_threads(&doc);
+    let t = find_thread(&threads, title)?.clone();
+    let here = t.section.and_then(|k| sections.get(k));
+    if here.is_some_and(|s| s.name.eq_ignore_ascii_case(to.trim())) {
+        return Ok(text.to_string());
+    }
+    let n = doc.lines.len();
+    let (a, b) = (t.start, t.end);
+    let f = (b..n).take_while(|&j| doc.is_blank(j)).count();
+    let p = blanks_before(&doc, a);
+    let next_thread = threads
+        .iter()
+        .any(|x| x.start == b + f && x.section == t.section);
+    let prev_thread = threads
+        .iter()
+        .any(|x| x.end + p == a && x.section == t.section && x.start != a);
+    let cut = if next_thread {
+        a..b + f
+    } else if prev_thread || f >= p {
+        a - p..b
+    } else {
+        a..b + f
+    };
+    let removed: Vec<Line> = doc.lines.drain(cut.clone()).collect();
+    let block: Vec<Line> = removed[a - cut.start..b - cut.start].to_vec();
+    place_thread(&mut doc, to, block, t.heading, false);
+    Ok(doc.render())
+}
+
+/// Where the text after `Next:` starts on a thread line: (byte after the colon, byte where
+/// the text starts), if the line is a Next line (`→ Next:`, `Next:`, `- **Next:**`…).
+fn next_at(t: &str) -> Option<(usize, usize, usize)> {
+    let k = t.to_ascii_lowercase().find("next")?;
+    if !t[..k]
+        .chars()
+        .all(|c| c.is_whitespace() || "→➜➔⇒-=>*+_".contains(c))
+    {
+        return None;
+    }
+    let b = t.as_bytes();
+    let mut j = k + 4;
+    while j < b.len() && (b[j] == b'*' || b[j] == b'_') {
+        j += 1;
+    }
+    if b.get(j) != Some(&b':') {
+        return None;
+    }
+    j += 1;
+    while j < b.len() && (b[j] == b'*' || b[j] == b'_') {
+        j += 1;
+    }
+    let colon_end = j;
+    while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+        j += 1;
+    }
+    Some((k, colon_end, j))
+}
+
+/// The prefix (indentation and arrow) the file writes before `Next:` in threads of a style.
+fn next_prefix(doc: &Doc, threads: &[Thread], heading: bool) -> Option<String> {
+    threads
+        .iter()
+        .filter(|t| t.heading == heading)
+        .find_map(|t| {
+            (t.start + 1..t.end).find_map(|i| {
+                let s = doc.text(i);
+                next_at(s).map(|(k, _, _)| s[..k].to_string())
+            })
+        })
+}
+
+fn default_prefix(doc: &Doc, t: &Thread) -> String {
+    if t.heading {
+        return "→ ".into();
+    }
+    let indent = (t.start + 1..t.end)
+        .map(|i| doc.text(i))
+        .find(|s| !s.trim().is_empty())
+        .map_or("  ".to_string(), |s| {
+            s[..s.len() - s.trim_start().len()].to_string()
+        });
+    format!("{indent}→ ")
+}
+
+/// Sets the text after `Next:` in a thread's Next line, keeping the arrow and prefix; adds a
+/// Next line at the end of the thread, written as the file's other Next lines are, when the
+/// thread has none.
+pub fn thread_set_next(text: &str, title: &str, next: &str) -> Result<String, EditError> {
+    no_newline("a Next step", next)?;
+    let next = next.trim();
+    let mut doc = Doc::parse(text);
+    let (_, threads) = parse_threads(&doc);
+    let t = find_thread(&threads, title)?.clone();
+    let existing = (t.start + 1..t.end).find_map(|i| next_at(doc.text(i)).map(|p| (i, p)));
+    match existing {
+        Some((i, (_, colon_end, vs))) => {
+            let line = &mut doc.lines[i].text;
+            if vs == colon_end {
+                line.replace_range(colon_end.., &format!(" {next}"));
+            } else {
+                line.replace_range(vs.., next);
+            }
+        }
+        None => {
+            let prefix =
+                next_prefix(&doc, &threads, t.heading).unwrap_or_else(|| default_prefix(&doc, &t));
+            let line = format!("{prefix}Next: {next}");
+            doc.insert(t.end, vec![line]);
+        }
+    }
+    Ok(doc.render())
+}
+
+/// Adds a new thread at the end of the `## priority` section, in the style that section uses
+/// (else the file's first thread's, else heading style), with a Next line when `next` is
+/// given. A missing section is created in the conventional order (Urgent, High, Medium, Low,
+/// Resolved) when the file has later ones, else at the end. A title already in use is
+/// [`EditError::ThreadExists`].
+pub fn thread_add(
+    text: &str,
+    priority: &str,
+    title: &str,
+    summary: &str,
+    next: Option<&str>,
+) -> Result<String, EditError> {
+    no_newline("a section name", priority)?;
+    no_newline("a thread title", title)?;
+    no_newline("a thread summary", summary)?;
+    if let Some(n) = next {
+        no_newline("a Next step", n)?;
+    }
+    let (title, summary) = (title.trim(), summary.trim());
+    if title.is_empty() || priority.trim().is_empty() {
+        return Err(EditError::InvalidText {
+            what: "a thread".into(),
+            why: "its title and priority must not be empty".into(),
+        });
+    }
+    let mut doc = Doc::parse(text);
+    let (sections, threads) = parse_threads(&doc);
+    if let Some(t) = threads.iter().find(|t| t.title == norm_title(title)) {
+        return Err(EditError::ThreadExists {
+            title: title.to_string(),
+            line: t.start + 1,
+        });
+    }
+    let sec = find_section(&sections, priority).map(|(k, _)| k);
+    let model = threads
+        .iter()
+        .find(|t| sec.is_some() && t.section == sec)
+        .or_else(|| threads.first());
+    let heading = model.is_none_or(|t| t.heading);
+    let mut lines = Vec::new();
+    if heading {
+        lines.push(format!("### {title}"));
+        if !summary.is_empty() {
+            lines.push(summary.to_string());
+        }
+    } else {
+        let (marker, sep) = match model.map(|t| doc.text(t.start)) {
+            Some(s) => {
+                let m = bullet(s).map_or("-", |b| b.0).to_string();
+                let rest = bullet(s).map_or("", |b| b.2);
+                let sep = rest
+                    .strip_prefix("**")
+                    .and_then(|r| r.find("**").map(|z| &r[z + 2..]))
+                    .map(|after| {
+                        let n = after.len()
+                            - after
+                                .trim_start_matches(|c: char| {
+                                    c.is_whitespace() || "—–-:".contains(c)
+                                })
+                                .len();
+                        &after[..n]
+                    })
+                    .filter(|s| !s.trim().is_empty())
+                    .unwrap_or(" — ")
+                    .to_string();
+                (m, sep)
+            }
+            None => ("-".to_string(), " — ".to_string()),
+        };
+        if summary.is_empty() {
+            lines.push(format!("{marker} **{title}**"));
+        } else {
+            lines.push(format!("{marker} **{title}**{sep}{summary}"));
+        }
+    }
+    if let Some(n) = next.map(str::trim).filter(|n| !n.is_empty()) {
+        let prefix = next_prefix(&doc, &threads, heading).unwrap_or_else(|| {
+            if heading {
+                "→ ".into()
+            } else {
+                "  → ".into()
+            }
+        });
+        lines.push(format!("{prefix}Next: {n}"));
+    }
+    let block: Vec<Line> = lines.into_iter().map(|l| doc.line(l)).collect();
+    place_thread(&mut doc, priority, block, heading, true);
+    Ok(doc.render())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
