@@ -1628,8 +1628,13 @@ fn parse_threads(doc: &Doc) -> (Vec<Section>, Vec<Thread>) {
                 i += 1;
             }
             Some(3) => {
+                // A bullet with a bold title starts a thread of its own, as canon reads it.
                 let stop = (i + 1..n)
-                    .find(|&j| level(j).is_some_and(|l| l <= 3))
+                    .find(|&j| {
+                        level(j).is_some_and(|l| l <= 3)
+                            || (!code[j]
+                                && bullet(doc.text(j)).is_some_and(|b| b.2.starts_with("**")))
+                    })
                     .unwrap_or(n);
                 let end = (i + 1..stop)
                     .rev()
@@ -1769,10 +1774,19 @@ fn place_thread(doc: &mut Doc, name: &str, block: Vec<Line>, heading: bool, orde
             .rev()
             .find(|&i| !doc.is_blank(i))
             .unwrap_or(s.heading);
+        // Next to a heading-style thread, leave the gap heading-style threads have.
+        let last_heading = threads
+            .iter()
+            .rev()
+            .find(|t| {
+                t.section
+                    .is_some_and(|k| sections.get(k).is_some_and(|x| x.heading == s.heading))
+            })
+            .is_some_and(|t| t.heading);
         let gap = if last == s.heading {
             sp.after_heading
         } else {
-            sp.between(heading)
+            sp.between(heading || last_heading)
         };
         let mut new: Vec<Line> = (0..gap).map(|_| blank(doc)).collect();
         new.extend(block);
@@ -2213,5 +2227,388 @@ mod tests {
             list_add(before, &["inv", "items"], "rope").expect("add"),
             after
         );
+    }
+
+    const TIMELINE: &str =
+        "# Timeline\n\n## Day 5\n- A storm.\n- Lottie left.\n\n## Day 6 — evening\n- A lamp.\n";
+
+    #[rstest]
+    #[case::existing_day(TIMELINE, 5, None, "# Timeline\n\n## Day 5\n- A storm.\n- Lottie left.\n- E.\n\n## Day 6 — evening\n- A lamp.\n")]
+    #[case::suffix_day(TIMELINE, 6, Some("night"), "# Timeline\n\n## Day 5\n- A storm.\n- Lottie left.\n\n## Day 6 — evening\n- A lamp.\n- E.\n")]
+    #[case::new_day_suffix(TIMELINE, 7, Some("dawn"), "# Timeline\n\n## Day 5\n- A storm.\n- Lottie left.\n\n## Day 6 — evening\n- A lamp.\n\n## Day 7 — dawn\n- E.\n")]
+    #[case::new_day_no_time(TIMELINE, 7, None, "# Timeline\n\n## Day 5\n- A storm.\n- Lottie left.\n\n## Day 6 — evening\n- A lamp.\n\n## Day 7\n- E.\n")]
+    #[case::new_day_no_suffixes(
+        "## Day 1\n* a\n",
+        2,
+        Some("dusk"),
+        "## Day 1\n* a\n\n## Day 2\n* E.\n"
+    )]
+    #[case::dash_suffix(
+        "## Day 1 - dusk\n- a\n",
+        2,
+        Some("noon"),
+        "## Day 1 - dusk\n- a\n\n## Day 2 - noon\n- E.\n"
+    )]
+    #[case::tight(
+        "## Day 1\n- a\n## Day 2\n- b\n",
+        3,
+        None,
+        "## Day 1\n- a\n## Day 2\n- b\n## Day 3\n- E.\n"
+    )]
+    #[case::no_final_newline("## Day 1\n- a", 1, None, "## Day 1\n- a\n- E.")]
+    #[case::no_final_newline_new("## Day 1\n- a", 2, None, "## Day 1\n- a\n\n## Day 2\n- E.")]
+    #[case::crlf(
+        "## Day 1\r\n- a\r\n\r\n## Day 2\r\n- b\r\n",
+        1,
+        None,
+        "## Day 1\r\n- a\r\n- E.\r\n\r\n## Day 2\r\n- b\r\n"
+    )]
+    #[case::bom("\u{feff}## Day 1\n- a\n", 1, None, "\u{feff}## Day 1\n- a\n- E.\n")]
+    #[case::numbered("## Day 1\n1. a\n2. b\n", 1, None, "## Day 1\n1. a\n2. b\n3. E.\n")]
+    #[case::plus_marker(
+        "## day 1\n+ a\n  more\n\nText after.\n",
+        1,
+        None,
+        "## day 1\n+ a\n  more\n+ E.\n\nText after.\n"
+    )]
+    #[case::empty_section(
+        "## Day 1\n\n## Day 2\n- b\n",
+        1,
+        None,
+        "## Day 1\n- E.\n\n## Day 2\n- b\n"
+    )]
+    #[case::section_marker_over_file(
+        "## Day 1\n* a\n## Day 2\n- b\n",
+        2,
+        None,
+        "## Day 1\n* a\n## Day 2\n- b\n- E.\n"
+    )]
+    #[case::empty_file("", 1, Some("dawn"), "## Day 1\n- E.\n")]
+    #[case::trailing_blank("## Day 1\n- a\n\n", 2, None, "## Day 1\n- a\n\n## Day 2\n- E.\n")]
+    #[case::day_10_not_1("## Day 10\n- a\n", 1, None, "## Day 10\n- a\n\n## Day 1\n- E.\n")]
+    #[case::code_block_ignored(
+        "```\n## Day 1\n```\n",
+        1,
+        None,
+        "```\n## Day 1\n```\n\n## Day 1\n- E.\n"
+    )]
+    fn append_event_cases(
+        #[case] before: &str,
+        #[case] day: i64,
+        #[case] time: Option<&str>,
+        #[case] after: &str,
+    ) {
+        assert_eq!(
+            append_event(before, day, time, "E.").expect("append"),
+            after
+        );
+    }
+
+    #[test]
+    fn append_event_errors() {
+        assert_eq!(
+            append_event("## Day 1\n- a\n## Day 1 — night\n", 1, None, "x"),
+            Err(EditError::AmbiguousDay {
+                day: 1,
+                count: 2,
+                lines: "1, 3".into()
+            })
+        );
+        assert!(append_event("", 1, None, "a\nb").is_err());
+        assert!(append_event("", 1, None, "  ").is_err());
+    }
+
+    #[rstest]
+    #[case::compact(
+        "{\"current_day\": 6, \"current_time\": \"evening\"}\n",
+        Some(7),
+        Some("dawn"),
+        "{\"current_day\": 7, \"current_time\": \"dawn\"}\n"
+    )]
+    #[case::tight(
+        "{\"current_day\":6,\"current_time\":\"evening\"}",
+        Some(7),
+        None,
+        "{\"current_day\":7,\"current_time\":\"evening\"}"
+    )]
+    #[case::pretty("{\r\n  \"current_day\" : 6,\r\n  \"other\": [1, {\"current_day\": 2}],\r\n  \"current_time\": \"evening\"\r\n}\r\n", Some(10), Some("the small hours"), "{\r\n  \"current_day\" : 10,\r\n  \"other\": [1, {\"current_day\": 2}],\r\n  \"current_time\": \"the small hours\"\r\n}\r\n")]
+    #[case::missing_time(
+        "{\"current_day\": 6}\n",
+        None,
+        Some("noon"),
+        "{\"current_day\": 6, \"current_time\": \"noon\"}\n"
+    )]
+    #[case::missing_pretty(
+        "{\n    \"current_day\": 6\n}\n",
+        None,
+        Some("noon"),
+        "{\n    \"current_day\": 6,\n    \"current_time\": \"noon\"\n}\n"
+    )]
+    #[case::missing_two_members(
+        "{\n  \"a\": 1,\n  \"b\": 2\n}",
+        Some(3),
+        Some("x"),
+        "{\n  \"a\": 1,\n  \"b\": 2,\n  \"current_day\": 3,\n  \"current_time\": \"x\"\n}"
+    )]
+    #[case::empty_object(
+        "{}",
+        Some(3),
+        Some("x"),
+        "{\"current_day\": 3, \"current_time\": \"x\"}"
+    )]
+    #[case::empty_text(
+        "",
+        Some(3),
+        Some("x \"y\""),
+        "{\"current_day\": 3, \"current_time\": \"x \\\"y\\\"\"}\n"
+    )]
+    #[case::blank_text("  \n", Some(3), None, "{\"current_day\": 3}\n")]
+    #[case::null_value(
+        "{\"current_day\": null, \"current_time\": null}",
+        Some(1),
+        Some("a"),
+        "{\"current_day\": 1, \"current_time\": \"a\"}"
+    )]
+    #[case::nothing("{\"current_day\": 6}", None, None, "{\"current_day\": 6}")]
+    #[case::bom(
+        "\u{feff}{\"current_day\": 6}",
+        Some(8),
+        None,
+        "\u{feff}{\"current_day\": 8}"
+    )]
+    fn set_temporal_cases(
+        #[case] before: &str,
+        #[case] day: Option<i64>,
+        #[case] time: Option<&str>,
+        #[case] after: &str,
+    ) {
+        assert_eq!(set_temporal(before, day, time).expect("set"), after);
+    }
+
+    #[rstest]
+    #[case::invalid("{\n  \"current_day\": 6,\n}", 3)]
+    #[case::unclosed("{\n\"current_day\": 6\n", 3)]
+    fn set_temporal_invalid_json(#[case] before: &str, #[case] line: usize) {
+        match set_temporal(before, Some(1), None) {
+            Err(EditError::InvalidJson { line: l, .. }) => assert_eq!(l, line),
+            other => panic!("expected invalid JSON, got {other:?}"),
+        }
+        assert_eq!(
+            set_temporal("[1]", Some(1), None),
+            Err(EditError::JsonNotAnObject)
+        );
+    }
+
+    const THREADS: &str = "# Open threads\n\n## Urgent\n### The Light in Shaft Nine\nA lamp is moving inside sealed [[Shaft Nine]].\n→ Next: Reach the adit.\n\n### Second Urgent\nMore.\nNext: Do it.\n\n## Medium\n### Strand's Ringing Ore\nThe ore rings.\nNext: Test a sample.\n\n## High\n- **The Scrip Strike** — [[Jonah Sallow]] will call the strike.\n  → Next: Decide.\n- **[[Vane]]'s Ledger** — missing pages.\n\n## Resolved\n### Old Thing\nDone.\n";
+
+    /// The lines of `s` without blank lines.
+    fn content_lines(s: &str) -> Vec<&str> {
+        lines(s)
+            .into_iter()
+            .filter(|l| !l.trim().is_empty())
+            .collect()
+    }
+
+    /// Asserts `after` is `before` with the lines of `block` moved, and nothing else changed
+    /// but blank lines.
+    fn only_moved(before: &str, after: &str, block: &str) {
+        let block_lines = lines(block);
+        let strip = |s: &str| -> Vec<String> {
+            let all: Vec<&str> = lines(s);
+            let pos = (0..all.len())
+                .find(|&i| all[i..].starts_with(&block_lines))
+                .expect("block present and contiguous");
+            let mut rest: Vec<&str> = all[..pos].to_vec();
+            rest.extend(&all[pos + block_lines.len()..]);
+            rest.iter()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| l.trim_end_matches(['\r', '\n']).to_string())
+                .collect()
+        };
+        assert_eq!(strip(before), strip(after), "\n{before}\n---\n{after}");
+        assert_eq!(content_lines(before).len(), content_lines(after).len());
+    }
+
+    #[rstest]
+    #[case::heading_first("The Light in Shaft Nine", "### The Light in Shaft Nine\nA lamp is moving inside sealed [[Shaft Nine]].\n→ Next: Reach the adit.\n")]
+    #[case::heading_last_in_section("second urgent", "### Second Urgent\nMore.\nNext: Do it.\n")]
+    #[case::heading_only(
+        "  Strand's Ringing Ore ",
+        "### Strand's Ringing Ore\nThe ore rings.\nNext: Test a sample.\n"
+    )]
+    #[case::bullet(
+        "the scrip strike",
+        "- **The Scrip Strike** — [[Jonah Sallow]] will call the strike.\n  → Next: Decide.\n"
+    )]
+    #[case::bullet_wikilink("**Vane's Ledger**", "- **[[Vane]]'s Ledger** — missing pages.\n")]
+    fn thread_move_keeps_bytes(#[case] title: &str, #[case] block: &str) {
+        let after = thread_move(THREADS, title, "Resolved").expect("move");
+        only_moved(THREADS, &after, block);
+        // The block now sits at the end of the file, in the Resolved section.
+        assert!(after.ends_with(block), "{after}");
+        // No doubled blank lines appear.
+        assert!(!after.contains("\n\n\n"), "{after}");
+        let crlf = THREADS.replace('\n', "\r\n");
+        let after_crlf = thread_move(&crlf, title, "Resolved").expect("move");
+        assert_eq!(after_crlf, after.replace('\n', "\r\n"));
+        let bom = format!("\u{feff}{THREADS}");
+        assert_eq!(
+            thread_move(&bom, title, "Resolved").expect("move"),
+            format!("\u{feff}{after}")
+        );
+    }
+
+    #[test]
+    fn thread_move_spacing() {
+        let after = thread_move(THREADS, "The Light in Shaft Nine", "Resolved").expect("move");
+        assert_eq!(
+            after,
+            "# Open threads\n\n## Urgent\n### Second Urgent\nMore.\nNext: Do it.\n\n## Medium\n### Strand's Ringing Ore\nThe ore rings.\nNext: Test a sample.\n\n## High\n- **The Scrip Strike** — [[Jonah Sallow]] will call the strike.\n  → Next: Decide.\n- **[[Vane]]'s Ledger** — missing pages.\n\n## Resolved\n### Old Thing\nDone.\n\n### The Light in Shaft Nine\nA lamp is moving inside sealed [[Shaft Nine]].\n→ Next: Reach the adit.\n"
+        );
+        let after = thread_move(THREADS, "Strand's Ringing Ore", "Low").expect("move");
+        assert!(after.contains("\n\n## Medium\n\n## High\n"), "{after}");
+        assert!(
+            after.ends_with(
+                "Done.\n\n## Low\n### Strand's Ringing Ore\nThe ore rings.\nNext: Test a sample.\n"
+            ),
+            "{after}"
+        );
+        let after = thread_move(THREADS, "The Scrip Strike", "Urgent").expect("move");
+        assert!(
+            after.contains("\nNext: Do it.\n\n- **The Scrip Strike**"),
+            "{after}"
+        );
+        assert!(
+            after.contains("## High\n- **[[Vane]]'s Ledger** — missing pages.\n\n## Resolved"),
+            "{after}"
+        );
+    }
+
+    #[rstest]
+    #[case::no_final_newline(
+        "## High\n- **A** — x\n- **B** — y",
+        "A",
+        "## High\n- **B** — y\n\n## Resolved\n- **A** — x"
+    )]
+    #[case::same_section("## High\n- **A** — x\n", "A", "## High\n- **A** — x\n")]
+    #[case::tight_sections(
+        "## High\n### A\nx\n## Low\n### B\ny\n## Resolved\n",
+        "A",
+        "## High\n## Low\n### B\ny\n## Resolved\n### A\nx\n"
+    )]
+    fn thread_move_cases(#[case] before: &str, #[case] title: &str, #[case] after: &str) {
+        let to = if before.contains("- **A** — x\n") && !before.contains("- **B**") {
+            "High"
+        } else {
+            "Resolved"
+        };
+        assert_eq!(thread_move(before, title, to).expect("move"), after);
+    }
+
+    #[test]
+    fn thread_errors() {
+        assert_eq!(
+            thread_move(THREADS, "Nope", "Resolved"),
+            Err(EditError::ThreadNotFound {
+                title: "Nope".into()
+            })
+        );
+        let dup = "## High\n### A\nx\n## Low\n- **a** — y\n";
+        assert_eq!(
+            thread_move(dup, "A", "Resolved"),
+            Err(EditError::AmbiguousThread {
+                title: "A".into(),
+                count: 2,
+                lines: "2, 5".into()
+            })
+        );
+        assert_eq!(
+            thread_set_next(dup, "[[A]]", "x"),
+            Err(EditError::AmbiguousThread {
+                title: "[[A]]".into(),
+                count: 2,
+                lines: "2, 5".into()
+            })
+        );
+        assert_eq!(
+            thread_add(THREADS, "Low", "the scrip strike", "", None),
+            Err(EditError::ThreadExists {
+                title: "the scrip strike".into(),
+                line: 18
+            })
+        );
+    }
+
+    #[rstest]
+    #[case::arrow(
+        "The Light in Shaft Nine",
+        "A lamp is moving inside sealed [[Shaft Nine]].\n→ Next: Reach the adit.\n",
+        "→ Next: Go now.\n"
+    )]
+    #[case::plain("Second Urgent", "Next: Do it.\n", "Next: Go now.\n")]
+    #[case::bullet("The Scrip Strike", "  → Next: Decide.\n", "  → Next: Go now.\n")]
+    fn thread_set_next_replaces(#[case] title: &str, #[case] old: &str, #[case] new_tail: &str) {
+        let after = thread_set_next(THREADS, title, "Go now.").expect("set");
+        let (was, now) = one_line_changed(THREADS, &after);
+        assert!(old.ends_with(was), "{was}");
+        assert_eq!(now, new_tail);
+    }
+
+    #[rstest]
+    #[case::bullet_added(
+        "## High\n- **A** — x\n  → Next: y\n- **B** — z\n",
+        "B",
+        "## High\n- **A** — x\n  → Next: y\n- **B** — z\n  → Next: Go.\n"
+    )]
+    #[case::heading_added(
+        "## High\n### A\nx\n\n## Low\n",
+        "A",
+        "## High\n### A\nx\n→ Next: Go.\n\n## Low\n"
+    )]
+    #[case::heading_file_style(
+        "## High\n### A\nx\n### B\ny\nNext: z\n",
+        "A",
+        "## High\n### A\nx\nNext: Go.\n### B\ny\nNext: z\n"
+    )]
+    #[case::empty_next("## High\n### A\nNext:\n", "A", "## High\n### A\nNext: Go.\n")]
+    #[case::bold_next(
+        "## High\n- **A** — x\n  - **Next:** old\n",
+        "a",
+        "## High\n- **A** — x\n  - **Next:** Go.\n"
+    )]
+    #[case::crlf("## High\r\n### A\r\nx", "A", "## High\r\n### A\r\nx\r\n→ Next: Go.")]
+    fn thread_set_next_cases(#[case] before: &str, #[case] title: &str, #[case] after: &str) {
+        assert_eq!(thread_set_next(before, title, "Go.").expect("set"), after);
+    }
+
+    #[rstest]
+    #[case::heading_section(THREADS, "Urgent", "## Urgent\n### The Light in Shaft Nine\nA lamp is moving inside sealed [[Shaft Nine]].\n→ Next: Reach the adit.\n\n### Second Urgent\nMore.\nNext: Do it.\n\n### New\nSum.\n→ Next: Go.\n\n## Medium")]
+    #[case::bullet_section(
+        THREADS,
+        "High",
+        "- **[[Vane]]'s Ledger** — missing pages.\n- **New** — Sum.\n  → Next: Go.\n\n## Resolved"
+    )]
+    #[case::missing_low(THREADS, "Low", "## High\n- **The Scrip Strike** — [[Jonah Sallow]] will call the strike.\n  → Next: Decide.\n- **[[Vane]]'s Ledger** — missing pages.\n\n## Low\n### New\nSum.\n→ Next: Go.\n\n## Resolved\n")]
+    #[case::empty_file("", "High", "## High\n### New\nSum.\n→ Next: Go.\n")]
+    #[case::bullet_file(
+        "## Low\n* **A**: x\n",
+        "Urgent",
+        "## Urgent\n* **New**: Sum.\n  → Next: Go.\n\n## Low\n* **A**: x\n"
+    )]
+    #[case::unknown_priority(
+        "## Low\n### A\nx\n",
+        "Someday",
+        "## Low\n### A\nx\n\n## Someday\n### New\nSum.\n→ Next: Go.\n"
+    )]
+    fn thread_add_cases(#[case] before: &str, #[case] priority: &str, #[case] expect_part: &str) {
+        let after = thread_add(before, priority, "New", "Sum.", Some("Go.")).expect("add");
+        assert!(after.contains(expect_part), "{after}");
+        // Every old line is still there, in order.
+        let old = content_lines(before);
+        let new = content_lines(&after);
+        let mut it = new.iter();
+        for l in old {
+            assert!(it.any(|n| *n == l), "lost line {l:?}\n{after}");
+        }
     }
 }
