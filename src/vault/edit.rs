@@ -1077,19 +1077,21 @@ pub fn list_remove(text: &str, keys: &[&str], item: &str) -> Result<String, Edit
         });
     };
     let t = f.doc.text(e.line).to_string();
-    let remove_inline = |f: &mut Front, items: &[(usize, usize)], whole: (usize, usize)| {
-        let Some(n) = items.iter().position(|&(a, z)| norm_item(&t[a..z]) == want) else {
-            return Err(not_found(&e.key, e.line));
+    // `whole` is replaced by `empty` when the last item goes.
+    let remove_inline =
+        |f: &mut Front, items: &[(usize, usize)], whole: (usize, usize), empty: &str| {
+            let Some(n) = items.iter().position(|&(a, z)| norm_item(&t[a..z]) == want) else {
+                return Err(not_found(&e.key, e.line));
+            };
+            if items.len() == 1 {
+                f.splice(e.line, whole, empty);
+            } else if n == 0 {
+                f.splice(e.line, (items[0].0, items[1].0), "");
+            } else {
+                f.splice(e.line, (items[n - 1].1, items[n].1), "");
+            }
+            Ok(())
         };
-        if items.len() == 1 {
-            f.splice(e.line, whole, "[]");
-        } else if n == 0 {
-            f.splice(e.line, (items[0].0, items[1].0), "");
-        } else {
-            f.splice(e.line, (items[n - 1].1, items[n].1), "");
-        }
-        Ok(())
-    };
     match e.kind {
         Kind::BlockList => {
             let items = block_items(&f.doc, &e);
@@ -1105,11 +1107,11 @@ pub fn list_remove(text: &str, keys: &[&str], item: &str) -> Result<String, Edit
         Kind::Flow => {
             let (vs, ve) = e.value;
             let items = split_items(&t, vs + 1, ve - 1);
-            remove_inline(&mut f, &items, (vs + 1, ve - 1))?;
+            remove_inline(&mut f, &items, (vs + 1, ve - 1), "")?;
         }
         Kind::Scalar(Quote::Plain) => {
             let items = split_items(&t, e.value.0, e.value.1);
-            remove_inline(&mut f, &items, e.value)?;
+            remove_inline(&mut f, &items, e.value, "[]")?;
         }
         Kind::Empty | Kind::Null => return Err(not_found(&e.key, e.line)),
         _ => {
@@ -2609,6 +2611,191 @@ mod tests {
         let mut it = new.iter();
         for l in old {
             assert!(it.any(|n| *n == l), "lost line {l:?}\n{after}");
+        }
+    }
+
+    const NOTE: &str = "---\nname: Ida Marsh\nhp: 22  # after the ambush\nrole: 'Company assayer'\nlocation: \"[[The Brass Canary]]\"\ngold: 15\n# what she carries\ninventory:\n  - miner's pick\n  - flask of juniper gin  # half full\ntags: [npc, \"silver\", 'town'] # filed\naliases: Ida, the Assayer\nstats:\n  str: 10\n  hp: 4\nbio: |\n  Born in Coldharrow.\n  gold: 3\nempty:\nnothing: ~\n---\n# Ida Marsh\n\nhp: 5 in the body is not frontmatter\n";
+
+    /// The fixture in every encoding: LF or CRLF, with or without a BOM, with or without a
+    /// final newline.
+    fn variants(base: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for crlf in [false, true] {
+            for bom in [false, true] {
+                for final_nl in [true, false] {
+                    let mut t = if crlf {
+                        base.replace('\n', "\r\n")
+                    } else {
+                        base.to_string()
+                    };
+                    if !final_nl {
+                        t = t.trim_end_matches(['\r', '\n']).to_string();
+                    }
+                    if bom {
+                        t.insert(0, '\u{feff}');
+                    }
+                    out.push(t);
+                }
+            }
+        }
+        out
+    }
+
+    #[rstest]
+    #[case::int(&["hp_current", "hp"], Scalar::Int(15), Scalar::Int(22))]
+    #[case::plain(&["name"], text("Ida M. Marsh"), text("Ida Marsh"))]
+    #[case::single(&["role"], text("it's: odd #x"), text("Company assayer"))]
+    #[case::wikilink(&["location"], text("[[Shaft Nine]]"), text("[[The Brass Canary]]"))]
+    #[case::negative(&["gold", "gp"], Scalar::Int(-3), Scalar::Int(15))]
+    fn set_scalar_round_trip(#[case] keys: &[&str], #[case] new: Scalar, #[case] old: Scalar) {
+        for before in variants(NOTE) {
+            let after = set_scalar(&before, keys, &new).expect("set");
+            one_line_changed(&before, &after);
+            let back = set_scalar(&after, keys, &old).expect("set back");
+            assert_eq!(back, before);
+        }
+    }
+
+    #[rstest]
+    #[case::block(&["items", "inventory"], "rope")]
+    #[case::block_quoted(&["inventory"], "[[Silver Key]]")]
+    #[case::flow(&["tags"], "mine")]
+    #[case::flow_quoted(&["tags"], "a, b")]
+    #[case::comma(&["aliases"], "Marsh")]
+    fn list_round_trip(#[case] keys: &[&str], #[case] item: &str) {
+        for before in variants(NOTE) {
+            let after = list_add(&before, keys, item).expect("add");
+            assert_ne!(after, before);
+            assert_eq!(
+                list_add(&after, keys, item).expect("add again"),
+                after,
+                "not a no-op"
+            );
+            assert_eq!(list_remove(&after, keys, item).expect("remove"), before);
+        }
+    }
+
+    #[rstest]
+    #[case::block_first("---\ninv:\n  - a\n  - b\n---\n", "A", "---\ninv:\n  - b\n---\n")]
+    #[case::block_only(
+        "---\ninv:  # c\n  - a\nx: 1\n---\n",
+        "a",
+        "---\ninv: []  # c\nx: 1\n---\n"
+    )]
+    #[case::block_continuation(
+        "---\ninv:\n  - name: a\n    w: 1\n  - b\n---\n",
+        "b",
+        "---\ninv:\n  - name: a\n    w: 1\n---\n"
+    )]
+    #[case::flow_first("---\ninv: [a, b, c]\n---\n", "a", "---\ninv: [b, c]\n---\n")]
+    #[case::flow_middle("---\ninv: [a, 'b', c]\n---\n", "B", "---\ninv: [a, c]\n---\n")]
+    #[case::flow_only("---\ninv: [ \"a\" ] # c\n---\n", "a", "---\ninv: [] # c\n---\n")]
+    #[case::comma_only("---\ninv: a\n---\n", " a ", "---\ninv: []\n---\n")]
+    #[case::comma_last("---\ninv: a,b, c # x\n---\n", "c", "---\ninv: a,b # x\n---\n")]
+    #[case::crlf(
+        "---\r\ninv:\r\n- a\r\n- b\r\n---\r\n",
+        "a",
+        "---\r\ninv:\r\n- b\r\n---\r\n"
+    )]
+    fn list_remove_cases(#[case] before: &str, #[case] item: &str, #[case] after: &str) {
+        assert_eq!(list_remove(before, &["inv"], item).expect("remove"), after);
+    }
+
+    #[rstest]
+    #[case::not_found("---\ninv: [a]\n---\n", EditError::ItemNotFound { key: "inv".into(), item: "z".into(), line: 2 })]
+    #[case::empty("---\ninv: []\n---\n", EditError::ItemNotFound { key: "inv".into(), item: "z".into(), line: 2 })]
+    #[case::missing_key("---\nx: 1\n---\n", EditError::KeyNotFound { key: "inv".into() })]
+    #[case::quoted("---\ninv: \"z\"\n---\n", EditError::NotAList { key: "inv".into(), line: 2, why: "it holds no list".into() })]
+    fn list_remove_errors(#[case] before: &str, #[case] err: EditError) {
+        assert_eq!(list_remove(before, &["inv"], "z"), Err(err));
+    }
+
+    #[test]
+    fn list_add_errors() {
+        assert!(matches!(
+            list_add("---\ninv: a, b\n---\n", &["inv"], "c, d"),
+            Err(EditError::InvalidText { .. })
+        ));
+        assert!(matches!(
+            list_add("---\ninv: \"a\"\n---\n", &["inv"], "c"),
+            Err(EditError::NotAList { .. })
+        ));
+        assert!(matches!(
+            list_add("---\ninv:\n  a: 1\n---\n", &["inv"], "c"),
+            Err(EditError::NotAList { .. })
+        ));
+        assert!(matches!(
+            list_add("---\ninv: []\n---\n", &["inv"], " "),
+            Err(EditError::InvalidText { .. })
+        ));
+        assert!(matches!(
+            list_add("---\ninv: []\n", &["inv"], "a"),
+            Err(EditError::UnterminatedFrontmatter { line: 1 })
+        ));
+    }
+
+    #[rstest]
+    #[case::plain("Ida Marsh", &[("role", text("assayer")), ("hp", Scalar::Int(12))], "Body.", "---\nrole: assayer\nhp: 12\n---\n# Ida Marsh\n\nBody.\n")]
+    #[case::quoted("The Canary", &[("location", text("[[Coldharrow]]")), ("note", text("a: b")), ("n", text("12"))], "", "---\nlocation: \"[[Coldharrow]]\"\nnote: \"a: b\"\nn: \"12\"\n---\n# The Canary\n")]
+    #[case::no_frontmatter("X", &[], "b\n\n", "# X\n\nb\n")]
+    fn new_note_cases(
+        #[case] name: &str,
+        #[case] fm: &[(&str, Scalar)],
+        #[case] body: &str,
+        #[case] want: &str,
+    ) {
+        let note = new_note(name, fm, body);
+        assert_eq!(note, want);
+        for (k, v) in fm {
+            let got = get_scalar(&note, &[k]).expect("key").1;
+            match v {
+                Scalar::Int(n) => assert_eq!(got, n.to_string()),
+                Scalar::Text(t) => assert_eq!(&got, t),
+            }
+        }
+    }
+
+    #[test]
+    fn bold_bullet_after_heading_thread_is_its_own_thread() {
+        let t = "## High\n### A\nsummary\n- plain bullet belongs to A\n- **B** — own thread\n";
+        let after = thread_move(t, "B", "Low").expect("move");
+        assert_eq!(after, "## High\n### A\nsummary\n- plain bullet belongs to A\n\n## Low\n- **B** — own thread\n");
+        assert!(matches!(
+            thread_move(t, "plain bullet belongs to A", "Low"),
+            Err(EditError::ThreadNotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn edited_values_read_back_through_the_vault_parser() {
+        // The edited note still reads as YAML with the new value (a guard against quoting bugs).
+        for v in [
+            "[[A]]",
+            "a: b",
+            "x #y",
+            "12",
+            "true",
+            "",
+            " lead",
+            "it's",
+            "back\\slash \"q\"",
+            "- x",
+            "@x",
+            "%x",
+            "`x`",
+        ] {
+            let t = set_scalar("---\nk: old\nq: 'old'\nd: \"old\"\n---\n", &["k"], &text(v))
+                .expect("set");
+            let t = set_scalar(&t, &["q"], &text(v)).expect("set");
+            let t = set_scalar(&t, &["d"], &text(v)).expect("set");
+            let note = crate::vault::Note::parse("n.md", t.as_bytes());
+            assert!(note.diagnostics.is_empty(), "{t}: {:?}", note.diagnostics);
+            for k in ["k", "q", "d"] {
+                assert_eq!(get_scalar(&t, &[k]).expect("key").1, v, "{t}");
+                let read = note.frontmatter.text(&[k]).unwrap_or_default();
+                // The vault trims text values.
+                assert_eq!(read, v.trim(), "the vault reads {k} differently in\n{t}");
+            }
         }
     }
 }
