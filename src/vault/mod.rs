@@ -5,6 +5,7 @@
 
 pub mod boundary;
 pub mod diagnostic;
+pub mod edit;
 pub mod frontmatter;
 pub mod links;
 pub mod markdown;
