@@ -550,14 +550,15 @@ struct Entry {
 /// The key of a top-level line (`key: ...` at column 0): (key, byte after the colon).
 fn key_of(t: &str) -> Option<(String, usize)> {
     let first = t.chars().next()?;
+    // Indented lines, comments, list items and flow or anchor starts are not keys.
     if matches!(
         first,
-        ' ' | '\t' | '#' | '-' | '[' | '{' | '&' | '*' | '!' | '|' | '>'
-    ) && !(first == '-' && !t.starts_with("- ") && t != "-" && !t.starts_with("---"))
+        ' ' | '\t' | '#' | '[' | '{' | '&' | '*' | '!' | '|' | '>'
+    ) || t == "-"
+        || t.starts_with("- ")
+        || t.starts_with("---")
+        || t.starts_with("...")
     {
-        return None;
-    }
-    if t.starts_with("---") || t.starts_with("...") {
         return None;
     }
     if first == '"' || first == '\'' {
@@ -2795,6 +2796,202 @@ mod tests {
                 let read = note.frontmatter.text(&[k]).unwrap_or_default();
                 // The vault trims text values.
                 assert_eq!(read, v.trim(), "the vault reads {k} differently in\n{t}");
+            }
+        }
+    }
+
+    mod prop {
+        use super::super::*;
+        use super::one_line_changed;
+        use proptest::prelude::*;
+
+        /// How a generated key holds its value.
+        #[derive(Debug, Clone)]
+        enum Gen {
+            Int(i64),
+            Plain(String),
+            Single(String),
+            Double(String),
+            Flow(Vec<String>, bool),
+            Block(Vec<String>, usize, bool),
+            Comma(Vec<String>),
+        }
+
+        #[derive(Debug, Clone)]
+        struct Fm {
+            entries: Vec<(String, Gen, Option<String>)>,
+            crlf: bool,
+            bom: bool,
+            final_nl: bool,
+        }
+
+        fn word() -> impl Strategy<Value = String> {
+            "w[a-z]{0,6}"
+        }
+
+        fn any_text() -> impl Strategy<Value = String> {
+            "[a-zA-Z0-9 :#'\"\\[\\]\\\\,-]{0,12}"
+        }
+
+        fn gen() -> impl Strategy<Value = Gen> {
+            prop_oneof![
+                any::<i32>().prop_map(|n| Gen::Int(n.into())),
+                word().prop_map(Gen::Plain),
+                any_text().prop_map(Gen::Single),
+                any_text().prop_map(Gen::Double),
+                (prop::collection::vec(word(), 0..4), any::<bool>())
+                    .prop_map(|(v, tight)| Gen::Flow(v, tight)),
+                (
+                    prop::collection::vec(word(), 1..4),
+                    0usize..4,
+                    any::<bool>()
+                )
+                    .prop_map(|(v, ind, c)| Gen::Block(v, ind, c)),
+                prop::collection::vec(word(), 1..4).prop_map(Gen::Comma),
+            ]
+        }
+
+        fn fm() -> impl Strategy<Value = Fm> {
+            (
+                prop::collection::vec((gen(), prop::option::of("[a-z ]{0,8}"), 0usize..3), 1..8),
+                any::<bool>(),
+                any::<bool>(),
+                any::<bool>(),
+            )
+                .prop_map(|(es, crlf, bom, final_nl)| Fm {
+                    entries: es
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (g, c, case))| {
+                            let key = match case {
+                                0 => format!("key{i}"),
+                                1 => format!("Key{i}"),
+                                _ => format!("KEY_{i}"),
+                            };
+                            (key, g, c)
+                        })
+                        .collect(),
+                    crlf,
+                    bom,
+                    final_nl,
+                })
+        }
+
+        fn render(f: &Fm) -> String {
+            let mut lines: Vec<String> = vec!["---".into()];
+            let comment =
+                |c: &Option<String>| c.as_ref().map_or(String::new(), |c| format!("  # {c}"));
+            for (k, g, c) in &f.entries {
+                let c = comment(c);
+                match g {
+                    Gen::Int(n) => lines.push(format!("{k}: {n}{c}")),
+                    Gen::Plain(w) => lines.push(format!("{k}: {w}{c}")),
+                    Gen::Single(t) => lines.push(format!("{k}: {}{c}", single_quote(t))),
+                    Gen::Double(t) => lines.push(format!("{k}: {}{c}", double_quote(t))),
+                    Gen::Flow(v, tight) => {
+                        let sep = if *tight { "," } else { ", " };
+                        lines.push(format!("{k}: [{}]{c}", v.join(sep)));
+                    }
+                    Gen::Block(v, ind, last_comment) => {
+                        lines.push(format!("{k}:{c}"));
+                        for (j, it) in v.iter().enumerate() {
+                            let tail = if *last_comment && j + 1 == v.len() {
+                                " # last"
+                            } else {
+                                ""
+                            };
+                            lines.push(format!("{}- {it}{tail}", " ".repeat(*ind)));
+                        }
+                    }
+                    Gen::Comma(v) => lines.push(format!("{k}: {}{c}", v.join(", "))),
+                }
+                if c.is_empty() {
+                    lines.push("# a comment line".into());
+                }
+            }
+            lines.push("---".into());
+            lines.push("# Title".into());
+            lines.push(String::new());
+            lines.push("key0: not frontmatter".into());
+            let eol = if f.crlf { "\r\n" } else { "\n" };
+            let mut t = lines.join(eol);
+            if f.final_nl {
+                t.push_str(eol);
+            }
+            if f.bom {
+                t.insert(0, '\u{feff}');
+            }
+            t
+        }
+
+        /// An edit and the value to restore.
+        #[derive(Debug, Clone)]
+        enum Op {
+            Set(String, Scalar),
+            Add(String, String),
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+            #[test]
+            fn edits_then_inverses_give_back_the_bytes(
+                f in fm(),
+                picks in prop::collection::vec((any::<prop::sample::Index>(), any::<i32>(), word(), any_text(), any::<bool>()), 1..10),
+            ) {
+                let original = render(&f);
+                // What each scalar key holds now (the value an inverse restores).
+                let mut current: Vec<Option<Scalar>> = f.entries.iter().map(|(_, g, _)| match g {
+                    Gen::Int(n) => Some(Scalar::Int(*n)),
+                    Gen::Plain(w) => Some(Scalar::Text(w.clone())),
+                    Gen::Single(t) | Gen::Double(t) => Some(Scalar::Text(t.clone())),
+                    _ => None,
+                }).collect();
+                let mut ops = Vec::new();
+                let mut text = original.clone();
+                for (n, (ix, num, w, t, use_num)) in picks.into_iter().enumerate() {
+                    let i = ix.index(f.entries.len());
+                    let (key, g, _) = &f.entries[i];
+                    // Synonyms: a key the note lacks first, matched case-insensitively.
+                    let keys = ["absent", &key.to_lowercase()];
+                    match &mut current[i] {
+                        Some(old) => {
+                            let quoted = matches!(g, Gen::Single(_) | Gen::Double(_));
+                            let new = if use_num { Scalar::Int(num.into()) } else if quoted { Scalar::Text(t) } else { Scalar::Text(w) };
+                            // A number written over quoted text drops the quotes; keep the
+                            // quoting regime so the inverse can restore it exactly.
+                            let new = match (&new, quoted) {
+                                (Scalar::Int(k), true) => Scalar::Text(k.to_string()),
+                                _ => new,
+                            };
+                            let next = set_scalar(&text, &keys, &new).expect("set");
+                            if next != text {
+                                one_line_changed(&text, &next);
+                            }
+                            let got = get_scalar(&next, &keys).expect("key").1;
+                            match &new {
+                                Scalar::Int(k) => prop_assert_eq!(got, k.to_string()),
+                                Scalar::Text(s) => prop_assert_eq!(&got, s),
+                            }
+                            ops.push(Op::Set(key.clone(), old.clone()));
+                            *old = new;
+                            text = next;
+                        }
+                        None => {
+                            let item = format!("fresh{n}");
+                            let next = list_add(&text, &keys, &item).expect("add");
+                            prop_assert_ne!(&next, &text);
+                            ops.push(Op::Add(key.clone(), item));
+                            text = next;
+                        }
+                    }
+                }
+                for op in ops.into_iter().rev() {
+                    text = match op {
+                        Op::Set(k, old) => set_scalar(&text, &[&k], &old).expect("undo set"),
+                        Op::Add(k, item) => list_remove(&text, &[&k], &item).expect("undo add"),
+                    };
+                }
+                prop_assert_eq!(text, original);
             }
         }
     }
