@@ -355,6 +355,17 @@ enum Quote {
     Plain,
     Single,
     Double,
+    /// An unquoted `[[wikilink]]` (YAML reads a list in a list; the vault reads the link).
+    Link,
+}
+
+/// Whether text is one `[[wikilink]]` that can stay unquoted where an unquoted one was.
+fn is_bare_link(s: &str) -> bool {
+    s.strip_prefix("[[")
+        .and_then(|r| r.strip_suffix("]]"))
+        .is_some_and(|inner| {
+            !inner.trim().is_empty() && !inner.contains(['[', ']', ',', '{', '}', '\n'])
+        })
 }
 
 /// Renders text for YAML given the old value's quote style.
@@ -363,6 +374,7 @@ fn render_text(s: &str, old: Quote) -> String {
     match old {
         Quote::Single if !needs_double => single_quote(s),
         Quote::Double => double_quote(s),
+        Quote::Link if is_bare_link(s) => s.to_string(),
         _ if plain_ok(s) => s.to_string(),
         _ => double_quote(s),
     }
@@ -621,6 +633,8 @@ fn entries(doc: &Doc, open: usize, close: usize) -> Vec<Entry> {
             Kind::Unsupported("holds a value over several lines")
         } else if v.starts_with('&') || v.starts_with('!') || v.starts_with('*') {
             Kind::Unsupported("uses a YAML anchor, alias or tag")
+        } else if is_bare_link(v) {
+            Kind::Scalar(Quote::Link)
         } else if v.starts_with('[') {
             if flow_len(v) == Some(v.len()) {
                 Kind::Flow
@@ -1036,6 +1050,14 @@ pub fn list_add(text: &str, keys: &[&str], item: &str) -> Result<String, EditErr
                 }
             }
         },
+        Kind::Scalar(Quote::Link) => {
+            let old = &t[e.value.0..e.value.1];
+            if norm_item(old) == want {
+                return Ok(text.to_string());
+            }
+            let new = format!("[{}, {}]", double_quote(old), flow_item(item));
+            f.splice(e.line, e.value, &new);
+        }
         Kind::Scalar(_) => {
             return Err(EditError::NotAList {
                 key: e.key.clone(),
@@ -1114,6 +1136,7 @@ pub fn list_remove(text: &str, keys: &[&str], item: &str) -> Result<String, Edit
             let items = split_items(&t, e.value.0, e.value.1);
             remove_inline(&mut f, &items, e.value, "[]")?;
         }
+        Kind::Scalar(Quote::Link) => remove_inline(&mut f, &[e.value], e.value, "[]")?,
         Kind::Empty | Kind::Null => return Err(not_found(&e.key, e.line)),
         _ => {
             return Err(EditError::NotAList {
@@ -2798,6 +2821,44 @@ mod tests {
                 assert_eq!(read, v.trim(), "the vault reads {k} differently in\n{t}");
             }
         }
+    }
+
+    #[rstest]
+    #[case::link_to_link(
+        "---\nlocation: [[The Brass Canary]] # c\n---\n",
+        text("[[Shaft Nine#Adit|the adit]]"),
+        "---\nlocation: [[Shaft Nine#Adit|the adit]] # c\n---\n"
+    )]
+    #[case::link_to_text(
+        "---\nlocation: [[The Brass Canary]]\n---\n",
+        text("the depot"),
+        "---\nlocation: the depot\n---\n"
+    )]
+    #[case::link_to_odd(
+        "---\nlocation: [[The Brass Canary]]\n---\n",
+        text("[[a, b]]"),
+        "---\nlocation: \"[[a, b]]\"\n---\n"
+    )]
+    fn unquoted_wikilinks(#[case] before: &str, #[case] v: Scalar, #[case] after: &str) {
+        assert_eq!(set_scalar(before, &["location"], &v).expect("set"), after);
+        assert_eq!(
+            get_scalar(before, &["location"]).expect("key").1,
+            "[[The Brass Canary]]"
+        );
+    }
+
+    #[test]
+    fn unquoted_wikilink_as_a_list() {
+        let t = "---\nallies: [[Jonah]]\n---\n";
+        assert_eq!(list_add(t, &["allies"], "[[jonah]]").expect("add"), t);
+        assert_eq!(
+            list_add(t, &["allies"], "[[Ida Marsh]]").expect("add"),
+            "---\nallies: [\"[[Jonah]]\", \"[[Ida Marsh]]\"]\n---\n"
+        );
+        assert_eq!(
+            list_remove(t, &["allies"], "[[Jonah]]").expect("remove"),
+            "---\nallies: []\n---\n"
+        );
     }
 
     mod prop {
