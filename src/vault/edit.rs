@@ -1165,7 +1165,7 @@ pub fn new_note(name: &str, frontmatter: &[(&str, Scalar)], body: &str) -> Strin
         }
         out.push_str("---\n");
     }
-    let _ = writeln!(out, "# {}", name.trim());
+    let _ = writeln!(out, "# {}", name.replace(['\r', '\n'], " ").trim());
     let body = body.trim_end_matches(['\r', '\n']);
     if !body.trim().is_empty() {
         out.push('\n');
@@ -1819,7 +1819,12 @@ fn place_thread(doc: &mut Doc, name: &str, block: Vec<Line>, heading: bool, orde
         doc.lines.splice(last + 1..last + 1, new);
         return;
     }
-    let title = doc.line(format!("## {}", name.trim()));
+    // A conventional section is written as the template writes it (`## Resolved`).
+    let canonical = match rank(name) {
+        Some(r) => ["Urgent", "High", "Medium", "Low", "Resolved"][r].to_string(),
+        None => name.trim().to_string(),
+    };
+    let title = doc.line(format!("## {canonical}"));
     let after: Vec<Line> = (0..sp.after_heading).map(|_| blank(doc)).collect();
     let before_next = ordered.then(|| rank(name)).flatten().and_then(|r| {
         sections
@@ -2858,6 +2863,19 @@ mod tests {
         assert_eq!(
             list_remove(t, &["allies"], "[[Jonah]]").expect("remove"),
             "---\nallies: []\n---\n"
+        );
+    }
+
+    #[test]
+    fn created_sections_use_the_conventional_spelling() {
+        let t = "## High\r\n- **A** — x\r\n";
+        assert_eq!(
+            thread_move(t, "a", "resolved").expect("move"),
+            "## High\r\n\r\n## Resolved\r\n- **A** — x\r\n"
+        );
+        assert_eq!(
+            thread_add(t, "urgent", "B", "y", None).expect("add"),
+            "## Urgent\r\n- **B** — y\r\n\r\n## High\r\n- **A** — x\r\n"
         );
     }
 
