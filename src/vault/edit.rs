@@ -2443,6 +2443,11 @@ mod tests {
     /// Asserts `after` is `before` with the lines of `block` moved, and nothing else changed
     /// but blank lines.
     fn only_moved(before: &str, after: &str, block: &str) {
+        only_moved_to(before, after, block, None);
+    }
+
+    /// [`only_moved`], allowing one new section heading `added` in `after`.
+    fn only_moved_to(before: &str, after: &str, block: &str, added: Option<&str>) {
         let block_lines = lines(block);
         let strip = |s: &str| -> Vec<String> {
             let all: Vec<&str> = lines(s);
@@ -2456,8 +2461,12 @@ mod tests {
                 .map(|l| l.trim_end_matches(['\r', '\n']).to_string())
                 .collect()
         };
-        assert_eq!(strip(before), strip(after), "\n{before}\n---\n{after}");
-        assert_eq!(content_lines(before).len(), content_lines(after).len());
+        let mut now = strip(after);
+        if let Some(h) = added {
+            let at = now.iter().position(|l| l == h).expect("new heading");
+            now.remove(at);
+        }
+        assert_eq!(strip(before), now, "\n{before}\n---\n{after}");
     }
 
     #[rstest]
@@ -3071,6 +3080,100 @@ mod tests {
                     };
                 }
                 prop_assert_eq!(text, original);
+            }
+        }
+        /// A generated open-threads file: sections of threads in either style.
+        fn threads_file() -> impl Strategy<Value = (String, Vec<String>)> {
+            let thread = (any::<bool>(), 0usize..3, any::<bool>());
+            let section = (0usize..5, prop::collection::vec(thread, 0..4), 0usize..3);
+            (
+                prop::collection::vec(section, 1..5),
+                any::<bool>(),
+                any::<bool>(),
+                0usize..2,
+            )
+                .prop_map(|(sections, crlf, bom, gap)| {
+                    let names = ["Urgent", "High", "Medium", "Low", "Resolved"];
+                    let mut lines: Vec<String> = vec!["# Open Threads".into()];
+                    let mut titles = Vec::new();
+                    let mut used = std::collections::HashSet::new();
+                    for (k, (name, threads, after)) in sections.into_iter().enumerate() {
+                        if !used.insert(name) {
+                            continue;
+                        }
+                        lines.extend(std::iter::repeat_n(
+                            String::new(),
+                            gap.max(usize::from(k > 0)),
+                        ));
+                        lines.push(format!("## {}", names[name]));
+                        if !threads.is_empty() {
+                            lines.extend(std::iter::repeat_n(String::new(), after.min(1)));
+                        }
+                        for (j, (heading, extra, next)) in threads.into_iter().enumerate() {
+                            let title = format!("Thread {k}-{j}");
+                            if heading {
+                                if j > 0 {
+                                    lines.push(String::new());
+                                }
+                                lines.push(format!("### {title}"));
+                                for e in 0..extra {
+                                    lines.push(format!("Summary {e} of [[{title}]]."));
+                                }
+                                if next {
+                                    lines.push("→ Next: act.".into());
+                                }
+                            } else {
+                                lines.push(format!("- **{title}** — summary"));
+                                for e in 0..extra {
+                                    lines.push(format!("  more {e}"));
+                                }
+                                if next {
+                                    lines.push("  → Next: act.".into());
+                                }
+                            }
+                            titles.push(title);
+                        }
+                    }
+                    let eol = if crlf { "\r\n" } else { "\n" };
+                    let mut t = lines.join(eol);
+                    t.push_str(eol);
+                    if bom {
+                        t.insert(0, '\u{feff}');
+                    }
+                    (t, titles)
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+            #[test]
+            fn thread_move_only_moves_the_block(
+                (text, titles) in threads_file(),
+                pick in any::<prop::sample::Index>(),
+                to in 0usize..5,
+            ) {
+                prop_assume!(!titles.is_empty());
+                let title = &titles[pick.index(titles.len())];
+                let to = ["Urgent", "High", "Medium", "Low", "Resolved"][to];
+                let after = thread_move(&text, title, to).expect("move");
+                let doc = Doc::parse(&text);
+                let (_, threads) = parse_threads(&doc);
+                let t = find_thread(&threads, title).expect("thread");
+                let block: String = doc.lines[t.start..t.end]
+                    .iter()
+                    .map(|l| format!("{}{}", l.text, l.eol))
+                    .collect();
+                let heading = format!("## {to}");
+                let existed = text.lines().any(|l| l.trim_end() == heading);
+                super::only_moved_to(&text, &after, &block, (!existed).then_some(heading.as_str()));
+                prop_assert!(!after.contains("\n\n\n") && !after.contains("\r\n\r\n\r\n"), "{}", after);
+                // The thread is now in `to`, and found exactly once.
+                let doc2 = Doc::parse(&after);
+                let (sections, threads) = parse_threads(&doc2);
+                let moved = find_thread(&threads, title).expect("still there");
+                let sec = moved.section.and_then(|k| sections.get(k)).expect("in a section");
+                prop_assert_eq!(sec.name.as_str(), to);
+                prop_assert_eq!(threads.len(), titles.len());
             }
         }
     }
