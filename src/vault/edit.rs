@@ -3176,5 +3176,66 @@ mod tests {
                 prop_assert_eq!(threads.len(), titles.len());
             }
         }
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+            #[test]
+            fn append_event_adds_exactly_one_line_to_an_existing_day(
+                days in prop::collection::vec((1i64..30, 0usize..4, 0usize..3, any::<bool>()), 1..6),
+                pick in any::<prop::sample::Index>(),
+                crlf in any::<bool>(),
+                final_nl in any::<bool>(),
+            ) {
+                let mut seen = std::collections::HashSet::new();
+                let days: Vec<_> = days.into_iter().filter(|d| seen.insert(d.0)).collect();
+                let eol = if crlf { "\r\n" } else { "\n" };
+                let mut lines = vec!["# Timeline".to_string()];
+                for (d, n, marker, suffix) in &days {
+                    lines.push(String::new());
+                    lines.push(if *suffix { format!("## Day {d} — dusk") } else { format!("## Day {d}") });
+                    for k in 0..*n {
+                        lines.push(match marker {
+                            0 => format!("- event {k}"),
+                            1 => format!("* event {k}"),
+                            _ => format!("{}. event {k}", k + 1),
+                        });
+                    }
+                }
+                let mut text = lines.join(eol);
+                if final_nl {
+                    text.push_str(eol);
+                }
+                let day = days[pick.index(days.len())].0;
+                let after = append_event(&text, day, Some("noon"), "NEW").expect("append");
+                let (b, a) = (super::lines(&text), super::lines(&after));
+                prop_assert_eq!(a.len(), b.len() + 1);
+                let at = (0..a.len()).find(|&i| a[i].contains("NEW")).expect("new line");
+                let mut without: Vec<&str> = a.clone();
+                without.remove(at);
+                // The line before the new one may have gained the line end the file lacked.
+                let rebuilt: String = without.concat();
+                let trimmed = |s: &str| s.trim_end_matches(['\r', '\n']).to_string();
+                prop_assert_eq!(trimmed(&rebuilt), trimmed(&text));
+                prop_assert_eq!(after.ends_with('\n'), text.ends_with('\n') || text.is_empty());
+            }
+
+            #[test]
+            fn set_temporal_and_back(
+                day in -5i64..500,
+                time in "[a-z \"\\\\]{0,10}",
+                spaced in any::<bool>(),
+            ) {
+                let original = if spaced {
+                    "{\n  \"current_day\": 6,\n  \"current_time\": \"evening\"\n}\n"
+                } else {
+                    "{\"current_day\":6,\"current_time\":\"evening\"}"
+                };
+                let t = set_temporal(original, Some(day), Some(&time)).expect("set");
+                let v: serde_json::Value = serde_json::from_str(&t).expect("json");
+                prop_assert_eq!(v["current_day"].as_i64(), Some(day));
+                prop_assert_eq!(v["current_time"].as_str(), Some(time.as_str()));
+                let back = set_temporal(&t, Some(6), Some("evening")).expect("back");
+                prop_assert_eq!(back, original);
+            }
+        }
     }
 }
