@@ -1477,11 +1477,14 @@ pub fn set_temporal(text: &str, day: Option<i64>, time: Option<&str>) -> Result<
     }
     match serde_json::from_str::<serde_json::Value>(body) {
         Err(e) => {
+            // serde_json ends its message with the position, which the error gives already.
+            let full = e.to_string();
+            let at = format!(" at line {} column {}", e.line(), e.column());
             return Err(EditError::InvalidJson {
                 line: e.line(),
                 column: e.column(),
-                message: e.to_string(),
-            })
+                message: full.strip_suffix(&at).unwrap_or(&full).to_string(),
+            });
         }
         Ok(serde_json::Value::Object(_)) => {}
         Ok(_) => return Err(EditError::JsonNotAnObject),
@@ -2421,7 +2424,10 @@ mod tests {
     #[case::unclosed("{\n\"current_day\": 6\n", 3)]
     fn set_temporal_invalid_json(#[case] before: &str, #[case] line: usize) {
         match set_temporal(before, Some(1), None) {
-            Err(EditError::InvalidJson { line: l, .. }) => assert_eq!(l, line),
+            Err(e @ EditError::InvalidJson { line: l, .. }) => {
+                assert_eq!(l, line);
+                assert_eq!(e.to_string().matches("line").count(), 1, "{e}");
+            }
             other => panic!("expected invalid JSON, got {other:?}"),
         }
         assert_eq!(
