@@ -355,6 +355,17 @@ enum Quote {
     Plain,
     Single,
     Double,
+    /// An unquoted `[[wikilink]]` (YAML reads a list in a list; the vault reads the link).
+    Link,
+}
+
+/// Whether text is one `[[wikilink]]` that can stay unquoted where an unquoted one was.
+fn is_bare_link(s: &str) -> bool {
+    s.strip_prefix("[[")
+        .and_then(|r| r.strip_suffix("]]"))
+        .is_some_and(|inner| {
+            !inner.trim().is_empty() && !inner.contains(['[', ']', ',', '{', '}', '\n'])
+        })
 }
 
 /// Renders text for YAML given the old value's quote style.
@@ -363,6 +374,7 @@ fn render_text(s: &str, old: Quote) -> String {
     match old {
         Quote::Single if !needs_double => single_quote(s),
         Quote::Double => double_quote(s),
+        Quote::Link if is_bare_link(s) => s.to_string(),
         _ if plain_ok(s) => s.to_string(),
         _ => double_quote(s),
     }
@@ -550,14 +562,15 @@ struct Entry {
 /// The key of a top-level line (`key: ...` at column 0): (key, byte after the colon).
 fn key_of(t: &str) -> Option<(String, usize)> {
     let first = t.chars().next()?;
+    // Indented lines, comments, list items and flow or anchor starts are not keys.
     if matches!(
         first,
-        ' ' | '\t' | '#' | '-' | '[' | '{' | '&' | '*' | '!' | '|' | '>'
-    ) && !(first == '-' && !t.starts_with("- ") && t != "-" && !t.starts_with("---"))
+        ' ' | '\t' | '#' | '[' | '{' | '&' | '*' | '!' | '|' | '>'
+    ) || t == "-"
+        || t.starts_with("- ")
+        || t.starts_with("---")
+        || t.starts_with("...")
     {
-        return None;
-    }
-    if t.starts_with("---") || t.starts_with("...") {
         return None;
     }
     if first == '"' || first == '\'' {
@@ -620,6 +633,8 @@ fn entries(doc: &Doc, open: usize, close: usize) -> Vec<Entry> {
             Kind::Unsupported("holds a value over several lines")
         } else if v.starts_with('&') || v.starts_with('!') || v.starts_with('*') {
             Kind::Unsupported("uses a YAML anchor, alias or tag")
+        } else if is_bare_link(v) {
+            Kind::Scalar(Quote::Link)
         } else if v.starts_with('[') {
             if flow_len(v) == Some(v.len()) {
                 Kind::Flow
@@ -1035,6 +1050,14 @@ pub fn list_add(text: &str, keys: &[&str], item: &str) -> Result<String, EditErr
                 }
             }
         },
+        Kind::Scalar(Quote::Link) => {
+            let old = &t[e.value.0..e.value.1];
+            if norm_item(old) == want {
+                return Ok(text.to_string());
+            }
+            let new = format!("[{}, {}]", double_quote(old), flow_item(item));
+            f.splice(e.line, e.value, &new);
+        }
         Kind::Scalar(_) => {
             return Err(EditError::NotAList {
                 key: e.key.clone(),
@@ -1113,6 +1136,7 @@ pub fn list_remove(text: &str, keys: &[&str], item: &str) -> Result<String, Edit
             let items = split_items(&t, e.value.0, e.value.1);
             remove_inline(&mut f, &items, e.value, "[]")?;
         }
+        Kind::Scalar(Quote::Link) => remove_inline(&mut f, &[e.value], e.value, "[]")?,
         Kind::Empty | Kind::Null => return Err(not_found(&e.key, e.line)),
         _ => {
             return Err(EditError::NotAList {
@@ -1141,7 +1165,7 @@ pub fn new_note(name: &str, frontmatter: &[(&str, Scalar)], body: &str) -> Strin
         }
         out.push_str("---\n");
     }
-    let _ = writeln!(out, "# {}", name.trim());
+    let _ = writeln!(out, "# {}", name.replace(['\r', '\n'], " ").trim());
     let body = body.trim_end_matches(['\r', '\n']);
     if !body.trim().is_empty() {
         out.push('\n');
@@ -1453,11 +1477,14 @@ pub fn set_temporal(text: &str, day: Option<i64>, time: Option<&str>) -> Result<
     }
     match serde_json::from_str::<serde_json::Value>(body) {
         Err(e) => {
+            // serde_json ends its message with the position, which the error gives already.
+            let full = e.to_string();
+            let at = format!(" at line {} column {}", e.line(), e.column());
             return Err(EditError::InvalidJson {
                 line: e.line(),
                 column: e.column(),
-                message: e.to_string(),
-            })
+                message: full.strip_suffix(&at).unwrap_or(&full).to_string(),
+            });
         }
         Ok(serde_json::Value::Object(_)) => {}
         Ok(_) => return Err(EditError::JsonNotAnObject),
@@ -1795,7 +1822,12 @@ fn place_thread(doc: &mut Doc, name: &str, block: Vec<Line>, heading: bool, orde
         doc.lines.splice(last + 1..last + 1, new);
         return;
     }
-    let title = doc.line(format!("## {}", name.trim()));
+    // A conventional section is written as the template writes it (`## Resolved`).
+    let canonical = match rank(name) {
+        Some(r) => ["Urgent", "High", "Medium", "Low", "Resolved"][r].to_string(),
+        None => name.trim().to_string(),
+    };
+    let title = doc.line(format!("## {canonical}"));
     let after: Vec<Line> = (0..sp.after_heading).map(|_| blank(doc)).collect();
     let before_next = ordered.then(|| rank(name)).flatten().and_then(|r| {
         sections
@@ -2392,7 +2424,10 @@ mod tests {
     #[case::unclosed("{\n\"current_day\": 6\n", 3)]
     fn set_temporal_invalid_json(#[case] before: &str, #[case] line: usize) {
         match set_temporal(before, Some(1), None) {
-            Err(EditError::InvalidJson { line: l, .. }) => assert_eq!(l, line),
+            Err(e @ EditError::InvalidJson { line: l, .. }) => {
+                assert_eq!(l, line);
+                assert_eq!(e.to_string().matches("line").count(), 1, "{e}");
+            }
             other => panic!("expected invalid JSON, got {other:?}"),
         }
         assert_eq!(
@@ -2414,6 +2449,11 @@ mod tests {
     /// Asserts `after` is `before` with the lines of `block` moved, and nothing else changed
     /// but blank lines.
     fn only_moved(before: &str, after: &str, block: &str) {
+        only_moved_to(before, after, block, None);
+    }
+
+    /// [`only_moved`], allowing one new section heading `added` in `after`.
+    fn only_moved_to(before: &str, after: &str, block: &str, added: Option<&str>) {
         let block_lines = lines(block);
         let strip = |s: &str| -> Vec<String> {
             let all: Vec<&str> = lines(s);
@@ -2427,8 +2467,12 @@ mod tests {
                 .map(|l| l.trim_end_matches(['\r', '\n']).to_string())
                 .collect()
         };
-        assert_eq!(strip(before), strip(after), "\n{before}\n---\n{after}");
-        assert_eq!(content_lines(before).len(), content_lines(after).len());
+        let mut now = strip(after);
+        if let Some(h) = added {
+            let at = now.iter().position(|l| l == h).expect("new heading");
+            now.remove(at);
+        }
+        assert_eq!(strip(before), now, "\n{before}\n---\n{after}");
     }
 
     #[rstest]
@@ -2795,6 +2839,408 @@ mod tests {
                 let read = note.frontmatter.text(&[k]).unwrap_or_default();
                 // The vault trims text values.
                 assert_eq!(read, v.trim(), "the vault reads {k} differently in\n{t}");
+            }
+        }
+    }
+
+    #[rstest]
+    #[case::link_to_link(
+        "---\nlocation: [[The Brass Canary]] # c\n---\n",
+        text("[[Shaft Nine#Adit|the adit]]"),
+        "---\nlocation: [[Shaft Nine#Adit|the adit]] # c\n---\n"
+    )]
+    #[case::link_to_text(
+        "---\nlocation: [[The Brass Canary]]\n---\n",
+        text("the depot"),
+        "---\nlocation: the depot\n---\n"
+    )]
+    #[case::link_to_odd(
+        "---\nlocation: [[The Brass Canary]]\n---\n",
+        text("[[a, b]]"),
+        "---\nlocation: \"[[a, b]]\"\n---\n"
+    )]
+    fn unquoted_wikilinks(#[case] before: &str, #[case] v: Scalar, #[case] after: &str) {
+        assert_eq!(set_scalar(before, &["location"], &v).expect("set"), after);
+        assert_eq!(
+            get_scalar(before, &["location"]).expect("key").1,
+            "[[The Brass Canary]]"
+        );
+    }
+
+    #[test]
+    fn unquoted_wikilink_as_a_list() {
+        let t = "---\nallies: [[Jonah]]\n---\n";
+        assert_eq!(list_add(t, &["allies"], "[[jonah]]").expect("add"), t);
+        assert_eq!(
+            list_add(t, &["allies"], "[[Ida Marsh]]").expect("add"),
+            "---\nallies: [\"[[Jonah]]\", \"[[Ida Marsh]]\"]\n---\n"
+        );
+        assert_eq!(
+            list_remove(t, &["allies"], "[[Jonah]]").expect("remove"),
+            "---\nallies: []\n---\n"
+        );
+    }
+
+    #[test]
+    fn created_sections_use_the_conventional_spelling() {
+        let t = "## High\r\n- **A** — x\r\n";
+        assert_eq!(
+            thread_move(t, "a", "resolved").expect("move"),
+            "## High\r\n\r\n## Resolved\r\n- **A** — x\r\n"
+        );
+        assert_eq!(
+            thread_add(t, "urgent", "B", "y", None).expect("add"),
+            "## Urgent\r\n- **B** — y\r\n\r\n## High\r\n- **A** — x\r\n"
+        );
+    }
+
+    mod prop {
+        use super::super::*;
+        use super::one_line_changed;
+        use proptest::prelude::*;
+
+        /// How a generated key holds its value.
+        #[derive(Debug, Clone)]
+        enum Gen {
+            Int(i64),
+            Plain(String),
+            Single(String),
+            Double(String),
+            Flow(Vec<String>, bool),
+            Block(Vec<String>, usize, bool),
+            Comma(Vec<String>),
+        }
+
+        #[derive(Debug, Clone)]
+        struct Fm {
+            entries: Vec<(String, Gen, Option<String>)>,
+            crlf: bool,
+            bom: bool,
+            final_nl: bool,
+        }
+
+        fn word() -> impl Strategy<Value = String> {
+            "w[a-z]{0,6}"
+        }
+
+        fn any_text() -> impl Strategy<Value = String> {
+            "[a-zA-Z0-9 :#'\"\\[\\]\\\\,-]{0,12}"
+        }
+
+        fn gen() -> impl Strategy<Value = Gen> {
+            prop_oneof![
+                any::<i32>().prop_map(|n| Gen::Int(n.into())),
+                word().prop_map(Gen::Plain),
+                any_text().prop_map(Gen::Single),
+                any_text().prop_map(Gen::Double),
+                (prop::collection::vec(word(), 0..4), any::<bool>())
+                    .prop_map(|(v, tight)| Gen::Flow(v, tight)),
+                (
+                    prop::collection::vec(word(), 1..4),
+                    0usize..4,
+                    any::<bool>()
+                )
+                    .prop_map(|(v, ind, c)| Gen::Block(v, ind, c)),
+                prop::collection::vec(word(), 1..4).prop_map(Gen::Comma),
+            ]
+        }
+
+        fn fm() -> impl Strategy<Value = Fm> {
+            (
+                prop::collection::vec((gen(), prop::option::of("[a-z ]{0,8}"), 0usize..3), 1..8),
+                any::<bool>(),
+                any::<bool>(),
+                any::<bool>(),
+            )
+                .prop_map(|(es, crlf, bom, final_nl)| Fm {
+                    entries: es
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (g, c, case))| {
+                            let key = match case {
+                                0 => format!("key{i}"),
+                                1 => format!("Key{i}"),
+                                _ => format!("KEY_{i}"),
+                            };
+                            (key, g, c)
+                        })
+                        .collect(),
+                    crlf,
+                    bom,
+                    final_nl,
+                })
+        }
+
+        fn render(f: &Fm) -> String {
+            let mut lines: Vec<String> = vec!["---".into()];
+            let comment =
+                |c: &Option<String>| c.as_ref().map_or(String::new(), |c| format!("  # {c}"));
+            for (k, g, c) in &f.entries {
+                let c = comment(c);
+                match g {
+                    Gen::Int(n) => lines.push(format!("{k}: {n}{c}")),
+                    Gen::Plain(w) => lines.push(format!("{k}: {w}{c}")),
+                    Gen::Single(t) => lines.push(format!("{k}: {}{c}", single_quote(t))),
+                    Gen::Double(t) => lines.push(format!("{k}: {}{c}", double_quote(t))),
+                    Gen::Flow(v, tight) => {
+                        let sep = if *tight { "," } else { ", " };
+                        lines.push(format!("{k}: [{}]{c}", v.join(sep)));
+                    }
+                    Gen::Block(v, ind, last_comment) => {
+                        lines.push(format!("{k}:{c}"));
+                        for (j, it) in v.iter().enumerate() {
+                            let tail = if *last_comment && j + 1 == v.len() {
+                                " # last"
+                            } else {
+                                ""
+                            };
+                            lines.push(format!("{}- {it}{tail}", " ".repeat(*ind)));
+                        }
+                    }
+                    Gen::Comma(v) => lines.push(format!("{k}: {}{c}", v.join(", "))),
+                }
+                if c.is_empty() {
+                    lines.push("# a comment line".into());
+                }
+            }
+            lines.push("---".into());
+            lines.push("# Title".into());
+            lines.push(String::new());
+            lines.push("key0: not frontmatter".into());
+            let eol = if f.crlf { "\r\n" } else { "\n" };
+            let mut t = lines.join(eol);
+            if f.final_nl {
+                t.push_str(eol);
+            }
+            if f.bom {
+                t.insert(0, '\u{feff}');
+            }
+            t
+        }
+
+        /// An edit and the value to restore.
+        #[derive(Debug, Clone)]
+        enum Op {
+            Set(String, Scalar),
+            Add(String, String),
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+            #[test]
+            fn edits_then_inverses_give_back_the_bytes(
+                f in fm(),
+                picks in prop::collection::vec((any::<prop::sample::Index>(), any::<i32>(), word(), any_text(), any::<bool>()), 1..10),
+            ) {
+                let original = render(&f);
+                // What each scalar key holds now (the value an inverse restores).
+                let mut current: Vec<Option<Scalar>> = f.entries.iter().map(|(_, g, _)| match g {
+                    Gen::Int(n) => Some(Scalar::Int(*n)),
+                    Gen::Plain(w) => Some(Scalar::Text(w.clone())),
+                    Gen::Single(t) | Gen::Double(t) => Some(Scalar::Text(t.clone())),
+                    _ => None,
+                }).collect();
+                let mut ops = Vec::new();
+                let mut text = original.clone();
+                for (n, (ix, num, w, t, use_num)) in picks.into_iter().enumerate() {
+                    let i = ix.index(f.entries.len());
+                    let (key, g, _) = &f.entries[i];
+                    // Synonyms: a key the note lacks first, matched case-insensitively.
+                    let keys = ["absent", &key.to_lowercase()];
+                    match &mut current[i] {
+                        Some(old) => {
+                            let quoted = matches!(g, Gen::Single(_) | Gen::Double(_));
+                            let new = if use_num { Scalar::Int(num.into()) } else if quoted { Scalar::Text(t) } else { Scalar::Text(w) };
+                            // A number written over quoted text drops the quotes; keep the
+                            // quoting regime so the inverse can restore it exactly.
+                            let new = match (&new, quoted) {
+                                (Scalar::Int(k), true) => Scalar::Text(k.to_string()),
+                                _ => new,
+                            };
+                            let next = set_scalar(&text, &keys, &new).expect("set");
+                            if next != text {
+                                one_line_changed(&text, &next);
+                            }
+                            let got = get_scalar(&next, &keys).expect("key").1;
+                            match &new {
+                                Scalar::Int(k) => prop_assert_eq!(got, k.to_string()),
+                                Scalar::Text(s) => prop_assert_eq!(&got, s),
+                            }
+                            ops.push(Op::Set(key.clone(), old.clone()));
+                            *old = new;
+                            text = next;
+                        }
+                        None => {
+                            let item = format!("fresh{n}");
+                            let next = list_add(&text, &keys, &item).expect("add");
+                            prop_assert_ne!(&next, &text);
+                            ops.push(Op::Add(key.clone(), item));
+                            text = next;
+                        }
+                    }
+                }
+                for op in ops.into_iter().rev() {
+                    text = match op {
+                        Op::Set(k, old) => set_scalar(&text, &[&k], &old).expect("undo set"),
+                        Op::Add(k, item) => list_remove(&text, &[&k], &item).expect("undo add"),
+                    };
+                }
+                prop_assert_eq!(text, original);
+            }
+        }
+        /// A generated open-threads file: sections of threads in either style.
+        fn threads_file() -> impl Strategy<Value = (String, Vec<String>)> {
+            let thread = (any::<bool>(), 0usize..3, any::<bool>());
+            let section = (0usize..5, prop::collection::vec(thread, 0..4), 0usize..3);
+            (
+                prop::collection::vec(section, 1..5),
+                any::<bool>(),
+                any::<bool>(),
+                0usize..2,
+            )
+                .prop_map(|(sections, crlf, bom, gap)| {
+                    let names = ["Urgent", "High", "Medium", "Low", "Resolved"];
+                    let mut lines: Vec<String> = vec!["# Open Threads".into()];
+                    let mut titles = Vec::new();
+                    let mut used = std::collections::HashSet::new();
+                    for (k, (name, threads, after)) in sections.into_iter().enumerate() {
+                        if !used.insert(name) {
+                            continue;
+                        }
+                        lines.extend(std::iter::repeat_n(
+                            String::new(),
+                            gap.max(usize::from(k > 0)),
+                        ));
+                        lines.push(format!("## {}", names[name]));
+                        if !threads.is_empty() {
+                            lines.extend(std::iter::repeat_n(String::new(), after.min(1)));
+                        }
+                        for (j, (heading, extra, next)) in threads.into_iter().enumerate() {
+                            let title = format!("Thread {k}-{j}");
+                            if heading {
+                                if j > 0 {
+                                    lines.push(String::new());
+                                }
+                                lines.push(format!("### {title}"));
+                                for e in 0..extra {
+                                    lines.push(format!("Summary {e} of [[{title}]]."));
+                                }
+                                if next {
+                                    lines.push("→ Next: act.".into());
+                                }
+                            } else {
+                                lines.push(format!("- **{title}** — summary"));
+                                for e in 0..extra {
+                                    lines.push(format!("  more {e}"));
+                                }
+                                if next {
+                                    lines.push("  → Next: act.".into());
+                                }
+                            }
+                            titles.push(title);
+                        }
+                    }
+                    let eol = if crlf { "\r\n" } else { "\n" };
+                    let mut t = lines.join(eol);
+                    t.push_str(eol);
+                    if bom {
+                        t.insert(0, '\u{feff}');
+                    }
+                    (t, titles)
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+            #[test]
+            fn thread_move_only_moves_the_block(
+                (text, titles) in threads_file(),
+                pick in any::<prop::sample::Index>(),
+                to in 0usize..5,
+            ) {
+                prop_assume!(!titles.is_empty());
+                let title = &titles[pick.index(titles.len())];
+                let to = ["Urgent", "High", "Medium", "Low", "Resolved"][to];
+                let after = thread_move(&text, title, to).expect("move");
+                let doc = Doc::parse(&text);
+                let (_, threads) = parse_threads(&doc);
+                let t = find_thread(&threads, title).expect("thread");
+                let block: String = doc.lines[t.start..t.end]
+                    .iter()
+                    .map(|l| format!("{}{}", l.text, l.eol))
+                    .collect();
+                let heading = format!("## {to}");
+                let existed = text.lines().any(|l| l.trim_end() == heading);
+                super::only_moved_to(&text, &after, &block, (!existed).then_some(heading.as_str()));
+                prop_assert!(!after.contains("\n\n\n") && !after.contains("\r\n\r\n\r\n"), "{}", after);
+                // The thread is now in `to`, and found exactly once.
+                let doc2 = Doc::parse(&after);
+                let (sections, threads) = parse_threads(&doc2);
+                let moved = find_thread(&threads, title).expect("still there");
+                let sec = moved.section.and_then(|k| sections.get(k)).expect("in a section");
+                prop_assert_eq!(sec.name.as_str(), to);
+                prop_assert_eq!(threads.len(), titles.len());
+            }
+        }
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+            #[test]
+            fn append_event_adds_exactly_one_line_to_an_existing_day(
+                days in prop::collection::vec((1i64..30, 0usize..4, 0usize..3, any::<bool>()), 1..6),
+                pick in any::<prop::sample::Index>(),
+                crlf in any::<bool>(),
+                final_nl in any::<bool>(),
+            ) {
+                let mut seen = std::collections::HashSet::new();
+                let days: Vec<_> = days.into_iter().filter(|d| seen.insert(d.0)).collect();
+                let eol = if crlf { "\r\n" } else { "\n" };
+                let mut lines = vec!["# Timeline".to_string()];
+                for (d, n, marker, suffix) in &days {
+                    lines.push(String::new());
+                    lines.push(if *suffix { format!("## Day {d} — dusk") } else { format!("## Day {d}") });
+                    for k in 0..*n {
+                        lines.push(match marker {
+                            0 => format!("- event {k}"),
+                            1 => format!("* event {k}"),
+                            _ => format!("{}. event {k}", k + 1),
+                        });
+                    }
+                }
+                let mut text = lines.join(eol);
+                if final_nl {
+                    text.push_str(eol);
+                }
+                let day = days[pick.index(days.len())].0;
+                let after = append_event(&text, day, Some("noon"), "NEW").expect("append");
+                let (b, a) = (super::lines(&text), super::lines(&after));
+                prop_assert_eq!(a.len(), b.len() + 1);
+                let at = (0..a.len()).find(|&i| a[i].contains("NEW")).expect("new line");
+                let mut without: Vec<&str> = a.clone();
+                without.remove(at);
+                // The line before the new one may have gained the line end the file lacked.
+                let rebuilt: String = without.concat();
+                let trimmed = |s: &str| s.trim_end_matches(['\r', '\n']).to_string();
+                prop_assert_eq!(trimmed(&rebuilt), trimmed(&text));
+                prop_assert_eq!(after.ends_with('\n'), text.ends_with('\n') || text.is_empty());
+            }
+
+            #[test]
+            fn set_temporal_and_back(
+                day in -5i64..500,
+                time in "[a-z \"\\\\]{0,10}",
+                spaced in any::<bool>(),
+            ) {
+                let original = if spaced {
+                    "{\n  \"current_day\": 6,\n  \"current_time\": \"evening\"\n}\n"
+                } else {
+                    "{\"current_day\":6,\"current_time\":\"evening\"}"
+                };
+                let t = set_temporal(original, Some(day), Some(&time)).expect("set");
+                let v: serde_json::Value = serde_json::from_str(&t).expect("json");
+                prop_assert_eq!(v["current_day"].as_i64(), Some(day));
+                prop_assert_eq!(v["current_time"].as_str(), Some(time.as_str()));
+                let back = set_temporal(&t, Some(6), Some("evening")).expect("back");
+                prop_assert_eq!(back, original);
             }
         }
     }
