@@ -60,6 +60,27 @@ pub struct FolderConfig {
     pub templates: Vec<String>,
 }
 
+/// What happens to the canon changes the DM proposes (`[write] review`).
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Review {
+    /// Shown after the reply; the GM accepts all, some or none (the default).
+    #[default]
+    Ask,
+    /// Valid proposals are applied at once and what changed is printed.
+    Auto,
+    /// The DM is not asked for proposals and any it makes are ignored.
+    Off,
+}
+
+/// Write-back settings (`[write]`).
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct WriteConfig {
+    /// `ask` (default), `auto` or `off`.
+    pub review: Review,
+}
+
 /// The whole `vaultdm.toml`.
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
 #[serde(default)]
@@ -77,6 +98,8 @@ pub struct Config {
     pub context: ContextConfig,
     /// Extra type folders.
     pub folders: FolderConfig,
+    /// Write-back settings.
+    pub write: WriteConfig,
     /// The `[llm]` table, read by `llm::settings`.
     pub llm: Option<toml::Table>,
 }

@@ -18,3 +18,4 @@ pub mod session;
 pub mod tokens;
 pub mod vault;
 pub mod watch;
+pub mod write;

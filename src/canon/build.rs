@@ -1,9 +1,9 @@
 //! Building the campaign from a loaded vault.
 
 use super::files::{CanonFiles, TemporalFile};
+use super::keys;
 use super::kind::{kind_of, NoteKind};
 use super::model::*;
-use super::keys;
 use super::text::{self, Clean};
 use super::{OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
 use crate::config::Config;

@@ -71,6 +71,12 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     if message.is_empty() {
         anyhow::bail!("the message is empty");
     }
+    // A write command needs no provider: it changes the notes and says what changed.
+    if let crate::play::command::Input::Command(c) = crate::play::command::parse(&message) {
+        if is_write(&c) {
+            return write_command(root, &args, c);
+        }
+    }
     // The vocabulary loads on a second thread once the parse no longer needs both cores.
     let loaded = Loaded::load_then(root, crate::tokens::warm_up_in_background)?;
     super::refuse_empty_vault(root, &loaded)?;
@@ -147,6 +153,21 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
             if let Some(why) = turn.reply.incomplete_reason() {
                 eprintln!("vaultdm: the reply is incomplete ({why}); what arrived is saved in session \"{session}\"; `vaultdm ask --session {session:?} /continue` asks the DM to go on");
             }
+            let p = &turn.proposals;
+            for u in &p.unreadable {
+                eprintln!("vaultdm: the DM proposed changes that could not be read: {u}");
+            }
+            if let Some((_, a)) = p.applied.as_ref().and_then(|w| w.applied.as_ref()) {
+                for line in &a.summaries {
+                    eprintln!("vaultdm: applied: {line}");
+                }
+            }
+            if !p.pending.is_empty() {
+                eprintln!("vaultdm: the DM proposed canon changes (review: vaultdm review --session {session}):");
+                for v in &p.pending {
+                    eprintln!("  {}. {}", v.number, v.line);
+                }
+            }
         }
         Format::Json => {
             let v = serde_json::json!({
@@ -159,6 +180,8 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
                 "injected_context": turn.prepared.block,
                 "mode": turn.prepared.injected.mode,
                 "usage": turn.reply.usage,
+                "proposals": turn.proposals.pending.iter().map(|v| serde_json::json!({"number": v.number, "change": v.line, "valid": v.valid})).collect::<Vec<_>>(),
+                "applied": turn.proposals.applied.as_ref().and_then(|w| w.applied.as_ref()).map(|(_, a)| a.summaries.clone()).unwrap_or_default(),
                 "session": session,
             });
             serde_json::to_writer_pretty(&mut out, &v)?;
@@ -170,4 +193,83 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         turn.reply.cut_off,
         turn.reply.complete,
     )))
+}
+
+fn is_write(c: &crate::play::command::Command) -> bool {
+    use crate::play::command::Command as C;
+    matches!(
+        c,
+        C::Write(..)
+            | C::Accept(_)
+            | C::Reject(_)
+            | C::Edit(..)
+            | C::Revert
+            | C::Pending
+            | C::Bad(_)
+    )
+}
+
+/// `ask "/set brannock hp 15"`: the GM's write commands, without a provider. Exit 0 when
+/// the change was written, 2 when nothing was.
+fn write_command(
+    root: &Path,
+    args: &Args,
+    c: crate::play::command::Command,
+) -> anyhow::Result<Outcome> {
+    use crate::play::command::Command as C;
+    let loaded = Loaded::load(root)?;
+    super::refuse_empty_vault(root, &loaded)?;
+    let session = args
+        .session
+        .clone()
+        .unwrap_or_else(|| format!("ask-{}", chrono::Local::now().format("%Y-%m-%d-%H%M%S")));
+    let mut table = super::review::write_table(root, &loaded, &session)?;
+    let mut out = super::stdout();
+    let written = match c {
+        C::Write(name, a) => table.write_command(&name, &a).map(Some),
+        C::Accept(which) => table.accept(&which),
+        C::Edit(n, line) => table.edit(n, &line).map(Some),
+        C::Reject(which) => {
+            let n = table.reject(&which)?;
+            writeln!(out, "dropped {n} proposal(s); canon is unchanged")?;
+            return Ok(Outcome::Ok);
+        }
+        C::Revert => {
+            let (lines, _) = table.revert()?;
+            writeln!(out, "reverted: {}", lines.join("; "))?;
+            return Ok(Outcome::Ok);
+        }
+        C::Pending => {
+            for p in table.pending() {
+                writeln!(out, "{}. {}", p.number, p.line)?;
+            }
+            return Ok(Outcome::Ok);
+        }
+        C::Bad(why) => anyhow::bail!(why),
+        _ => return Ok(Outcome::Code(2)),
+    };
+    let written = match written {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("vaultdm: {e}");
+            return Ok(Outcome::Code(2));
+        }
+    };
+    let wrote = match &written {
+        Some(w) if args.format == Format::Json => {
+            let v = serde_json::json!({
+                "applied": w.applied.as_ref().map(|(_, a)| a.summaries.clone()).unwrap_or_default(),
+                "files": w.applied.as_ref().map(|(_, a)| a.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>()).unwrap_or_default(),
+                "rejected": w.plan.rejected.iter().map(|r| r.reason.clone()).collect::<Vec<_>>(),
+                "session": session,
+            });
+            serde_json::to_writer_pretty(&mut out, &v)?;
+            writeln!(out)?;
+            w.applied.is_some()
+        }
+        Some(w) => super::review::print_written(&mut out, w)?,
+        None => false,
+    };
+    out.flush()?;
+    Ok(if wrote { Outcome::Ok } else { Outcome::Code(2) })
 }

@@ -208,6 +208,9 @@ impl At<'_> {
             if report_turn(&result) {
                 resend = message;
             }
+            if let Ok(turn) = &result {
+                self.proposals(&turn.proposals);
+            }
             for n in self.table.take_notices() {
                 eprintln!("vaultdm: {n}");
             }
@@ -275,6 +278,38 @@ impl At<'_> {
             }
             Command::Sessions => list_sessions(self.root),
             Command::Context(message) => self.preview(message.as_deref()),
+            Command::Write(name, args) => {
+                let r = self.table.write_command(&name, &args);
+                self.written(r.map(Some));
+            }
+            Command::Pending => show_pending(&self.table.pending()),
+            Command::Accept(which) => {
+                let r = self.table.accept(&which);
+                if matches!(r, Ok(None)) {
+                    println!("no pending proposal");
+                }
+                self.written(r);
+            }
+            Command::Reject(which) => match self.table.reject(&which) {
+                Ok(0) => println!("no pending proposal"),
+                Ok(n) => println!("dropped {n} proposal(s); canon is unchanged"),
+                Err(e) => eprintln!("error: {e}"),
+            },
+            Command::Edit(n, line) => {
+                let r = self.table.edit(n, &line);
+                self.written(r.map(Some));
+            }
+            Command::Revert => match self.table.revert() {
+                Ok((lines, paths)) => {
+                    println!("reverted: {}", lines.join("; "));
+                    let r = self.table.reload_written(self.canon, &paths);
+                    for d in &r.diagnostics {
+                        eprintln!("{d}");
+                    }
+                }
+                Err(e) => eprintln!("error: {e}"),
+            },
+            Command::Bad(why) => eprintln!("error: {why}"),
             Command::Unknown(name) => eprintln!("unknown command /{name}; /help lists them"),
             Command::Continue | Command::Quit => {}
         }
@@ -295,6 +330,44 @@ impl At<'_> {
                 }
             }
             Err(e) => eprintln!("error: {e}"),
+        }
+    }
+
+    /// What the DM proposed with its reply: listed for review, or (auto) what was written.
+    fn proposals(&mut self, p: &crate::play::Proposals) {
+        for u in &p.unreadable {
+            eprintln!("vaultdm: the DM proposed changes that could not be read: {u}");
+        }
+        if p.applied.is_some() {
+            self.written(Ok(p.applied.clone()));
+        }
+        if !p.pending.is_empty() {
+            show_pending(&p.pending);
+        }
+    }
+
+    /// Says what a write did and takes it into canon at once.
+    fn written(&mut self, r: Result<Option<crate::write::Written>, crate::play::PlayError>) {
+        let w = match r {
+            Ok(Some(w)) => w,
+            Ok(None) => return,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return;
+            }
+        };
+        for rej in &w.plan.rejected {
+            eprintln!("not applied: {}", rej.reason);
+        }
+        if let Some((_, applied)) = &w.applied {
+            for line in &applied.summaries {
+                println!("✔ {line}");
+            }
+            let paths = applied.paths(self.root);
+            let r = self.table.reload_written(self.canon, &paths);
+            for d in &r.diagnostics {
+                eprintln!("{d}");
+            }
         }
     }
 
@@ -324,6 +397,18 @@ impl At<'_> {
             println!("{n}");
         }
         !(r.changes.is_empty() && notices.is_empty())
+    }
+}
+
+/// `/pending`: the DM's proposals waiting for the GM.
+fn show_pending(list: &[crate::play::PendingView]) {
+    if list.is_empty() {
+        println!("no pending proposal");
+        return;
+    }
+    println!("proposed canon changes (/accept, /accept N, /reject, /edit N /set ...):");
+    for p in list {
+        println!("  {}. {}", p.number, p.line);
     }
 }
 

@@ -100,12 +100,14 @@ pub fn open_table(
         eprintln!("{clear}vaultdm: {n}");
     });
     let client = LlmClient::new(settings.to_config()?)?.with_notifier(notifier);
-    Ok(Table::new(
+    let mut table = Table::new(
         engine,
         base,
         Some(client),
         store,
         settings.history_budget.value,
         loaded.config.context.full_context_after_changes,
-    )?)
+    )?;
+    table.set_review(loaded.config.write.review);
+    Ok(table)
 }

@@ -11,6 +11,7 @@ mod config;
 mod context;
 mod init;
 mod llm_args;
+mod review;
 mod signals;
 mod watch;
 
@@ -49,6 +50,8 @@ pub enum Command {
     Config(config::Args),
     /// Reload canon on every edit and print what changed.
     Watch(watch::Args),
+    /// Review the DM's proposed canon changes for a session: list, accept, reject, revert.
+    Review(review::Args),
 }
 
 /// What a subcommand reports back.
@@ -94,6 +97,7 @@ fn execute(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Ask(args) => ask::execute(&find_vault(cli.vault)?, args),
         Command::Config(args) => config::execute(&find_vault(cli.vault)?, args),
         Command::Watch(args) => watch::execute(&find_vault(cli.vault)?, args),
+        Command::Review(args) => review::execute(&find_vault(cli.vault)?, args),
     }
 }
 

@@ -34,6 +34,22 @@ pub enum Command {
     Reload,
     /// `/sessions`: list saved sessions.
     Sessions,
+    /// A write command (`set`, `move`, `day`, `event`, `resolve`) and its arguments: the
+    /// GM changes canon directly (see [`crate::write::command`]).
+    Write(String, String),
+    /// `/accept [N ...]`: apply the DM's pending proposals (all, or these numbers).
+    Accept(Vec<usize>),
+    /// `/reject [N ...]`: drop the DM's pending proposals (all, or these numbers).
+    Reject(Vec<usize>),
+    /// `/edit N <command>`: replace pending proposal N with a write command and apply it
+    /// (e.g. `/edit 2 /set brannock hp 12`).
+    Edit(usize, String),
+    /// `/pending`: list the DM's pending proposals.
+    Pending,
+    /// `/revert`: undo the last applied change set (if its notes did not change since).
+    Revert,
+    /// A command whose arguments could not be read, and why.
+    Bad(String),
     /// `/help` (`/?`): the list of commands.
     Help,
     /// `/quit` (`/exit`, `/q`): leave.
@@ -51,6 +67,16 @@ pub const HELP: &str = "\
 /undo               drop the last exchange from what the DM remembers (the log keeps it)
 /reload             re-read the whole vault now
 /sessions           list saved sessions
+/set <who> <field> <value>   change canon: /set brannock hp 15, /set ida marsh status dead
+/move <who|party> <place>    /move party the assay office
+/day [+N|N] [time]           /day +1 morning
+/event <text>                add to today's timeline
+/resolve <thread>            mark a thread resolved
+/pending            the DM's proposed canon changes, numbered
+/accept [N ...]     apply them (all, or these)
+/reject [N ...]     drop them (all, or these)
+/edit N /set ...    replace proposal N with your own change and apply it
+/revert             undo the last applied change set (/undo is the last exchange)
 /help               this help
 /quit               leave (Ctrl-D works too)
 Ctrl-C cancels a reply in flight; the part that arrived is kept.";
@@ -76,10 +102,37 @@ pub fn parse(line: &str) -> Input {
         "undo" => Command::Undo,
         "reload" => Command::Reload,
         "sessions" => Command::Sessions,
+        "set" | "move" | "day" | "event" | "resolve" => {
+            Command::Write(name.to_lowercase(), rest.to_string())
+        }
+        "accept" => numbers(rest).map_or_else(Command::Bad, Command::Accept),
+        "reject" => numbers(rest).map_or_else(Command::Bad, Command::Reject),
+        "edit" => match rest.split_once(char::is_whitespace) {
+            Some((n, cmd)) if n.parse::<usize>().is_ok_and(|n| n > 0) => {
+                Command::Edit(n.parse().unwrap_or(1), cmd.trim().to_string())
+            }
+            _ => Command::Bad("usage: /edit N /set <who> <field> <value>".into()),
+        },
+        "pending" | "proposals" => Command::Pending,
+        "revert" => Command::Revert,
+
         "help" | "?" => Command::Help,
         "quit" | "exit" | "q" => Command::Quit,
         _ => Command::Unknown(name.to_string()),
     })
+}
+
+/// Reads `1 3 4` (or `1,3`) as proposal numbers; nothing means all.
+fn numbers(rest: &str) -> Result<Vec<usize>, String> {
+    rest.split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            w.parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("\"{w}\" is not a proposal number (see /pending)"))
+        })
+        .collect()
 }
 
 #[cfg(test)]

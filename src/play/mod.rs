@@ -9,6 +9,9 @@
 //! never loses a word.
 
 pub mod command;
+mod write;
+
+pub use write::{PendingView, Proposals};
 
 use crate::context::{ContextError, Engine, Injected, Mode, ModeChoice, Options};
 use crate::llm::prompt::{build_prompt, plan_history, Exchange, PromptInput};
@@ -44,6 +47,15 @@ impl CountCache {
     }
 }
 
+/// The system prompt, with the request for canon proposals unless review is off.
+fn with_guide(mut system: String, review: crate::config::Review) -> String {
+    if review != crate::config::Review::Off {
+        system.push_str("\n\n");
+        system.push_str(crate::write::guide::GUIDE);
+    }
+    system
+}
+
 /// Errors of a turn.
 #[derive(Debug, thiserror::Error)]
 pub enum PlayError {
@@ -56,6 +68,9 @@ pub enum PlayError {
     /// The provider failed; any partial reply was saved.
     #[error(transparent)]
     Llm(#[from] LlmError),
+    /// A canon change could not be made (nothing was written), with why.
+    #[error("{0}")]
+    Write(String),
 }
 
 /// What will be sent with the next message.
@@ -98,6 +113,8 @@ pub struct Turn {
     pub prepared: Prepared,
     /// The reply (possibly partial: see `complete` / `cut_off`).
     pub reply: Reply,
+    /// The canon changes the DM proposed with it.
+    pub proposals: Proposals,
 }
 
 /// One running session with the DM.
@@ -115,6 +132,10 @@ pub struct Table {
     force_full: bool,
     counts: CountCache,
     notices: Vec<String>,
+    changes_log: crate::write::ChangeLog,
+    review: crate::config::Review,
+    /// False once the server refused a request with tools: proposals come fenced.
+    tools_ok: bool,
 }
 
 impl Table {
@@ -127,7 +148,20 @@ impl Table {
         history_budget: usize,
         full_after_changes: usize,
     ) -> Result<Table, PlayError> {
-        let system = engine.system_prompt()?;
+        let system = with_guide(engine.system_prompt()?, crate::config::Review::Ask);
+        let mut notices = Vec::new();
+        let changes_log = match crate::write::ChangeLog::open(store.vault(), store.name()) {
+            Ok(l) => {
+                notices.extend(l.warnings.iter().cloned());
+                l
+            }
+            Err(e) => {
+                notices.push(format!(
+                    "the change log could not be read ({e}); /revert knows only this run's changes"
+                ));
+                crate::write::ChangeLog::empty(store.vault(), store.name())
+            }
+        };
         Ok(Table {
             engine,
             base,
@@ -141,7 +175,10 @@ impl Table {
             changes_since_full: 0,
             force_full: false,
             counts: CountCache::default(),
-            notices: Vec::new(),
+            notices,
+            changes_log,
+            review: crate::config::Review::Ask,
+            tools_ok: true,
         })
     }
 
@@ -167,7 +204,7 @@ impl Table {
         self.engine = engine;
         // The system prompt stays stable unless the campaign's name or setting changed.
         if let Ok(s) = self.engine.system_prompt() {
-            self.system = s;
+            self.system = with_guide(s, self.review);
         }
     }
 
@@ -345,7 +382,7 @@ impl Table {
     async fn send_prepared<C: Future<Output = CutOff>>(
         &mut self,
         message: &str,
-        prepared: Prepared,
+        mut prepared: Prepared,
         on_token: &mut (dyn FnMut(&str) + Send),
         cancel: C,
     ) -> Result<Turn, SendError> {
@@ -385,34 +422,71 @@ impl Table {
             }
         };
         let reason = std::sync::Mutex::new(None::<CutOff>);
+        if self.review != crate::config::Review::Off && self.tools_ok {
+            prepared.request.tools = vec![crate::write::guide::tool_spec()];
+        }
+        // The DM's proposal blocks are never shown to the players.
+        let fence = std::sync::Mutex::new(crate::llm::fence::FenceFilter::new());
         let result = {
-            let mut tee = |t: &str| {
-                on_token(t);
-                if let Ok(mut j) = journal.lock() {
-                    j.push(t);
-                }
-            };
             let cancel = async {
                 let why = cancel.await;
                 if let Ok(mut r) = reason.lock() {
                     *r = Some(why);
                 }
             };
-            let stream = client.stream_chat(&prepared.request, &mut tee, cancel);
-            tokio::pin!(stream);
-            let mut tick = tokio::time::interval(JOURNAL_EVERY);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            tokio::pin!(cancel);
             loop {
-                tokio::select! {
-                    r = &mut stream => break r,
-                    _ = tick.tick() => {
-                        if let Ok(mut j) = journal.lock() {
-                            j.flush();
+                let mut tee = |t: &str| {
+                    let shown = fence
+                        .lock()
+                        .map(|mut f| f.push(t))
+                        .unwrap_or_else(|_| t.to_string());
+                    if !shown.is_empty() {
+                        on_token(&shown);
+                    }
+                    if let Ok(mut j) = journal.lock() {
+                        j.push(t);
+                    }
+                };
+                let r = {
+                    let stream = client.stream_chat(&prepared.request, &mut tee, &mut cancel);
+                    tokio::pin!(stream);
+                    let mut tick = tokio::time::interval(JOURNAL_EVERY);
+                    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                    loop {
+                        tokio::select! {
+                            r = &mut stream => break r,
+                            _ = tick.tick() => {
+                                if let Ok(mut j) = journal.lock() {
+                                    j.flush();
+                                }
+                            }
                         }
                     }
+                };
+                // A server that takes no tools says so before any token: ask again without them
+                // (proposals then come in the fenced block the system prompt describes).
+                match &r {
+                    Err(LlmError::Rejected {
+                        status, message, ..
+                    }) if !prepared.request.tools.is_empty()
+                        && matches!(status, 400 | 422 | 501)
+                        && message.to_lowercase().contains("tool") =>
+                    {
+                        prepared.request.tools.clear();
+                        self.tools_ok = false;
+                        self.notices.push(
+                        "the server does not take tools; the DM proposes canon changes in a fenced block instead".into(),
+                    );
+                    }
+                    _ => break r,
                 }
             }
         };
+        let tail = fence.into_inner().map(|f| f.finish().0).unwrap_or_default();
+        if !tail.is_empty() {
+            on_token(&tail);
+        }
         let mut journal = journal.into_inner().unwrap_or_else(|p| p.into_inner());
         journal.flush();
         if let Some(e) = journal.error() {
@@ -431,7 +505,12 @@ impl Table {
                     return Err(self.reply_not_saved(e, &reply));
                 }
                 self.after_sent(prepared.injected.mode);
-                Ok(Turn { prepared, reply })
+                let proposals = self.proposals_of(&reply);
+                Ok(Turn {
+                    prepared,
+                    reply,
+                    proposals,
+                })
             }
             Err(e) => {
                 let mut reply_saved = false;

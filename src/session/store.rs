@@ -306,6 +306,11 @@ impl Store {
         Ok(store)
     }
 
+    /// The vault the session is kept in.
+    pub fn vault(&self) -> &Path {
+        &self.vault
+    }
+
     /// The session name.
     pub fn name(&self) -> &str {
         &self.name

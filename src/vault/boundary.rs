@@ -15,7 +15,7 @@
 //! Links that stay inside the vault are followed, as the note walk does.
 
 use std::fs::{File, OpenOptions};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 
 /// Why a path in the vault could not be used.
@@ -204,6 +204,62 @@ pub fn open_inside(path: &Path, opts: &mut OpenOptions) -> Result<File, Boundary
             io(path)(e)
         }
     })
+}
+
+/// Replaces (or creates) the vault file `root/rel` with `bytes` atomically: the bytes go to a
+/// temporary file in the same folder, which is synced and then renamed over the note, and
+/// the folder is synced, so a reader (Obsidian, a sync tool, vaultdm's own watcher) sees
+/// the old note or the new one, never half of one. A note that is a link inside the vault
+/// is written where the link leads (the link stays); a link out of the vault is refused.
+/// The note keeps its permissions. Returns the path written.
+pub fn write_atomic_inside(
+    root: &Path,
+    rel: &Path,
+    bytes: &[u8],
+) -> Result<PathBuf, BoundaryError> {
+    let path = root.join(rel);
+    let target = match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => check_inside(root, rel)?,
+        Ok(_) => {
+            let parent = rel.parent().unwrap_or(Path::new(""));
+            if !parent.as_os_str().is_empty() {
+                check_inside(root, parent)?;
+            }
+            path.clone()
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = rel.parent().unwrap_or(Path::new(""));
+            dir_inside(root, parent)?.join(rel.file_name().unwrap_or_default())
+        }
+        Err(e) => return Err(io(&path)(e)),
+    };
+    let dir = target.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let perms = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.vaultdm-{}-{n}.tmp", std::process::id()));
+    let written = (|| {
+        let mut f = open_inside(&tmp, OpenOptions::new().write(true).create_new(true))?;
+        f.write_all(bytes).map_err(io(&tmp))?;
+        if let Some(p) = perms {
+            f.set_permissions(p).map_err(io(&tmp))?;
+        }
+        f.sync_all().map_err(io(&tmp))?;
+        std::fs::rename(&tmp, &target).map_err(io(&target))
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    // The rename is durable once the folder is synced.
+    if let Ok(d) = File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(target)
 }
 
 /// `O_NOFOLLOW` on a symlink fails with `ELOOP`.

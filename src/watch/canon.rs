@@ -66,6 +66,15 @@ impl Canon {
         }
     }
 
+    /// Reloads exactly these files now (vaultdm's own writes: the next message sees them
+    /// without waiting for the watcher, which then finds nothing new in them).
+    pub fn reload_paths(&mut self, paths: &[std::path::PathBuf]) -> Reload {
+        match self {
+            Canon::Watched(w) => w.live_mut().apply(paths),
+            Canon::Static { live, .. } => live.apply(paths),
+        }
+    }
+
     /// Re-reads the whole vault now (`/reload`).
     pub fn reload_now(&mut self) -> Reload {
         match self {

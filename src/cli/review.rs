@@ -1,0 +1,113 @@
+//! `vaultdm review`: the DM's proposed canon changes for a session, outside chat — list
+//! them, accept or reject them, or revert the last applied set.
+
+use super::Outcome;
+use crate::canon::Loaded;
+use crate::context::{Engine, Options};
+use crate::play::Table;
+use std::io::Write;
+use std::path::Path;
+
+/// Arguments of `review`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The session (default: the most recent one).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Apply these pending proposals (numbers as listed; none: all of them).
+    #[arg(long, num_args = 0.., value_name = "N", conflicts_with_all = ["reject", "revert"])]
+    pub accept: Option<Vec<usize>>,
+    /// Drop these pending proposals (numbers as listed; none: all of them).
+    #[arg(long, num_args = 0.., value_name = "N", conflicts_with = "revert")]
+    pub reject: Option<Vec<usize>>,
+    /// Put back the last applied change set (if its notes did not change since).
+    #[arg(long)]
+    pub revert: bool,
+}
+
+/// A table for writing only: canon, the session, no provider.
+pub(crate) fn write_table(root: &Path, loaded: &Loaded, session: &str) -> anyhow::Result<Table> {
+    let engine = Engine::for_vault(root, loaded)?;
+    let store = super::llm_args::open_session(root, session, false)?;
+    let mut table = Table::new(
+        engine,
+        Options::for_vault(&loaded.config.context),
+        None,
+        store,
+        0,
+        loaded.config.context.full_context_after_changes,
+    )?;
+    table.set_review(loaded.config.write.review);
+    for n in table.take_notices() {
+        eprintln!("vaultdm: {n}");
+    }
+    Ok(table)
+}
+
+/// Prints what a write did; true when something was written.
+pub(crate) fn print_written(
+    out: &mut impl Write,
+    w: &crate::write::Written,
+) -> std::io::Result<bool> {
+    for r in &w.plan.rejected {
+        eprintln!("not applied: {}", r.reason);
+    }
+    match &w.applied {
+        Some((_, applied)) => {
+            for line in &applied.summaries {
+                writeln!(out, "✔ {line}")?;
+            }
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// Runs `review`.
+pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+    let loaded = Loaded::load(root)?;
+    let session = match args.session {
+        Some(s) => s,
+        None => crate::session::list_sessions(root)?
+            .into_iter()
+            .max_by_key(|s| s.last_time)
+            .map(|s| s.name)
+            .ok_or_else(|| anyhow::anyhow!("no session yet in {}", root.display()))?,
+    };
+    let mut table = write_table(root, &loaded, &session)?;
+    let mut out = super::stdout();
+    if args.revert {
+        let (lines, _) = table.revert()?;
+        writeln!(out, "reverted: {}", lines.join("; "))?;
+        return Ok(Outcome::Ok);
+    }
+    if let Some(which) = args.accept {
+        return Ok(match table.accept(&which)? {
+            Some(w) if print_written(&mut out, &w)? => Outcome::Ok,
+            Some(_) => Outcome::Code(1),
+            None => {
+                writeln!(out, "no pending proposal in session \"{session}\"")?;
+                Outcome::Ok
+            }
+        });
+    }
+    if let Some(which) = args.reject {
+        let n = table.reject(&which)?;
+        writeln!(out, "dropped {n} proposal(s); canon is unchanged")?;
+        return Ok(Outcome::Ok);
+    }
+    let pending = table.pending();
+    if pending.is_empty() {
+        writeln!(out, "no pending proposal in session \"{session}\"")?;
+    } else {
+        writeln!(out, "session \"{session}\": proposed canon changes")?;
+        for p in pending {
+            writeln!(out, "  {}. {}", p.number, p.line)?;
+        }
+        writeln!(
+            out,
+            "accept with `vaultdm review --session {session} --accept [N ...]`, drop with --reject"
+        )?;
+    }
+    Ok(Outcome::Ok)
+}

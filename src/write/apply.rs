@@ -1,0 +1,286 @@
+//! Making a plan true on disk, all or nothing, and undoing it.
+//!
+//! Each note is re-read just before it is written. If it is what the plan saw, the planned
+//! text is written; if the GM (or a sync tool) changed it since, every edit is checked
+//! against the note as it is now (the value it replaces must still be there) and made
+//! again on the new text; if one does not hold, nothing at all is written and the conflict
+//! says which note and why. Every file is replaced atomically
+//! ([`boundary::write_atomic_inside`]); if a write fails half-way through a set, the notes
+//! already written are put back.
+
+use super::plan::{read_note, FileEdit, Plan};
+use crate::vault::boundary;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Why a change set was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// A note changed since the change was proposed, and the change no longer holds.
+    #[error("{path} changed since the change was made: {why}; nothing was written")]
+    Conflict {
+        /// The note.
+        path: String,
+        /// What no longer holds.
+        why: String,
+    },
+    /// A note could not be read or written.
+    #[error("{path}: {why}; nothing was written")]
+    Io {
+        /// The note.
+        path: String,
+        /// What went wrong.
+        why: String,
+    },
+}
+
+/// A file as one applied set left it: enough to know it is unchanged since and to put it
+/// back. Only the part that changed is kept (an event appended to a long timeline keeps
+/// the event, not the timeline twice), so a long session's change log stays small.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedFile {
+    /// Vault-relative path.
+    pub path: String,
+    /// The set created the file (putting it back removes it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub created: bool,
+    /// Bytes the text before and after share at the start.
+    pub prefix: usize,
+    /// Bytes they share at the end (after the prefix).
+    pub suffix: usize,
+    /// What stood between them before.
+    pub before: String,
+    /// What stands between them after.
+    pub after: String,
+    /// Length of the whole text after.
+    pub after_len: usize,
+    /// Hash of the whole text after ([`crate::vault::note::hash_bytes`]).
+    pub after_hash: u64,
+}
+
+impl AppliedFile {
+    /// Records the change from `before` (`None`: a new file) to `after`.
+    pub fn new(path: &str, before: Option<&str>, after: &str) -> AppliedFile {
+        let b = before.unwrap_or("");
+        let mut prefix = b
+            .bytes()
+            .zip(after.bytes())
+            .take_while(|(x, y)| x == y)
+            .count();
+        while !b.is_char_boundary(prefix) || !after.is_char_boundary(prefix) {
+            prefix -= 1;
+        }
+        let mut suffix = b[prefix..]
+            .bytes()
+            .rev()
+            .zip(after[prefix..].bytes().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        while !b.is_char_boundary(b.len() - suffix) || !after.is_char_boundary(after.len() - suffix)
+        {
+            suffix -= 1;
+        }
+        AppliedFile {
+            path: path.to_string(),
+            created: before.is_none(),
+            prefix,
+            suffix,
+            before: b[prefix..b.len() - suffix].to_string(),
+            after: after[prefix..after.len() - suffix].to_string(),
+            after_len: after.len(),
+            after_hash: crate::vault::note::hash_bytes(after.as_bytes()),
+        }
+    }
+
+    /// Whether `now` is the text this set left.
+    pub fn is_after(&self, now: &str) -> bool {
+        now.len() == self.after_len
+            && crate::vault::note::hash_bytes(now.as_bytes()) == self.after_hash
+            && now.get(self.prefix..self.prefix + self.after.len()) == Some(self.after.as_str())
+    }
+
+    /// The text before, from the text after (`None`: the file did not exist).
+    pub fn before_of(&self, now: &str) -> Option<String> {
+        if self.created {
+            return None;
+        }
+        let mut t = String::with_capacity(now.len() + self.before.len());
+        t.push_str(&now[..self.prefix]);
+        t.push_str(&self.before);
+        t.push_str(&now[now.len() - self.suffix..]);
+        Some(t)
+    }
+}
+
+/// A change set that was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// The diff lines of its changes.
+    pub summaries: Vec<String>,
+    /// The files it wrote.
+    pub files: Vec<AppliedFile>,
+}
+
+impl Applied {
+    /// The files written, as paths under `root` (for the live reload).
+    pub fn paths(&self, root: &Path) -> Vec<PathBuf> {
+        self.files.iter().map(|f| root.join(&f.path)).collect()
+    }
+}
+
+/// The text to write for `f` given the note as it is now.
+fn final_text(f: &FileEdit, now: Option<&str>) -> Result<String, WriteError> {
+    if now == f.before.as_deref() {
+        return Ok(f.after.clone());
+    }
+    let conflict = |why: String| WriteError::Conflict {
+        path: f.path.clone(),
+        why,
+    };
+    let mut text = now.unwrap_or("").to_string();
+    if now.is_none() && f.before.is_some() {
+        return Err(conflict("the note was deleted or moved".into()));
+    }
+    for op in &f.ops {
+        op.still_holds(&text).map_err(conflict)?;
+        text = op.apply(&text).map_err(conflict)?;
+    }
+    Ok(text)
+}
+
+fn put(root: &Path, path: &str, text: Option<&str>) -> Result<(), WriteError> {
+    let io = |why: String| WriteError::Io {
+        path: path.to_string(),
+        why,
+    };
+    match text {
+        Some(t) => boundary::write_atomic_inside(root, Path::new(path), t.as_bytes())
+            .map(|_| ())
+            .map_err(|e| io(e.to_string())),
+        None => {
+            // Only a file inside the vault is removed.
+            let real =
+                boundary::check_inside(root, Path::new(path)).map_err(|e| io(e.to_string()))?;
+            std::fs::remove_file(real).map_err(|e| io(e.to_string()))
+        }
+    }
+}
+
+/// Writes `files` (path, text before, text to write), each atomically and side by side (the
+/// syncs of one wait while another writes); if any fails, puts back the ones written.
+fn write_all(
+    root: &Path,
+    files: &[(String, Option<String>, Option<String>)],
+) -> Result<(), WriteError> {
+    let results: Vec<Result<(), WriteError>> = if files.len() < 2 {
+        files
+            .iter()
+            .map(|(path, _, text)| put(root, path, text.as_deref()))
+            .collect()
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = files
+                .iter()
+                .map(|(path, _, text)| s.spawn(move || put(root, path, text.as_deref())))
+                .collect();
+            handles
+                .into_iter()
+                .zip(files)
+                .map(|(h, (path, _, _))| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(WriteError::Io {
+                            path: path.clone(),
+                            why: "the write stopped unexpectedly".into(),
+                        })
+                    })
+                })
+                .collect()
+        })
+    };
+    if let Some(k) = results.iter().position(Result::is_err) {
+        for ((p, before, _), r) in files.iter().zip(&results).rev() {
+            if r.is_ok() {
+                let _ = put(root, p, before.as_deref());
+            }
+        }
+        return results.into_iter().nth(k).unwrap_or(Ok(()));
+    }
+    Ok(())
+}
+
+/// Writes a plan: all its files or none.
+pub fn apply(root: &Path, plan: &Plan) -> Result<Applied, WriteError> {
+    let mut out = Vec::new();
+    for f in &plan.files {
+        let now = read_note(root, &f.path).map_err(|why| WriteError::Io {
+            path: f.path.clone(),
+            why,
+        })?;
+        let text = final_text(f, now.as_deref())?;
+        out.push((f.path.clone(), now, Some(text)));
+    }
+    write_all(root, &out)?;
+    Ok(Applied {
+        summaries: plan.planned.iter().map(|p| p.summary.clone()).collect(),
+        files: out
+            .into_iter()
+            .map(|(path, before, after)| {
+                AppliedFile::new(&path, before.as_deref(), after.as_deref().unwrap_or(""))
+            })
+            .collect(),
+    })
+}
+
+/// Puts back what `set` changed, if none of its notes changed since (else a conflict and
+/// nothing is written). Returns the paths written.
+pub fn revert(root: &Path, set: &Applied) -> Result<Vec<PathBuf>, WriteError> {
+    let mut out = Vec::new();
+    for f in &set.files {
+        let now = read_note(root, &f.path).map_err(|why| WriteError::Io {
+            path: f.path.clone(),
+            why,
+        })?;
+        let Some(now) = now.filter(|n| f.is_after(n)) else {
+            return Err(WriteError::Conflict {
+                path: f.path.clone(),
+                why: "it was edited after the change was applied, so it is left as it is".into(),
+            });
+        };
+        let before = f.before_of(&now);
+        out.push((f.path.clone(), Some(now), before));
+    }
+    write_all(root, &out)?;
+    Ok(set.paths(root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        /// The kept difference always gives back the text before, byte for byte.
+        #[test]
+        fn the_kept_difference_gives_back_the_text_before(
+            before in "[a-cé\n -]{0,40}",
+            after in "[a-cé\n -]{0,40}",
+        ) {
+            let f = AppliedFile::new("n.md", Some(&before), &after);
+            prop_assert!(f.is_after(&after));
+            prop_assert_eq!(f.before_of(&after), Some(before.clone()));
+            prop_assert!(f.before.len() + f.after.len() <= before.len() + after.len());
+        }
+    }
+
+    #[test]
+    fn an_appended_event_keeps_only_the_event() {
+        let before = "# Timeline\n\n## Day 1\n- a\n".repeat(100);
+        let after = format!("{before}- b\n");
+        let f = AppliedFile::new("t.md", Some(&before), &after);
+        assert_eq!((f.before.as_str(), f.after.as_str()), ("", "- b\n"));
+        assert!(!f.is_after(&before));
+        let created = AppliedFile::new("new.md", None, "x");
+        assert_eq!(created.before_of("x"), None);
+    }
+}

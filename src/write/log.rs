@@ -1,0 +1,266 @@
+//! The session's change log: `<vault>/.vaultdm/sessions/<name>.changes.jsonl`, append-only
+//! like the session log. It keeps the DM's proposals until the GM decides (so they survive a
+//! restart and `vaultdm review` can show them outside chat), and every change set applied,
+//! with each note's text before and after, so `/revert` can put it back.
+
+use super::apply::Applied;
+use super::change::Change;
+use crate::vault::boundary;
+use chrono::{DateTime, FixedOffset};
+use serde::{Deserialize, Serialize};
+use std::fs::OpenOptions;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+/// Where a change came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum From {
+    /// Typed by the GM (`/set`, `/move`, ...).
+    Gm,
+    /// Proposed by the DM and accepted by the GM (or applied in `auto` mode).
+    Dm,
+}
+
+/// One line of the change log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Entry {
+    /// The DM proposed changes with a reply.
+    Proposed {
+        /// When.
+        time: DateTime<FixedOffset>,
+        /// The proposal's number in this session.
+        id: u64,
+        /// The changes, as the DM wrote them.
+        changes: Vec<Change>,
+    },
+    /// The GM decided on some of a proposal's changes (numbered from 1 in the proposal).
+    Decided {
+        /// When.
+        time: DateTime<FixedOffset>,
+        /// The proposal.
+        proposal: u64,
+        /// Changes decided (1-based), accepted or not.
+        items: Vec<usize>,
+        /// Whether they were accepted.
+        accepted: bool,
+    },
+    /// A change set was written to the vault.
+    Applied {
+        /// When.
+        time: DateTime<FixedOffset>,
+        /// The set's number in this session.
+        set: u64,
+        /// Who asked for it.
+        from: From,
+        /// What was written.
+        applied: Applied,
+    },
+    /// A change set was put back.
+    Reverted {
+        /// When.
+        time: DateTime<FixedOffset>,
+        /// The set.
+        set: u64,
+    },
+}
+
+/// Why the change log could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {why}", path.display())]
+pub struct LogError {
+    /// The log.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub why: String,
+}
+
+/// A pending proposed change: (proposal, 1-based item, change).
+pub type PendingChange = (u64, usize, Change);
+
+/// The change log of one session.
+#[derive(Debug)]
+pub struct ChangeLog {
+    vault: PathBuf,
+    rel: PathBuf,
+    entries: Vec<Entry>,
+    /// Lines that could not be read (file:line and why).
+    pub warnings: Vec<String>,
+}
+
+fn now() -> DateTime<FixedOffset> {
+    chrono::Local::now().fixed_offset()
+}
+
+impl ChangeLog {
+    /// `<vault>/.vaultdm/sessions/<name>.changes.jsonl`, relative to the vault.
+    pub fn rel_path(name: &str) -> PathBuf {
+        Path::new(".vaultdm/sessions").join(format!("{name}.changes.jsonl"))
+    }
+
+    /// An empty log for session `name` (when the file could not be read).
+    pub fn empty(vault: &Path, name: &str) -> ChangeLog {
+        ChangeLog {
+            vault: vault.to_path_buf(),
+            rel: Self::rel_path(name),
+            entries: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Opens (reads) the change log of session `name`; a missing log is empty. A line that
+    /// cannot be read is skipped with a warning, never fatal.
+    pub fn open(vault: &Path, name: &str) -> Result<ChangeLog, LogError> {
+        let rel = Self::rel_path(name);
+        let path = vault.join(&rel);
+        let mut log = ChangeLog {
+            vault: vault.to_path_buf(),
+            rel: rel.clone(),
+            entries: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let bytes = match boundary::read_inside(vault, &rel, 256 * 1024 * 1024) {
+            Ok(b) => b,
+            Err(e) if e.is_not_found() => return Ok(log),
+            Err(e) => {
+                return Err(LogError {
+                    path,
+                    why: e.to_string(),
+                })
+            }
+        };
+        for (i, line) in bytes.lines().enumerate() {
+            let Ok(line) = line else { continue };
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Entry>(&line) {
+                Ok(e) => log.entries.push(e),
+                Err(e) => log
+                    .warnings
+                    .push(format!("{}:{}: skipped ({e})", path.display(), i + 1)),
+            }
+        }
+        Ok(log)
+    }
+
+    /// Every entry, oldest first.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn append(&mut self, entry: Entry) -> Result<(), LogError> {
+        let path = self.vault.join(&self.rel);
+        let err = |why: String| LogError {
+            path: path.clone(),
+            why,
+        };
+        let mut line = serde_json::to_string(&entry).map_err(|e| err(e.to_string()))?;
+        line.push('\n');
+        let dir = self.rel.parent().unwrap_or(Path::new(""));
+        boundary::dir_inside(&self.vault, dir).map_err(|e| err(e.to_string()))?;
+        let mut f = boundary::open_inside(&path, OpenOptions::new().append(true).create(true))
+            .map_err(|e| err(e.to_string()))?;
+        f.write_all(line.as_bytes())
+            .and_then(|()| f.sync_data())
+            .map_err(|e| err(e.to_string()))?;
+        self.entries.push(entry);
+        Ok(())
+    }
+
+    /// Records a proposal from the DM; returns its number.
+    pub fn propose(&mut self, changes: Vec<Change>) -> Result<u64, LogError> {
+        let id = 1 + self
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Proposed { id, .. } => Some(*id),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        self.append(Entry::Proposed {
+            time: now(),
+            id,
+            changes,
+        })?;
+        Ok(id)
+    }
+
+    /// Records the GM's decision on some pending changes.
+    pub fn decide(
+        &mut self,
+        proposal: u64,
+        items: Vec<usize>,
+        accepted: bool,
+    ) -> Result<(), LogError> {
+        self.append(Entry::Decided {
+            time: now(),
+            proposal,
+            items,
+            accepted,
+        })
+    }
+
+    /// Records an applied set; returns its number.
+    pub fn applied(&mut self, from: From, applied: Applied) -> Result<u64, LogError> {
+        let set = 1 + self
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Applied { set, .. } => Some(*set),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        self.append(Entry::Applied {
+            time: now(),
+            set,
+            from,
+            applied,
+        })?;
+        Ok(set)
+    }
+
+    /// Records that a set was put back.
+    pub fn reverted(&mut self, set: u64) -> Result<(), LogError> {
+        self.append(Entry::Reverted { time: now(), set })
+    }
+
+    /// Proposed changes the GM has not decided on, oldest first.
+    pub fn pending(&self) -> Vec<PendingChange> {
+        let mut out: Vec<PendingChange> = Vec::new();
+        for e in &self.entries {
+            match e {
+                Entry::Proposed { id, changes, .. } => out.extend(
+                    changes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| (*id, i + 1, c.clone())),
+                ),
+                Entry::Decided {
+                    proposal, items, ..
+                } => out.retain(|(p, i, _)| !(p == proposal && items.contains(i))),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The last applied set not yet put back.
+    pub fn last_applied(&self) -> Option<(u64, &Applied)> {
+        let reverted: Vec<u64> = self
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Reverted { set, .. } => Some(*set),
+                _ => None,
+            })
+            .collect();
+        self.entries.iter().rev().find_map(|e| match e {
+            Entry::Applied { set, applied, .. } if !reverted.contains(set) => Some((*set, applied)),
+            _ => None,
+        })
+    }
+}

@@ -1,0 +1,1121 @@
+//! From changes to file edits: each change is checked against canon (the entity exists, the
+//! location resolves, the value has the right type) and becomes edits of the notes that hold
+//! it, with a one-line diff for the GM. A change that does not hold is rejected with its
+//! reason and touches nothing; the others still go ahead.
+
+use super::change::{Change, Field};
+use super::resolve::{self, Who};
+use crate::canon::model::{Campaign, Priority};
+use crate::canon::{keys, OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
+use crate::context::mentions::Matcher;
+use crate::names::slug;
+use crate::vault::boundary;
+use crate::vault::edit::{self, Scalar};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The largest note vaultdm edits.
+pub const MAX_EDIT_BYTES: u64 = 4 * 1024 * 1024;
+
+/// One edit of a file, kept so it can be made again on a note that changed since the plan
+/// (after checking that what it replaces is still there).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Set a frontmatter key; `expect` is the raw value it held when planned.
+    Set {
+        /// The key's spellings.
+        keys: &'static [&'static str],
+        /// The new value.
+        value: Scalar,
+        /// The old raw value (`None`: the key was missing).
+        expect: Option<String>,
+    },
+    /// Add a list item.
+    ListAdd {
+        /// The key's spellings.
+        keys: &'static [&'static str],
+        /// The item.
+        item: String,
+    },
+    /// Remove a list item.
+    ListRemove {
+        /// The key's spellings.
+        keys: &'static [&'static str],
+        /// The item.
+        item: String,
+    },
+    /// Append a timeline event.
+    Event {
+        /// The day.
+        day: i64,
+        /// The time of day, for a new day heading.
+        time: Option<String>,
+        /// The event.
+        text: String,
+    },
+    /// Set the clock in the temporal index; `expect` is the day it held.
+    Clock {
+        /// The new day.
+        day: Option<i64>,
+        /// The new time of day.
+        time: Option<String>,
+        /// The day it held when planned.
+        expect: Option<i64>,
+    },
+    /// Move a thread to another priority section.
+    ThreadMove {
+        /// The thread's title.
+        title: String,
+        /// The section.
+        to: String,
+    },
+    /// Set a thread's next step.
+    ThreadNext {
+        /// The thread's title.
+        title: String,
+        /// The next step.
+        next: String,
+    },
+    /// Add a thread.
+    ThreadAdd {
+        /// The section.
+        priority: String,
+        /// The title.
+        title: String,
+        /// The summary.
+        summary: String,
+        /// The next step.
+        next: Option<String>,
+    },
+    /// Create a new note with this text.
+    Create {
+        /// The whole note.
+        text: String,
+    },
+}
+
+impl Op {
+    /// Makes this edit on `text`.
+    pub fn apply(&self, text: &str) -> Result<String, String> {
+        let r = match self {
+            Op::Set { keys, value, .. } => edit::set_scalar(text, keys, value),
+            Op::ListAdd { keys, item } => edit::list_add(text, keys, item),
+            Op::ListRemove { keys, item } => edit::list_remove(text, keys, item),
+            Op::Event { day, time, text: t } => edit::append_event(text, *day, time.as_deref(), t),
+            Op::Clock { day, time, .. } => edit::set_temporal(text, *day, time.as_deref()),
+            Op::ThreadMove { title, to } => edit::thread_move(text, title, to),
+            Op::ThreadNext { title, next } => edit::thread_set_next(text, title, next),
+            Op::ThreadAdd {
+                priority,
+                title,
+                summary,
+                next,
+            } => edit::thread_add(text, priority, title, summary, next.as_deref()),
+            Op::Create { text: t } => {
+                return if text.is_empty() {
+                    Ok(t.clone())
+                } else {
+                    Err("the note already exists".into())
+                }
+            }
+        };
+        r.map_err(|e| e.to_string())
+    }
+
+    /// On a note that changed since the plan: whether this edit still applies to what the
+    /// GM sees (the value it replaces is still there), else why not.
+    pub fn still_holds(&self, text: &str) -> Result<(), String> {
+        match self {
+            Op::Set { keys, expect, .. } => {
+                let now = edit::get_scalar(text, keys).map(|(_, v)| v);
+                if now.as_deref().map(str::trim) == expect.as_deref().map(str::trim) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "`{}` is now {} (it was {} when the change was made)",
+                        keys[0],
+                        now.as_deref().unwrap_or("missing"),
+                        expect.as_deref().unwrap_or("missing")
+                    ))
+                }
+            }
+            Op::Clock { expect, .. } => {
+                let now = serde_json::from_str::<serde_json::Value>(text)
+                    .ok()
+                    .and_then(|v| v.get("current_day").and_then(serde_json::Value::as_i64));
+                if now == *expect {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "the day is now {} (it was {} when the change was made)",
+                        now.map_or("missing".into(), |d| d.to_string()),
+                        expect.map_or("missing".into(), |d| d.to_string())
+                    ))
+                }
+            }
+            Op::Create { .. } if !text.is_empty() => Err("the note was created meanwhile".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The edits of one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileEdit {
+    /// Vault-relative path, `/`-separated.
+    pub path: String,
+    /// The text when planned (`None`: the file does not exist yet).
+    pub before: Option<String>,
+    /// The text after the edits.
+    pub after: String,
+    /// The edits, in order.
+    pub ops: Vec<Op>,
+}
+
+/// A change that will be made, with its diff line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    /// The change.
+    pub change: Change,
+    /// One line for the GM: `Brannock Tull: HP 22/30 -> 15/30`.
+    pub summary: String,
+}
+
+/// A change that will not be made, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    /// The change.
+    pub change: Change,
+    /// Why, in the GM's words.
+    pub reason: String,
+}
+
+/// What a set of changes does to the vault.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Plan {
+    /// The changes that hold, in order.
+    pub planned: Vec<Planned>,
+    /// The changes that do not, with reasons.
+    pub rejected: Vec<Rejected>,
+    /// The files to write.
+    pub files: Vec<FileEdit>,
+}
+
+impl Plan {
+    /// Nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+struct Files<'a> {
+    root: &'a Path,
+    files: BTreeMap<String, FileEdit>,
+    order: Vec<String>,
+}
+
+impl Files<'_> {
+    /// The current planned text of `path` (reading it on first use).
+    fn text(&mut self, path: &str) -> Result<String, String> {
+        if let Some(f) = self.files.get(path) {
+            return Ok(f.after.clone());
+        }
+        let before = read_note(self.root, path)?;
+        let after = before.clone().unwrap_or_default();
+        self.files.insert(
+            path.to_string(),
+            FileEdit {
+                path: path.to_string(),
+                before,
+                after: after.clone(),
+                ops: Vec::new(),
+            },
+        );
+        self.order.push(path.to_string());
+        Ok(after)
+    }
+
+    fn exists(&mut self, path: &str) -> Result<bool, String> {
+        self.text(path)?;
+        Ok(self
+            .files
+            .get(path)
+            .is_some_and(|f| f.before.is_some() || !f.after.is_empty()))
+    }
+
+    fn edit(&mut self, path: &str, op: Op) -> Result<(), String> {
+        let text = self.text(path)?;
+        let after = op.apply(&text).map_err(|e| format!("{path}: {e}"))?;
+        if let Some(f) = self.files.get_mut(path) {
+            f.after = after;
+            f.ops.push(op);
+        }
+        Ok(())
+    }
+}
+
+/// Reads a note's text as it is on disk, byte for byte (`None` when missing). A note that is
+/// not UTF-8 or lies outside the vault is not edited.
+pub fn read_note(root: &Path, path: &str) -> Result<Option<String>, String> {
+    match boundary::read_inside(root, Path::new(path), MAX_EDIT_BYTES) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| format!("{path} is not UTF-8 text; vaultdm does not edit it")),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Plans `changes` on the campaign read from the vault at `root`.
+pub fn plan(c: &Campaign, m: &Matcher, root: &Path, changes: &[Change]) -> Plan {
+    let mut files = Files {
+        root,
+        files: BTreeMap::new(),
+        order: Vec::new(),
+    };
+    let mut out = Plan::default();
+    let mut clock = Clock {
+        day: c.day,
+        time: c.time.clone(),
+    };
+    let mut new_names: Vec<(String, String)> = Vec::new(); // (norm name, path) of notes created
+    for change in changes {
+        let snapshot = (files.files.clone(), files.order.clone(), clock.clone());
+        let mut cx = Cx {
+            c,
+            m,
+            files: &mut files,
+            clock: &mut clock,
+            new_names: &mut new_names,
+        };
+        match cx.one(change) {
+            Ok(summary) => out.planned.push(Planned {
+                change: change.clone(),
+                summary,
+            }),
+            Err(reason) => {
+                (files.files, files.order, clock) = snapshot;
+                out.rejected.push(Rejected {
+                    change: change.clone(),
+                    reason,
+                })
+            }
+        }
+    }
+    out.files = files
+        .order
+        .iter()
+        .filter_map(|p| files.files.remove(p))
+        .filter(|f| f.before.as_deref() != Some(f.after.as_str()) && !f.ops.is_empty())
+        .collect();
+    out
+}
+
+#[derive(Debug, Clone)]
+struct Clock {
+    day: Option<i64>,
+    time: Option<String>,
+}
+
+impl Clock {
+    fn show(&self) -> String {
+        match (&self.day, &self.time) {
+            (Some(d), Some(t)) => format!("Day {d} {t}"),
+            (Some(d), None) => format!("Day {d}"),
+            (None, Some(t)) => t.clone(),
+            (None, None) => "unset".into(),
+        }
+    }
+}
+
+struct Cx<'a, 'b> {
+    c: &'a Campaign,
+    m: &'a Matcher,
+    files: &'b mut Files<'a>,
+    clock: &'b mut Clock,
+    new_names: &'b mut Vec<(String, String)>,
+}
+
+fn stem(path: &str) -> &str {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.strip_suffix(".md").unwrap_or(file)
+}
+
+fn text_value(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) => Some(s.trim().to_string()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+    .filter(|s| !s.is_empty())
+}
+
+/// A number, or `+N` / `-N` relative to `current`.
+fn number(v: &serde_json::Value, current: Option<i64>, field: Field) -> Result<i64, String> {
+    let bad = || {
+        format!(
+            "{} must be a whole number (or +N / -N to change it), not {v}",
+            field.label()
+        )
+    };
+    match v {
+        serde_json::Value::Number(n) => n.as_i64().ok_or_else(bad),
+        serde_json::Value::String(s) => {
+            let s = s.trim();
+            let relative = s.starts_with('+') || s.starts_with('-');
+            let n: i64 = s.trim_start_matches('+').parse().map_err(|_| bad())?;
+            if relative {
+                let cur = current.ok_or_else(|| {
+                    format!(
+                        "{} has no value yet, so it cannot change by {s}",
+                        field.label()
+                    )
+                })?;
+                Ok(cur.saturating_add(n))
+            } else {
+                Ok(n)
+            }
+        }
+        _ => Err(bad()),
+    }
+}
+
+fn clean_line(s: &str, what: &str) -> Result<String, String> {
+    let t = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if t.is_empty() {
+        return Err(format!("the {what} is empty"));
+    }
+    if t.chars().count() > 500 {
+        return Err(format!(
+            "the {what} is over 500 characters; keep it to one line"
+        ));
+    }
+    Ok(t)
+}
+
+fn priority_word(p: &str) -> Result<Priority, String> {
+    Priority::parse(p).ok_or_else(|| {
+        format!("unknown priority \"{p}\" (use urgent, high, medium, low or resolved)")
+    })
+}
+
+fn section_of(p: Priority) -> &'static str {
+    match p {
+        Priority::Urgent => "Urgent",
+        Priority::High => "High",
+        Priority::Medium => "Medium",
+        Priority::Low => "Low",
+        Priority::Resolved => "Resolved",
+    }
+}
+
+impl Cx<'_, '_> {
+    fn one(&mut self, change: &Change) -> Result<String, String> {
+        match change {
+            Change::Set {
+                entity,
+                field,
+                value,
+            } => {
+                let f = Field::parse(field)
+                    .ok_or_else(|| format!("unknown field \"{field}\" (use {})", Field::NAMES))?;
+                let who = resolve::entity(self.c, self.m, entity)?;
+                match f {
+                    Field::Location => {
+                        let to = text_value(value).ok_or("a location is a name")?;
+                        self.move_one(who, &to)
+                    }
+                    Field::Conditions | Field::Inventory => Err(format!(
+                        "{} is a list: add or remove one entry at a time",
+                        f.label()
+                    )),
+                    _ => self.set(who, f, value),
+                }
+            }
+            Change::Move { entity, to } => {
+                if resolve::is_party(self.c, entity) {
+                    self.move_party(to)
+                } else {
+                    let who = resolve::entity(self.c, self.m, entity)?;
+                    self.move_one(who, to)
+                }
+            }
+            Change::Add {
+                entity,
+                field,
+                item,
+            } => self.list(entity, field, item, true),
+            Change::Remove {
+                entity,
+                field,
+                item,
+            } => self.list(entity, field, item, false),
+            Change::Time { advance, day, time } => self.time(*advance, *day, time.as_deref()),
+            Change::Event { text, day } => self.event(text, *day),
+            Change::NewThread {
+                title,
+                priority,
+                summary,
+                next,
+            } => self.new_thread(
+                title,
+                priority.as_deref(),
+                summary.as_deref(),
+                next.as_deref(),
+            ),
+            Change::Resolve { thread } => self.thread_priority(thread, Priority::Resolved),
+            Change::Prioritise { thread, priority } => {
+                self.thread_priority(thread, priority_word(priority)?)
+            }
+            Change::Next { thread, next } => self.thread_next(thread, next),
+            Change::NewNpc {
+                name,
+                role,
+                location,
+                disposition,
+                summary,
+            } => self.new_npc(
+                name,
+                role.as_deref(),
+                location.as_deref(),
+                disposition.as_deref(),
+                summary.as_deref(),
+            ),
+            Change::NewLocation {
+                name,
+                parent,
+                description,
+            } => self.new_location(name, parent.as_deref(), description.as_deref()),
+        }
+    }
+
+    fn set(&mut self, who: Who, f: Field, value: &serde_json::Value) -> Result<String, String> {
+        let c = self.c;
+        let path = who.path(c).to_string();
+        let name = who.name(c).to_string();
+        let (hp, hp_max, ac) = match who {
+            Who::Pc(i) => (c.pcs[i].hp_current, c.pcs[i].hp_max, c.pcs[i].ac),
+            Who::Npc(i) => (c.npcs[i].hp_current, c.npcs[i].hp_max, c.npcs[i].ac),
+        };
+        let show = |n: Option<i64>| n.map_or("unset".to_string(), |n| n.to_string());
+        let hp_show = |cur: Option<i64>, max: Option<i64>| match max {
+            Some(m) => format!("{}/{m}", show(cur)),
+            None => show(cur),
+        };
+        let text = self.files.text(&path)?;
+        match f {
+            Field::Hp => {
+                let n = number(value, hp, f)?;
+                let (value, new_max) = match edit::get_scalar(&text, keys::HP) {
+                    // `hp: 17/27` keeps its maximum beside it.
+                    Some((_, raw)) if raw.contains('/') => {
+                        let max = raw.split('/').nth(1).unwrap_or("").trim().to_string();
+                        (Scalar::Text(format!("{n}/{max}")), hp_max)
+                    }
+                    _ => (Scalar::Int(n), hp_max),
+                };
+                self.set_key(&path, keys::HP, value)?;
+                Ok(format!(
+                    "{name}: HP {} -> {}",
+                    hp_show(hp, hp_max),
+                    hp_show(Some(n), new_max)
+                ))
+            }
+            Field::MaxHp => {
+                let n = number(value, hp_max, f)?;
+                if n <= 0 {
+                    return Err(format!("max HP must be above 0, not {n}"));
+                }
+                match edit::get_scalar(&text, keys::HP) {
+                    Some((_, raw))
+                        if raw.contains('/') && edit::get_scalar(&text, keys::HP_MAX).is_none() =>
+                    {
+                        let cur = raw.split('/').next().unwrap_or("").trim().to_string();
+                        self.set_key(&path, keys::HP, Scalar::Text(format!("{cur}/{n}")))?;
+                    }
+                    _ => self.set_key(&path, keys::HP_MAX, Scalar::Int(n))?,
+                }
+                Ok(format!("{name}: max HP {} -> {n}", show(hp_max)))
+            }
+            Field::Ac => {
+                let n = number(value, ac, f)?;
+                self.set_key(&path, keys::AC, Scalar::Int(n))?;
+                Ok(format!("{name}: AC {} -> {n}", show(ac)))
+            }
+            Field::Level => {
+                let Who::Pc(i) = who else {
+                    return Err(format!("{name} is an NPC; only PCs have a level"));
+                };
+                let old = c.pcs[i].level;
+                let n = number(value, old, f)?;
+                self.set_key(&path, keys::LEVEL, Scalar::Int(n))?;
+                Ok(format!("{name}: level {} -> {n}", show(old)))
+            }
+            Field::Gold => {
+                let Who::Pc(i) = who else {
+                    return Err(format!("{name} is an NPC; gold is kept for PCs"));
+                };
+                let old = c.pcs[i].gold;
+                let n = number(value, old, f)?;
+                if n < 0 {
+                    return Err(format!(
+                        "{name} has {} gold; that would leave {n}",
+                        show(old)
+                    ));
+                }
+                self.set_key(&path, keys::GOLD, Scalar::Int(n))?;
+                Ok(format!("{name}: gold {} -> {n}", show(old)))
+            }
+            Field::Status => {
+                let new =
+                    text_value(value).ok_or("a status is a word like active, dead, missing")?;
+                let new = clean_line(&new, "status")?.to_lowercase();
+                let (keys, old) = match who {
+                    Who::Pc(i) => (keys::PC_STATUS, c.pcs[i].status.clone()),
+                    Who::Npc(i) => (keys::NPC_STATUS, c.npcs[i].status.clone()),
+                };
+                // `alive: true/false`, as some GMs keep it.
+                let value = match edit::get_scalar(&text, keys) {
+                    Some((k, _)) if k.eq_ignore_ascii_case("alive") => Scalar::Text(
+                        if matches!(new.as_str(), "alive" | "active") {
+                            "true"
+                        } else {
+                            "false"
+                        }
+                        .into(),
+                    ),
+                    _ => Scalar::Text(new.clone()),
+                };
+                self.set_key(&path, keys, value)?;
+                Ok(format!("{name}: status {old} -> {new}"))
+            }
+            Field::Disposition | Field::Role => {
+                let Who::Npc(i) = who else {
+                    return Err(format!("{name} is a PC; {} is kept for NPCs", f.label()));
+                };
+                let new = text_value(value).ok_or("expected a word or a phrase")?;
+                let new = clean_line(&new, f.label())?;
+                let (keys, old) = if f == Field::Role {
+                    (keys::ROLE, c.npcs[i].role.clone())
+                } else {
+                    (keys::DISPOSITION, c.npcs[i].disposition.clone())
+                };
+                self.set_key(&path, keys, Scalar::Text(new.clone()))?;
+                Ok(format!(
+                    "{name}: {} {} -> {new}",
+                    f.label(),
+                    old.as_deref().unwrap_or("unset")
+                ))
+            }
+            Field::Location | Field::Conditions | Field::Inventory => {
+                Err(format!("{} is not set this way", f.label()))
+            }
+        }
+    }
+
+    fn set_key(
+        &mut self,
+        path: &str,
+        keys: &'static [&'static str],
+        value: Scalar,
+    ) -> Result<(), String> {
+        let text = self.files.text(path)?;
+        let expect = edit::get_scalar(&text, keys).map(|(_, v)| v);
+        self.files.edit(
+            path,
+            Op::Set {
+                keys,
+                value,
+                expect,
+            },
+        )
+    }
+
+    /// The location's name and how to write it where `old_raw` was written.
+    fn location_value(&self, to: usize, old_raw: Option<&str>) -> String {
+        let l = &self.c.locations[to];
+        let s = stem(&l.source.path);
+        let same = crate::names::norm_key(s) == crate::names::norm_key(&l.name);
+        match old_raw.map(str::trim) {
+            Some(raw) if raw.starts_with("[[") => {
+                let inner = raw.trim_start_matches("[[").trim_end_matches("]]");
+                let target = inner.split('|').next().unwrap_or(inner);
+                let by_file = !target.contains(' ') && target == target.to_lowercase();
+                if by_file && !same {
+                    format!("[[{s}]]")
+                } else {
+                    format!("[[{}]]", l.name)
+                }
+            }
+            Some(raw) if !raw.is_empty() && !raw.contains(' ') && raw == raw.to_lowercase() => {
+                s.to_string()
+            }
+            Some(raw) if !raw.is_empty() => l.name.clone(),
+            _ if same => format!("[[{}]]", l.name),
+            _ => format!("[[{s}|{}]]", l.name),
+        }
+    }
+
+    fn location_name(&self, path: Option<&str>, text: Option<&str>) -> String {
+        path.and_then(|p| self.c.locations.iter().find(|l| l.source.path == p))
+            .map(|l| l.name.clone())
+            .or_else(|| text.map(str::to_string))
+            .unwrap_or_else(|| "nowhere".into())
+    }
+
+    fn move_to(&mut self, who: Who, to: usize) -> Result<(), String> {
+        let path = who.path(self.c).to_string();
+        let text = self.files.text(&path)?;
+        let old = edit::get_scalar(&text, keys::LOCATION).map(|(_, v)| v);
+        let value = self.location_value(to, old.as_deref());
+        self.set_key(&path, keys::LOCATION, Scalar::Text(value))
+    }
+
+    fn where_is(&self, who: Who) -> String {
+        match who {
+            Who::Pc(i) => {
+                let p = &self.c.pcs[i];
+                self.location_name(p.location.as_deref(), p.location_text.as_deref())
+            }
+            Who::Npc(i) => {
+                let n = &self.c.npcs[i];
+                self.location_name(n.location.as_deref(), n.location_text.as_deref())
+            }
+        }
+    }
+
+    fn move_one(&mut self, who: Who, to: &str) -> Result<String, String> {
+        let dest = resolve::location(self.c, self.m, to)?;
+        let from = self.where_is(who);
+        self.move_to(who, dest)?;
+        Ok(format!(
+            "{}: {from} -> {}",
+            who.name(self.c),
+            self.c.locations[dest].name
+        ))
+    }
+
+    fn move_party(&mut self, to: &str) -> Result<String, String> {
+        let dest = resolve::location(self.c, self.m, to)?;
+        let members: Vec<usize> = match &self.c.active_party {
+            Some((p, _)) => self.c.parties[*p]
+                .members
+                .iter()
+                .filter_map(|id| self.c.pcs.iter().position(|pc| &pc.id == id && pc.active))
+                .collect(),
+            None => Vec::new(),
+        };
+        let members = if members.is_empty() {
+            (0..self.c.pcs.len())
+                .filter(|&i| self.c.pcs[i].active)
+                .collect()
+        } else {
+            members
+        };
+        if members.is_empty() {
+            return Err("there is no active PC to move".into());
+        }
+        let mut from: Vec<String> = members.iter().map(|&i| self.where_is(Who::Pc(i))).collect();
+        from.dedup();
+        for i in members {
+            self.move_to(Who::Pc(i), dest)?;
+        }
+        Ok(format!(
+            "party: {} -> {}",
+            from.join(" / "),
+            self.c.locations[dest].name
+        ))
+    }
+
+    fn list(&mut self, entity: &str, field: &str, item: &str, add: bool) -> Result<String, String> {
+        let f = Field::parse(field).filter(|f| matches!(f, Field::Inventory | Field::Conditions));
+        let f =
+            f.ok_or_else(|| format!("\"{field}\" is not a list (use inventory or conditions)"))?;
+        let who = resolve::entity(self.c, self.m, entity)?;
+        let Who::Pc(_) = who else {
+            return Err(format!(
+                "{} is an NPC; {} is kept for PCs",
+                who.name(self.c),
+                f.label()
+            ));
+        };
+        let item = clean_line(item, "item")?;
+        let keys = if f == Field::Inventory {
+            keys::INVENTORY
+        } else {
+            keys::CONDITIONS
+        };
+        let path = who.path(self.c).to_string();
+        let op = if add {
+            Op::ListAdd {
+                keys,
+                item: item.clone(),
+            }
+        } else {
+            Op::ListRemove {
+                keys,
+                item: item.clone(),
+            }
+        };
+        self.files.edit(&path, op)?;
+        Ok(format!(
+            "{}: {} {} {item}",
+            who.name(self.c),
+            f.label(),
+            if add { "+" } else { "-" }
+        ))
+    }
+
+    fn time(
+        &mut self,
+        advance: Option<i64>,
+        day: Option<i64>,
+        time: Option<&str>,
+    ) -> Result<String, String> {
+        let before = self.clock.show();
+        let new_day = match (advance, day) {
+            (Some(_), Some(_)) => {
+                return Err("give either days to advance or a day, not both".into())
+            }
+            (Some(n), None) => {
+                if !(0..=3650).contains(&n) {
+                    return Err(format!("advance by 0 to 3650 days, not {n}"));
+                }
+                Some(self.clock.day.unwrap_or(1) + n)
+            }
+            (None, Some(d)) => {
+                if d < 1 {
+                    return Err(format!("days count from 1, not {d}"));
+                }
+                Some(d)
+            }
+            (None, None) => None,
+        };
+        let time = match time {
+            Some(t) => Some(clean_line(t, "time of day")?),
+            None => None,
+        };
+        if new_day.is_none() && time.is_none() {
+            return Err("say how many days pass (+1), which day (7) or the time of day".into());
+        }
+        let text = self.files.text(TEMPORAL_INDEX)?;
+        let expect = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("current_day").and_then(serde_json::Value::as_i64));
+        self.files.edit(
+            TEMPORAL_INDEX,
+            Op::Clock {
+                day: new_day.or(self.clock.day),
+                time: time.clone(),
+                expect,
+            },
+        )?;
+        if let Some(d) = new_day {
+            self.clock.day = Some(d);
+        }
+        if time.is_some() {
+            self.clock.time = time;
+        }
+        Ok(format!("clock: {before} -> {}", self.clock.show()))
+    }
+
+    fn timeline_path(&self) -> String {
+        self.c
+            .events
+            .last()
+            .map(|e| e.source.path.clone())
+            .unwrap_or_else(|| TIMELINE.to_string())
+    }
+
+    fn event(&mut self, text: &str, day: Option<i64>) -> Result<String, String> {
+        let text = clean_line(text, "event")?;
+        let day = day
+            .or(self.clock.day)
+            .ok_or("the campaign has no current day: set one with /day 1")?;
+        if day < 1 {
+            return Err(format!("days count from 1, not {day}"));
+        }
+        let path = self.timeline_path();
+        if !self.files.exists(&path)? {
+            self.files.edit(
+                &path,
+                Op::Create {
+                    text: "# Timeline\n".into(),
+                },
+            )?;
+        }
+        let time = if Some(day) == self.clock.day {
+            self.clock.time.clone()
+        } else {
+            None
+        };
+        self.files.edit(
+            &path,
+            Op::Event {
+                day,
+                time,
+                text: text.clone(),
+            },
+        )?;
+        Ok(format!("timeline Day {day}: + {text}"))
+    }
+
+    /// Whether a thread lives in a list of threads (open-threads.md) rather than a note of
+    /// its own.
+    fn in_list(&self, i: usize) -> bool {
+        let p = &self.c.threads[i].source.path;
+        p == OPEN_THREADS
+            || self
+                .c
+                .threads
+                .iter()
+                .filter(|t| &t.source.path == p)
+                .count()
+                > 1
+    }
+
+    fn thread_priority(&mut self, thread: &str, to: Priority) -> Result<String, String> {
+        let i = resolve::thread(self.c, self.m, thread)?;
+        let t = &self.c.threads[i];
+        if t.priority == to {
+            return Err(format!(
+                "\"{}\" is already {}",
+                t.title,
+                section_of(to).to_lowercase()
+            ));
+        }
+        let path = t.source.path.clone();
+        let title = t.title.clone();
+        let from = section_of(t.priority).to_lowercase();
+        if self.in_list(i) {
+            self.files.edit(
+                &path,
+                Op::ThreadMove {
+                    title: title.clone(),
+                    to: section_of(to).into(),
+                },
+            )?;
+        } else if to == Priority::Resolved {
+            self.set_key(&path, keys::THREAD_STATUS, Scalar::Text("resolved".into()))?;
+        } else {
+            let text = self.files.text(&path)?;
+            // A closing status would win over the new priority: reopen it.
+            if edit::get_scalar(&text, keys::THREAD_STATUS)
+                .is_some_and(|(_, v)| Priority::parse(&v) == Some(Priority::Resolved))
+            {
+                self.set_key(&path, keys::THREAD_STATUS, Scalar::Text("open".into()))?;
+            }
+            self.set_key(
+                &path,
+                keys::PRIORITY,
+                Scalar::Text(section_of(to).to_lowercase()),
+            )?;
+        }
+        Ok(format!(
+            "thread {title}: {from} -> {}",
+            section_of(to).to_lowercase()
+        ))
+    }
+
+    fn thread_next(&mut self, thread: &str, next: &str) -> Result<String, String> {
+        let i = resolve::thread(self.c, self.m, thread)?;
+        let next = clean_line(next, "next step")?;
+        let t = &self.c.threads[i];
+        let (path, title) = (t.source.path.clone(), t.title.clone());
+        if !self.in_list(i) {
+            return Err(format!(
+                "\"{title}\" is a note of its own ({path}); edit its Next line there"
+            ));
+        }
+        self.files.edit(
+            &path,
+            Op::ThreadNext {
+                title: title.clone(),
+                next: next.clone(),
+            },
+        )?;
+        Ok(format!("thread {title}: next -> {next}"))
+    }
+
+    fn new_thread(
+        &mut self,
+        title: &str,
+        priority: Option<&str>,
+        summary: Option<&str>,
+        next: Option<&str>,
+    ) -> Result<String, String> {
+        let title = clean_line(title, "thread title")?;
+        if let Ok(i) = resolve::thread(self.c, self.m, &title) {
+            if crate::names::norm_key(&self.c.threads[i].title) == crate::names::norm_key(&title) {
+                return Err(format!(
+                    "there is already a thread \"{}\"",
+                    self.c.threads[i].title
+                ));
+            }
+        }
+        let p = priority_word(priority.unwrap_or("medium"))?;
+        if p == Priority::Resolved {
+            return Err("a new thread is open: give it urgent, high, medium or low".into());
+        }
+        let summary = match summary {
+            Some(s) => clean_line(s, "summary")?,
+            None => String::new(),
+        };
+        let next = next.map(|n| clean_line(n, "next step")).transpose()?;
+        if !self.files.exists(OPEN_THREADS)? {
+            self.files.edit(
+                OPEN_THREADS,
+                Op::Create {
+                    text: "# Open Threads\n".into(),
+                },
+            )?;
+        }
+        self.files.edit(
+            OPEN_THREADS,
+            Op::ThreadAdd {
+                priority: section_of(p).into(),
+                title: title.clone(),
+                summary,
+                next,
+            },
+        )?;
+        Ok(format!(
+            "new thread ({}): {title}",
+            section_of(p).to_lowercase()
+        ))
+    }
+
+    /// The folder new notes of a kind go to: `canon/<kind>` in vaultdm's layout, else the
+    /// folder most notes of that kind are in.
+    fn folder_for(&self, paths: Vec<&str>, default: &str) -> String {
+        if self.files.root.join(default).is_dir() || paths.is_empty() {
+            return default.to_string();
+        }
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for p in paths {
+            let dir = p.rsplit_once('/').map_or("", |(d, _)| d);
+            *counts.entry(dir).or_default() += 1;
+        }
+        counts
+            .into_iter()
+            .max_by_key(|(_, n)| *n)
+            .map(|(d, _)| d.to_string())
+            .unwrap_or_else(|| default.to_string())
+    }
+
+    fn new_note_path(&mut self, name: &str, folder: &str) -> Result<String, String> {
+        let taken = resolve::entity(self.c, self.m, name)
+            .is_ok_and(|w| crate::names::norm_key(w.name(self.c)) == crate::names::norm_key(name))
+            || self
+                .c
+                .locations
+                .iter()
+                .any(|l| crate::names::norm_key(&l.name) == crate::names::norm_key(name))
+            || self
+                .new_names
+                .iter()
+                .any(|(n, _)| *n == crate::names::norm_key(name));
+        if taken {
+            return Err(format!("\"{name}\" already names something in canon"));
+        }
+        let file = slug(name);
+        if file.is_empty() {
+            return Err(format!("\"{name}\" cannot be a file name"));
+        }
+        let path = if folder.is_empty() {
+            format!("{file}.md")
+        } else {
+            format!("{folder}/{file}.md")
+        };
+        if self.files.exists(&path)? {
+            return Err(format!("{path} already exists"));
+        }
+        Ok(path)
+    }
+
+    fn new_npc(
+        &mut self,
+        name: &str,
+        role: Option<&str>,
+        location: Option<&str>,
+        disposition: Option<&str>,
+        summary: Option<&str>,
+    ) -> Result<String, String> {
+        let name = clean_line(name, "name")?;
+        let folder = self.folder_for(
+            self.c.npcs.iter().map(|n| n.source.path.as_str()).collect(),
+            "canon/npcs",
+        );
+        let path = self.new_note_path(&name, &folder)?;
+        let mut fm: Vec<(&str, String)> = vec![("name", name.clone()), ("type", "npc".into())];
+        if let Some(r) = role {
+            fm.push(("role", clean_line(r, "role")?));
+        }
+        fm.push(("status", "active".into()));
+        if let Some(l) = location {
+            let l = self.new_or_known_location(l)?;
+            fm.push(("location", l));
+        }
+        if let Some(d) = disposition {
+            fm.push(("disposition", clean_line(d, "disposition")?));
+        }
+        let body = summary
+            .map(|s| clean_line(s, "summary"))
+            .transpose()?
+            .unwrap_or_default();
+        let fm: Vec<(&str, Scalar)> = fm.into_iter().map(|(k, v)| (k, Scalar::Text(v))).collect();
+        let text = edit::new_note(&name, &fm, &body);
+        self.files.edit(&path, Op::Create { text })?;
+        self.new_names
+            .push((crate::names::norm_key(&name), path.clone()));
+        Ok(format!("new NPC: {name} ({path})"))
+    }
+
+    /// A location value for a new note: a known location as a link, or one created earlier
+    /// in the same set.
+    fn new_or_known_location(&self, name: &str) -> Result<String, String> {
+        match resolve::location(self.c, self.m, name) {
+            Ok(i) => Ok(self.location_value(i, None)),
+            Err(e) => self
+                .new_names
+                .iter()
+                .find(|(n, p)| *n == crate::names::norm_key(name) && p.ends_with(".md"))
+                .map(|(_, p)| format!("[[{}|{}]]", stem(p), name.trim()))
+                .ok_or(e),
+        }
+    }
+
+    fn new_location(
+        &mut self,
+        name: &str,
+        parent: Option<&str>,
+        description: Option<&str>,
+    ) -> Result<String, String> {
+        let name = clean_line(name, "name")?;
+        let folder = self.folder_for(
+            self.c
+                .locations
+                .iter()
+                .map(|l| l.source.path.as_str())
+                .collect(),
+            "canon/locations",
+        );
+        let path = self.new_note_path(&name, &folder)?;
+        let mut fm: Vec<(&str, String)> = vec![("name", name.clone()), ("type", "location".into())];
+        if let Some(p) = parent {
+            fm.push(("parent", self.new_or_known_location(p)?));
+        }
+        let body = description
+            .map(|s| clean_line(s, "description"))
+            .transpose()?
+            .map(|d| format!("## Description\n{d}"))
+            .unwrap_or_default();
+        let fm: Vec<(&str, Scalar)> = fm.into_iter().map(|(k, v)| (k, Scalar::Text(v))).collect();
+        let text = edit::new_note(&name, &fm, &body);
+        self.files.edit(&path, Op::Create { text })?;
+        self.new_names
+            .push((crate::names::norm_key(&name), path.clone()));
+        Ok(format!("new location: {name} ({path})"))
+    }
+}

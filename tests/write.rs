@@ -1,0 +1,256 @@
+//! Write-back end to end: the GM's write commands through `vaultdm ask` (no provider), the
+//! notes they change byte for byte, the next context, `check` staying clean, conflicts,
+//! revert, and review of the DM's proposals.
+
+mod common;
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn cmd(vault: &Path) -> Command {
+    let mut c = Command::cargo_bin("vaultdm").expect("bin");
+    c.env_clear()
+        .env("HOME", vault.join("no-home"))
+        .arg("--vault")
+        .arg(vault);
+    c
+}
+
+fn ask(vault: &Path, session: &str, line: &str) -> std::process::Output {
+    cmd(vault)
+        .args(["ask", "--session", session, line])
+        .output()
+        .expect("runs")
+}
+
+fn read(vault: &Path, rel: &str) -> String {
+    std::fs::read_to_string(vault.join(rel)).expect("read")
+}
+
+/// Every line of `after` but the ones that differ from `before` is the same, and exactly
+/// `n` lines differ (same line count).
+fn lines_changed(before: &str, after: &str) -> Vec<(String, String)> {
+    let (b, a): (Vec<&str>, Vec<&str>) =
+        (before.split('\n').collect(), after.split('\n').collect());
+    assert_eq!(b.len(), a.len(), "line count changed:\n{after}");
+    b.iter()
+        .zip(&a)
+        .filter(|(x, y)| x != y)
+        .map(|(x, y)| (x.to_string(), y.to_string()))
+        .collect()
+}
+
+fn context(vault: &Path, message: &str) -> String {
+    let out = cmd(vault)
+        .args(["context", "--light", "-m", message])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn check_clean(vault: &Path) {
+    let out = cmd(vault).args(["check"]).output().expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "check failed:\n{text}");
+    assert!(text.contains("0 errors, 0 warnings"), "{text}");
+}
+
+#[test]
+fn set_changes_only_the_value_and_the_next_context_shows_it() {
+    let v = common::template_copy();
+    let rel = "canon/pcs/brannock-tull.md";
+    let before = read(v.path(), rel);
+    let out = ask(v.path(), "s1", "/set brannock hp 15");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("Brannock Tull: HP 22/30 -> 15/30"), "{said}");
+    let after = read(v.path(), rel);
+    assert_eq!(
+        lines_changed(&before, &after),
+        vec![("hp: 22".to_string(), "hp: 15".to_string())]
+    );
+    assert!(context(v.path(), "Brannock checks his wounds").contains("15/30"));
+    check_clean(v.path());
+}
+
+#[test]
+fn a_dead_npc_is_written_dead_and_a_quoted_name_works() {
+    let v = common::template_copy();
+    let rel = "canon/npcs/ida-marsh.md";
+    let before = read(v.path(), rel);
+    let out = ask(v.path(), "s1", "/set \"Ida Marsh\" status dead");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        lines_changed(&before, &read(v.path(), rel)),
+        vec![("status: active".to_string(), "status: dead".to_string())]
+    );
+    let out = ask(v.path(), "s1", "/set ida marsh disposition friendly");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check_clean(v.path());
+}
+
+#[test]
+fn the_party_moves_and_the_scene_follows() {
+    let v = common::template_copy();
+    let out = ask(v.path(), "s1", "/move party the assay office");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("party: The Brass Canary -> The Assay Office"),
+        "{said}"
+    );
+    // Each PC keeps the style its location was written in.
+    assert!(
+        read(v.path(), "canon/pcs/brannock-tull.md").contains("location: \"[[The Assay Office]]\"")
+    );
+    assert!(read(v.path(), "canon/pcs/hesper-quill.md").contains("location: the-assay-office\n"));
+    let light = context(v.path(), "we look around");
+    assert!(light.contains("The Assay Office"), "{light}");
+    assert!(
+        light.contains("Ida Marsh"),
+        "the NPC at the new place is there:\n{light}"
+    );
+    check_clean(v.path());
+}
+
+#[test]
+fn day_and_event_land_in_the_clock_and_timeline() {
+    let v = common::template_copy();
+    let out = ask(v.path(), "s1", "/day +1 morning");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("clock: Day 6 evening -> Day 7 morning"));
+    let t = read(v.path(), "canon/temporal-index.json");
+    assert_eq!(t, "{\"current_day\": 7, \"current_time\": \"morning\"}\n");
+    let out = ask(v.path(), "s1", "/event The telegraph wire was repaired.");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tl = read(v.path(), "canon/timeline.md");
+    assert!(tl.contains("## Day 7"), "{tl}");
+    assert!(
+        tl.trim_end()
+            .ends_with("- The telegraph wire was repaired."),
+        "{tl}"
+    );
+    check_clean(v.path());
+}
+
+#[test]
+fn resolve_moves_the_thread_block_and_it_leaves_the_context() {
+    let v = common::template_copy();
+    let before = read(v.path(), "canon/open-threads.md");
+    let out = ask(v.path(), "s1", "/resolve the scrip strike");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = read(v.path(), "canon/open-threads.md");
+    let resolved = after.split("## Resolved").nth(1).expect("resolved section");
+    assert!(resolved.contains("**The Scrip Strike**"), "{after}");
+    let mut b: Vec<&str> = before.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut a: Vec<&str> = after.lines().filter(|l| !l.trim().is_empty()).collect();
+    b.sort_unstable();
+    a.sort_unstable();
+    assert_eq!(a, b, "the same lines, only moved");
+    let full = cmd(v.path()).args(["context"]).output().expect("runs");
+    let full = String::from_utf8_lossy(&full.stdout);
+    assert!(!full.contains("will call the strike"), "{full}");
+    check_clean(v.path());
+}
+
+#[test]
+fn invalid_changes_write_nothing_and_say_why() {
+    let v = common::template_copy();
+    let before = common::all_files(v.path());
+    for (line, why) in [
+        ("/set nobody hp 3", "no PC or NPC is called \"nobody\""),
+        ("/set brannock hp lots", "whole number"),
+        ("/move party the moon", "no location is called \"the moon\""),
+        ("/resolve the lost dog", "no thread"),
+        ("/set brannock colour red", "no field"),
+    ] {
+        let out = ask(v.path(), "s1", line);
+        assert_eq!(out.status.code(), Some(2), "{line}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{line}: {err}");
+    }
+    let after = common::all_files(v.path());
+    let notes = |m: &std::collections::BTreeMap<String, Vec<u8>>| {
+        m.iter()
+            .filter(|(k, _)| !k.starts_with(".vaultdm") && !k.starts_with("sessions"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(notes(&before), notes(&after));
+}
+
+#[test]
+fn revert_puts_the_bytes_back_unless_the_gm_edited_since() {
+    let v = common::template_copy();
+    let rel = "canon/pcs/kit-calloway.md";
+    let before = read(v.path(), rel);
+    assert!(ask(v.path(), "s1", "/set kit gold +5").status.success());
+    assert_ne!(read(v.path(), rel), before);
+    let out = ask(v.path(), "s1", "/revert");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read(v.path(), rel), before, "byte for byte");
+
+    // A change, then the GM edits the note: the revert refuses and leaves the GM's text.
+    assert!(ask(v.path(), "s1", "/set kit gold +5").status.success());
+    let path = v.path().join(rel);
+    let edited = format!("{}\nThe GM wrote this.\n", read(v.path(), rel));
+    std::fs::write(&path, &edited).expect("write");
+    let out = cmd(v.path())
+        .args(["review", "--session", "s1", "--revert"])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("edited after the change"));
+    assert_eq!(read(v.path(), rel), edited);
+}
+
+#[test]
+fn a_symlinked_note_out_of_the_vault_is_never_written() {
+    let v = common::template_copy();
+    let outside = tempfile::tempdir().expect("tempdir");
+    let target = outside.path().join("brannock.md");
+    std::fs::copy(v.path().join("canon/pcs/brannock-tull.md"), &target).expect("copy");
+    let original = std::fs::read(&target).expect("read");
+    std::fs::remove_file(v.path().join("canon/pcs/brannock-tull.md")).expect("rm");
+    std::os::unix::fs::symlink(&target, v.path().join("canon/pcs/brannock-tull.md"))
+        .expect("symlink");
+    let _ = ask(v.path(), "s1", "/set brannock hp 1");
+    assert_eq!(std::fs::read(&target).expect("read"), original);
+}

@@ -1,0 +1,282 @@
+//! The DM's proposals end to end, against the fake server: a fenced block (never shown to the
+//! player) and a streamed tool call, listed for review, accepted with `vaultdm review`, the
+//! auto mode, a server that refuses tools, and a scripted session after which the vault
+//! holds every accepted change and `check` is clean.
+
+mod common;
+#[path = "support/fake_llm.rs"]
+mod fake_llm;
+
+use assert_cmd::Command;
+use fake_llm::{openai_finish, openai_sse, openai_tool_chunk, FakeLlm, Scripted};
+use std::path::Path;
+
+fn cmd(vault: &Path) -> Command {
+    let mut c = Command::cargo_bin("vaultdm").expect("bin");
+    c.env_clear()
+        .env("HOME", vault.join("no-home"))
+        .env("OPENAI_API_KEY", "sk-test-000111222333444")
+        .arg("--vault")
+        .arg(vault);
+    c
+}
+
+fn ask(root: &Path, base: &str, session: &str, message: &str) -> std::process::Output {
+    cmd(root)
+        .args([
+            "ask",
+            "--session",
+            session,
+            "--model",
+            "m",
+            "--base-url",
+            base,
+            message,
+        ])
+        .output()
+        .expect("run")
+}
+
+fn read(vault: &Path, rel: &str) -> String {
+    std::fs::read_to_string(vault.join(rel)).expect("read")
+}
+
+const FENCED: &[&str] = &[
+    "The door gives. Brannock takes a splinter ",
+    "in the arm.\n\n```vault",
+    "dm-changes\n[{\"op\": \"set\", \"entity\": \"Brannock Tull\", \"field\": \"hp\", \"value\": \"-7\"},\n",
+    " {\"op\": \"move\", \"entity\": \"party\", \"to\": \"The Assay Office\"},\n",
+    " {\"op\": \"set\", \"entity\": \"Nobody Here\", \"field\": \"hp\", \"value\": 1}]\n```\n",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fenced_proposals_are_hidden_listed_and_accepted_by_review() {
+    let v = common::template_copy();
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        FENCED,
+        Some("stop"),
+        true,
+        true,
+    ))])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || ask(&root, &base, "night", "I kick the door."))
+        .await
+        .expect("join");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(shown.contains("splinter in the arm."), "{shown}");
+    assert!(
+        !shown.contains("vaultdm-changes") && !shown.contains("\"op\""),
+        "the block is never shown:\n{shown}"
+    );
+    assert!(err.contains("1. Brannock Tull: HP 22/30 -> 15/30"), "{err}");
+    assert!(
+        err.contains("2. party: The Brass Canary -> The Assay Office"),
+        "{err}"
+    );
+    assert!(
+        err.contains("3. cannot apply: no PC or NPC is called \"Nobody Here\""),
+        "{err}"
+    );
+    // Nothing is written before the GM accepts.
+    assert!(read(v.path(), "canon/pcs/brannock-tull.md").contains("hp: 22\n"));
+    // The request offered the tool, and the system prompt describes the fence.
+    let req = fake.requests()[0].json();
+    assert_eq!(req["tools"][0]["function"]["name"], "propose_canon_changes");
+    assert!(req["messages"][0]["content"]
+        .as_str()
+        .unwrap_or("")
+        .contains("vaultdm-changes"));
+
+    // Outside chat: the proposals survived the process; accept two of them.
+    let list = cmd(v.path())
+        .args(["review", "--session", "night"])
+        .output()
+        .expect("run");
+    let list = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert!(
+        list.contains("1. Brannock Tull: HP 22/30 -> 15/30"),
+        "{list}"
+    );
+    let acc = cmd(v.path())
+        .args(["review", "--session", "night", "--accept", "1", "2"])
+        .output()
+        .expect("run");
+    assert!(
+        acc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&acc.stderr)
+    );
+    assert!(read(v.path(), "canon/pcs/brannock-tull.md").contains("hp: 15\n"));
+    assert!(read(v.path(), "canon/pcs/oriel-fenn.md").contains("location: The Assay Office\n"));
+    let left = cmd(v.path())
+        .args(["review", "--session", "night"])
+        .output()
+        .expect("run");
+    let left = String::from_utf8_lossy(&left.stdout).into_owned();
+    assert!(
+        left.contains("1. cannot apply") && !left.contains("Brannock"),
+        "{left}"
+    );
+    let rej = cmd(v.path())
+        .args(["review", "--session", "night", "--reject"])
+        .output()
+        .expect("run");
+    assert!(rej.status.success());
+    let none = cmd(v.path())
+        .args(["review", "--session", "night"])
+        .output()
+        .expect("run");
+    assert!(String::from_utf8_lossy(&none.stdout).contains("no pending proposal"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_tool_call_is_a_proposal_too() {
+    let v = common::template_copy();
+    let mut body = openai_sse(&["Night falls over the Row."], None, false, false);
+    let args = r#"{"changes": [{"op": "time", "advance": 1, "time": "morning"}, {"op": "event", "text": "The strike bell rang."}]}"#;
+    let (a, b) = args.split_at(37);
+    body.push_str(&openai_tool_chunk(
+        Some(0),
+        Some("call_1"),
+        Some("propose_canon_changes"),
+        Some(a),
+    ));
+    body.push_str(&openai_tool_chunk(Some(0), None, None, Some(b)));
+    body.push_str(&openai_finish("tool_calls"));
+    body.push_str("data: [DONE]\n\n");
+    let fake = FakeLlm::start(vec![Scripted::sse_bytewise(body)]).await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    std::fs::write(root.join("vaultdm.toml"), "[write]\nreview = \"auto\"\n").expect("toml");
+    let out = tokio::task::spawn_blocking(move || ask(&root, &base, "night", "We sleep."))
+        .await
+        .expect("join");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("applied: clock: Day 6 evening -> Day 7 morning"),
+        "{err}"
+    );
+    assert!(
+        err.contains("applied: timeline Day 7: + The strike bell rang."),
+        "{err}"
+    );
+    assert!(read(v.path(), "canon/temporal-index.json").contains("\"current_day\": 7"));
+    assert!(read(v.path(), "canon/timeline.md").contains("- The strike bell rang."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_refuses_tools_is_asked_again_without_them() {
+    let v = common::template_copy();
+    let fake = FakeLlm::start(vec![
+        Scripted::json(
+            400,
+            r#"{"error": {"message": "tools param requires --jinja flag"}}"#,
+        ),
+        Scripted::sse(openai_sse(&["Fine."], Some("stop"), true, true)),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || ask(&root, &base, "s", "Hello?"))
+        .await
+        .expect("join");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Fine."));
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[0].json().get("tools").is_some());
+    assert!(reqs[1].json().get("tools").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scripted_session_leaves_every_accepted_change_in_the_vault() {
+    let v = common::template_copy();
+    let block = |json: &str| format!("\n```vaultdm-changes\n{json}\n```\n");
+    let replies = [
+        format!(
+            "You climb to the assay office.{}",
+            block(r#"[{"op":"move","entity":"party","to":"The Assay Office"}]"#)
+        ),
+        format!(
+            "A guard clubs Brannock.{}",
+            block(
+                r#"[{"op":"set","entity":"Brannock","field":"hp","value":"-5"},{"op":"add","entity":"Kit","item":"a brass key"}]"#
+            )
+        ),
+        format!(
+            "Lottie is found below the shaft, cold.{}",
+            block(
+                r#"[{"op":"set","entity":"Lottie Greaves","field":"status","value":"dead"},{"op":"event","text":"Lottie Greaves was found dead below Shaft Nine."}]"#
+            )
+        ),
+        format!(
+            "A mule driver named Tobiah offers help.{}",
+            block(
+                r#"[{"op":"new_npc","name":"Tobiah Venn","role":"mule driver","location":"The Assay Office","disposition":"friendly","summary":"Drives the ore mules; owes Jonah a favour."}]"#
+            )
+        ),
+        format!(
+            "The miners vote; the strike is over.{}",
+            block(
+                r#"[{"op":"resolve","thread":"The Scrip Strike"},{"op":"new_thread","title":"Tobiah's Debt","priority":"low","summary":"Tobiah owes Jonah a favour.","next":"Ask Tobiah what he owes."}]"#
+            )
+        ),
+    ];
+    let fake = FakeLlm::start(
+        replies
+            .iter()
+            .map(|r| Scripted::sse(openai_sse(&[r.as_str()], Some("stop"), true, true)))
+            .collect(),
+    )
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    std::fs::write(root.join("vaultdm.toml"), "[write]\nreview = \"auto\"\n").expect("toml");
+    let outs = tokio::task::spawn_blocking(move || {
+        (0..5)
+            .map(|i| ask(&root, &base, "scripted", &format!("turn {i}")))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .expect("join");
+    for o in &outs {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert!(!err.contains("could not"), "{err}");
+    }
+    let r = |p: &str| read(v.path(), p);
+    assert!(r("canon/pcs/brannock-tull.md").contains("hp: 17\n"));
+    assert!(r("canon/pcs/kit-calloway.md").contains("a brass key"));
+    assert!(r("canon/npcs/lottie-greaves.md").contains("status: dead"));
+    assert!(r("canon/timeline.md").contains("- Lottie Greaves was found dead below Shaft Nine."));
+    assert!(r("canon/npcs/tobiah-venn.md").contains("mule driver"));
+    let threads = r("canon/open-threads.md");
+    assert!(
+        threads
+            .split("## Resolved")
+            .nth(1)
+            .unwrap_or("")
+            .contains("The Scrip Strike"),
+        "{threads}"
+    );
+    assert!(threads.contains("Tobiah's Debt"));
+    let check = cmd(v.path()).arg("check").output().expect("run");
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{report}");
+    assert!(report.contains("0 errors, 0 warnings"), "{report}");
+    // The new NPC is canon at once: the next context at the assay office shows him.
+    let ctx = cmd(v.path())
+        .args(["context", "--light", "-m", "Tobiah?"])
+        .output()
+        .expect("run");
+    assert!(String::from_utf8_lossy(&ctx.stdout).contains("Tobiah Venn"));
+}
