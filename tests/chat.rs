@@ -164,3 +164,120 @@ async fn template_and_context_edits_reach_a_running_chat() {
         "{last}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_back_at_the_table_closes_the_loop() {
+    let v = common::template_copy();
+    let root = v.path().to_path_buf();
+    let proposal = "The guard swings.\n```vaultdm-changes\n[{\"op\": \"set\", \"entity\": \"Brannock\", \"field\": \"hp\", \"value\": \"-7\"}]\n```\n";
+    let fake = FakeLlm::start(vec![ok(proposal), ok("Noted."), ok("Still here.")]).await;
+    let base = fake.base_url_v1();
+    let r2 = root.clone();
+    let (out, err) = tokio::task::spawn_blocking(move || {
+        let root = r2;
+        let mut child = Command::new(BIN)
+            .env_clear()
+            .env("HOME", root.join("no-home"))
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .arg("--vault")
+            .arg(&root)
+            .args([
+                "chat",
+                "--session",
+                "wb",
+                "--model",
+                "m",
+                "--base-url",
+                &base,
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let out = Seen::of(child.stdout.take().expect("stdout"));
+        let err = Seen::of(child.stderr.take().expect("stderr"));
+        let wait_for = |what: &str, seen: &Seen| {
+            let start = Instant::now();
+            while !seen.text().contains(what) {
+                assert!(
+                    start.elapsed() < DEADLINE,
+                    "no {what:?} in:\n{}\nstderr:\n{}",
+                    seen.text(),
+                    err.text()
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        stdin.write_all(b"I block the door.\n").expect("stdin");
+        wait_for("1. Brannock Tull: HP 22/30 -> 15/30", &out);
+        stdin.write_all(b"/accept\n").expect("stdin");
+        wait_for("\u{2714} Brannock Tull: HP 22/30 -> 15/30", &out);
+        stdin
+            .write_all(b"/move party the assay office\n")
+            .expect("stdin");
+        wait_for("\u{2714} party: The Brass Canary -> The Assay Office", &out);
+        // The watcher sees vaultdm's own writes: they are not reported as edits. A human
+        // edit that lands meanwhile is.
+        std::thread::sleep(Duration::from_millis(600));
+        let ida = root.join("canon/npcs/ida-marsh.md");
+        let text = std::fs::read_to_string(&ida).expect("read");
+        std::fs::write(
+            &ida,
+            text.replace("disposition: wary", "disposition: hostile"),
+        )
+        .expect("write");
+        let start = Instant::now();
+        while !out.text().contains("canon reloaded") {
+            assert!(start.elapsed() < DEADLINE, "{}\n{}", out.text(), err.text());
+            stdin.write_all(b"/help\n").expect("stdin");
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        stdin.write_all(b"We look around.\n").expect("stdin");
+        wait_for("Noted.", &out);
+        stdin.write_all(b"/revert\n").expect("stdin");
+        wait_for(
+            "reverted: party: The Brass Canary -> The Assay Office",
+            &out,
+        );
+        stdin.write_all(b"/quit\n").expect("stdin");
+        let status = child.wait().expect("wait");
+        assert!(status.success(), "{}", err.text());
+        (out.text(), err.text())
+    })
+    .await
+    .expect("join");
+    assert!(
+        !out.contains("vaultdm-changes") && !out.contains("\"op\""),
+        "{out}"
+    );
+    let reloads: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("canon reloaded"))
+        .collect();
+    assert_eq!(
+        reloads.len(),
+        1,
+        "only the GM's own edit is reported:\n{out}\n{err}"
+    );
+    assert!(reloads[0].contains("Ida Marsh"), "{out}");
+    let reqs = fake.requests();
+    let last = contents(&reqs[1]).last().cloned().unwrap_or_default();
+    assert!(last.contains("Canon updated"), "{last}");
+    assert!(
+        last.contains("The Assay Office"),
+        "the new scene is in the light context:\n{last}"
+    );
+    assert!(
+        std::fs::read_to_string(root.join("canon/pcs/brannock-tull.md"))
+            .expect("read")
+            .contains("hp: 15\n"),
+        "the revert undid only the move"
+    );
+    assert!(
+        std::fs::read_to_string(root.join("canon/pcs/hesper-quill.md"))
+            .expect("read")
+            .contains("location: the-brass-canary\n")
+    );
+}

@@ -254,3 +254,212 @@ fn a_symlinked_note_out_of_the_vault_is_never_written() {
     let _ = ask(v.path(), "s1", "/set brannock hp 1");
     assert_eq!(std::fs::read(&target).expect("read"), original);
 }
+
+mod library {
+    use super::*;
+    use proptest::prelude::*;
+    use vaultdm::write::{self, apply, plan, Change, ChangeLog, From};
+
+    fn plan_on(root: &Path, changes: &[Change]) -> plan::Plan {
+        let loaded = common::load(root);
+        let engine = common::engine(&loaded);
+        plan::plan(engine.campaign(), engine.matcher(), root, changes)
+    }
+
+    fn hp(entity: &str, v: i64) -> Change {
+        Change::Set {
+            entity: entity.into(),
+            field: "hp".into(),
+            value: v.into(),
+        }
+    }
+
+    #[test]
+    fn a_gm_edit_elsewhere_in_the_note_is_kept_and_the_change_still_lands() {
+        let v = common::template_copy();
+        let rel = "canon/pcs/brannock-tull.md";
+        let p = plan_on(v.path(), &[hp("Brannock Tull", 9)]);
+        // The GM saves the note in Obsidian between the proposal and the accept.
+        let edited = read(v.path(), rel).replace("Keep the Row fed", "Keep the whole Row fed");
+        std::fs::write(v.path().join(rel), &edited).expect("write");
+        apply::apply(v.path(), &p).expect("applies");
+        let now = read(v.path(), rel);
+        assert_eq!(now, edited.replace("hp: 22\n", "hp: 9\n"));
+    }
+
+    #[test]
+    fn a_gm_edit_of_the_same_value_is_a_conflict_and_nothing_is_written() {
+        let v = common::template_copy();
+        let changes = [hp("Brannock Tull", 9), hp("Hesper Quill", 1)];
+        let p = plan_on(v.path(), &changes);
+        assert_eq!(p.files.len(), 2);
+        let rel = "canon/pcs/brannock-tull.md";
+        let edited = read(v.path(), rel).replace("hp: 22\n", "hp: 20\n");
+        std::fs::write(v.path().join(rel), &edited).expect("write");
+        let hesper = read(v.path(), "canon/pcs/hesper-quill.md");
+        let e = apply::apply(v.path(), &p).expect_err("conflict");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("brannock-tull.md changed since") && msg.contains("hp"),
+            "{msg}"
+        );
+        assert_eq!(read(v.path(), rel), edited);
+        assert_eq!(
+            read(v.path(), "canon/pcs/hesper-quill.md"),
+            hesper,
+            "all or nothing"
+        );
+    }
+
+    #[test]
+    fn a_concurrent_writer_never_sees_half_a_note() {
+        let v = common::template_copy();
+        let root = v.path().to_path_buf();
+        let rel = "canon/pcs/brannock-tull.md";
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (r2, s2) = (root.clone(), stop.clone());
+        let reader = std::thread::spawn(move || {
+            let mut seen = 0;
+            while !s2.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = std::fs::read_to_string(r2.join(rel)).expect("always there");
+                assert!(
+                    t.starts_with("---\n") && t.contains("## Goals"),
+                    "a torn read:\n{t}"
+                );
+                seen += 1;
+            }
+            seen
+        });
+        let mut log = ChangeLog::empty(&root, "t");
+        for i in 0..60 {
+            let loaded = common::load(&root);
+            let engine = common::engine(&loaded);
+            write::write(
+                engine.campaign(),
+                engine.matcher(),
+                &root,
+                &mut log,
+                &[hp("brannock", i)],
+                From::Gm,
+            )
+            .expect("written");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(reader.join().expect("reader") > 0);
+        assert!(read(&root, rel).contains("hp: 59\n"));
+        let leftovers: Vec<_> = std::fs::read_dir(root.join("canon/pcs"))
+            .expect("dir")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains("vaultdm"))
+            .collect();
+        assert!(leftovers.is_empty(), "no temporary file is left behind");
+    }
+
+    fn arb_change() -> impl Strategy<Value = Change> {
+        let who = prop::sample::select(vec![
+            "brannock",
+            "Hesper Quill",
+            "oriel",
+            "Ida Marsh",
+            "odessa",
+        ]);
+        let pc = prop::sample::select(vec!["brannock", "Hesper Quill", "oriel", "kit"]);
+        let place = prop::sample::select(vec![
+            "the assay office",
+            "Shaft Nine",
+            "the brass canary",
+            "lampblack row",
+        ]);
+        let thread = prop::sample::select(vec![
+            "the scrip strike",
+            "Strand's Ringing Ore",
+            "The Doctored Assays",
+            "Oriel's Name",
+        ]);
+        prop_oneof![
+            (who.clone(), 0i64..40).prop_map(|(w, n)| hp(w, n)),
+            (who.clone(), place.clone()).prop_map(|(w, p)| Change::Move {
+                entity: w.into(),
+                to: p.into()
+            }),
+            place.prop_map(|p| Change::Move {
+                entity: "party".into(),
+                to: p.into()
+            }),
+            (pc.clone(), "[a-z]{3,8}").prop_map(|(w, i)| Change::Add {
+                entity: w.into(),
+                field: "inventory".into(),
+                item: format!("a {i}")
+            }),
+            (pc, 0i64..99).prop_map(|(w, n)| Change::Set {
+                entity: w.into(),
+                field: "gold".into(),
+                value: n.into()
+            }),
+            (
+                0i64..3,
+                prop::option::of(prop::sample::select(vec!["dawn", "noon", "dusk"]))
+            )
+                .prop_map(|(a, t)| Change::Time {
+                    advance: Some(a),
+                    day: None,
+                    time: t.map(str::to_string)
+                }),
+            "[A-Z][a-z ]{5,30}\\.".prop_map(|t| Change::Event { text: t, day: None }),
+            thread
+                .clone()
+                .prop_map(|t| Change::Resolve { thread: t.into() }),
+            (thread, prop::sample::select(vec!["urgent", "high", "low"])).prop_map(|(t, p)| {
+                Change::Prioritise {
+                    thread: t.into(),
+                    priority: p.into(),
+                }
+            }),
+            (who, prop::sample::select(vec!["dead", "missing", "active"])).prop_map(|(w, s)| {
+                Change::Set {
+                    entity: w.into(),
+                    field: "status".into(),
+                    value: s.into(),
+                }
+            }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Random change sets written one after another, then reverted newest first, give
+        /// back the vault's exact bytes.
+        #[test]
+        fn change_sets_and_their_reverts_give_back_the_original_bytes(
+            sets in prop::collection::vec(prop::collection::vec(arb_change(), 1..4), 1..5)
+        ) {
+            let v = common::template_copy();
+            let root = v.path();
+            let notes = |root: &Path| {
+                common::all_files(root)
+                    .into_iter()
+                    .filter(|(k, _)| !k.starts_with(".vaultdm"))
+                    .collect::<Vec<_>>()
+            };
+            let before = notes(root);
+            let mut log = ChangeLog::empty(root, "p");
+            let mut applied = 0;
+            for set in &sets {
+                let loaded = common::load(root);
+                let engine = common::engine(&loaded);
+                let w = write::write(engine.campaign(), engine.matcher(), root, &mut log, set, From::Gm)
+                    .expect("written");
+                if w.applied.is_some() {
+                    applied += 1;
+                }
+            }
+            for _ in 0..applied {
+                let (set, a) = log.last_applied().map(|(s, a)| (s, a.clone())).expect("a set");
+                apply::revert(root, &a).expect("reverts");
+                log.reverted(set).expect("logged");
+            }
+            prop_assert!(log.last_applied().is_none());
+            prop_assert_eq!(notes(root), before);
+        }
+    }
+}

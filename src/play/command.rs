@@ -162,6 +162,15 @@ mod tests {
     #[case::quit("/quit", cmd(Command::Quit))]
     #[case::exit("/exit", cmd(Command::Quit))]
     #[case::q("/q", cmd(Command::Quit))]
+    #[case::set("/set brannock hp 15", cmd(Command::Write("set".into(), "brannock hp 15".into())))]
+    #[case::set_shouted("/SET Kit gold +5", cmd(Command::Write("set".into(), "Kit gold +5".into())))]
+    #[case::move_("/move party the assay office", cmd(Command::Write("move".into(), "party the assay office".into())))]
+    #[case::day("/day +1 morning", cmd(Command::Write("day".into(), "+1 morning".into())))]
+    #[case::accept_all("/accept", cmd(Command::Accept(vec![])))]
+    #[case::accept_some("/accept 2, 3", cmd(Command::Accept(vec![2, 3])))]
+    #[case::reject_bad("/reject x", cmd(Command::Bad("\"x\" is not a proposal number (see /pending)".into())))]
+    #[case::edit("/edit 2 /set brannock hp 12", cmd(Command::Edit(2, "/set brannock hp 12".into())))]
+    #[case::revert("/revert", cmd(Command::Revert))]
     fn each_command(#[case] line: &str, #[case] want: Input) {
         assert_eq!(parse(line), want, "{line:?}");
     }
@@ -215,6 +224,16 @@ mod tests {
             "/undo",
             "/reload",
             "/sessions",
+            "/set",
+            "/move",
+            "/day",
+            "/event",
+            "/resolve",
+            "/pending",
+            "/accept",
+            "/reject",
+            "/edit",
+            "/revert",
             "/help",
             "/quit",
         ] {

@@ -718,7 +718,9 @@ fn transcript_block(r: &Record) -> Option<String> {
     match r.role {
         RecordRole::Player => Some(format!("**Player:** {}\n\n", r.text.trim_end())),
         RecordRole::Dm => {
-            let text = r.text.trim_end();
+            // Proposal blocks are for vaultdm, not the GM reading the story.
+            let (prose, _) = crate::llm::fence::split_fenced(&r.text);
+            let text = prose.trim_end();
             let mut s = if text.is_empty() {
                 "**DM:** *(no reply)*\n\n".to_owned()
             } else {
