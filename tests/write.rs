@@ -463,3 +463,31 @@ mod library {
         }
     }
 }
+
+#[test]
+fn values_kept_as_inline_fields_are_edited_in_place() {
+    let v = common::template_copy();
+    let rel = "canon/npcs/odessa-flint.md";
+    let text = read(v.path(), rel);
+    // Move Odessa's HP and disposition out of the frontmatter into Dataview fields.
+    let text = text.replacen("---\n# ", "---\n# ", 1);
+    let (front, body) = text.split_at(text[4..].find("\n---\n").expect("frontmatter") + 9);
+    let front: String = front
+        .lines()
+        .filter(|l| !l.starts_with("disposition:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let note = format!("{front}{body}\ndisposition:: wary\n");
+    std::fs::write(v.path().join(rel), &note).expect("write");
+    let out = ask(v.path(), "s1", "/set odessa disposition friendly");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        read(v.path(), rel),
+        note.replace("disposition:: wary", "disposition:: friendly")
+    );
+    check_clean(v.path());
+}

@@ -228,6 +228,15 @@ impl Doc {
         }
     }
 
+    /// The byte offset in the whole text just after line `i` (its line ending included).
+    fn offset_after(&self, i: usize) -> usize {
+        self.bom.len()
+            + self.lines[..=i.min(self.lines.len().saturating_sub(1))]
+                .iter()
+                .map(|l| l.text.len() + l.eol.len())
+                .sum::<usize>()
+    }
+
     fn line(&self, text: impl Into<String>) -> Line {
         Line {
             text: text.into(),
@@ -2077,6 +2086,127 @@ pub fn thread_add(
     Ok(doc.render())
 }
 
+// ---------------------------------------------------------------------------------------
+// Dataview inline fields (`hp:: 22`, `[location:: [[The Docks]]]`): canon reads them as keys
+// the frontmatter does not set, so a value kept there is edited there.
+
+/// Where an inline field's value is: (line start offset, value start, value end) in bytes of
+/// the whole text, and the key as written.
+fn find_inline(text: &str, keys: &[&str]) -> Option<(usize, usize, String)> {
+    let norm = |k: &str| k.trim().to_lowercase().replace(' ', "_");
+    let body_from = Front::parse(text)
+        .ok()
+        .and_then(|f| f.fences.map(|(_, close)| f.doc.offset_after(close)))
+        .unwrap_or(0);
+    let mut found: Vec<(usize, usize, usize, String)> = Vec::new(); // (key rank, start, end, key)
+    let mut fence: Option<String> = None;
+    let mut at = body_from;
+    for line in text[body_from..].split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let content = line.trim_end_matches(['\n', '\r']);
+        let t = content.trim_start();
+        if let Some(f) = &fence {
+            if t.starts_with(f.as_str()) {
+                fence = None;
+            }
+            continue;
+        }
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = Some(t[..3].to_string());
+            continue;
+        }
+        let Some(cut) = content.find("::") else {
+            continue;
+        };
+        let raw_key = &content[..cut];
+        let opener = raw_key.rfind(['[', '(']);
+        let key = match opener {
+            Some(o) => &raw_key[o + 1..],
+            None => raw_key
+                .trim_start()
+                .trim_start_matches(['-', '*', '>', '+']),
+        };
+        if key.trim().is_empty() || key.len() > 40 || key.contains(['`', ':']) {
+            continue;
+        }
+        let Some(rank) = keys.iter().position(|k| norm(k) == norm(key)) else {
+            continue;
+        };
+        let v_start = cut + 2 + (content[cut + 2..].len() - content[cut + 2..].trim_start().len());
+        let mut v_end = content.trim_end().len().max(v_start);
+        if let Some(o) = opener {
+            let close = if raw_key.as_bytes()[o] == b'[' {
+                ']'
+            } else {
+                ')'
+            };
+            // The value ends at the bracket that closes the field (links inside it have
+            // their own pairs).
+            let mut depth = 0i32;
+            for (j, c) in content[v_start..].char_indices() {
+                match c {
+                    '[' | '(' => depth += 1,
+                    ']' | ')' if depth > 0 => depth -= 1,
+                    c if c == close => {
+                        v_end = v_start + j;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            while v_end > v_start && content.as_bytes()[v_end - 1] == b' ' {
+                v_end -= 1;
+            }
+        }
+        found.push((rank, start + v_start, start + v_end, key.trim().to_string()));
+    }
+    // The first key in priority order; the last occurrence of it, as the parser keeps.
+    let best = found.iter().map(|f| f.0).min()?;
+    found
+        .into_iter()
+        .rev()
+        .find(|f| f.0 == best)
+        .map(|(_, a, b, k)| (a, b, k))
+}
+
+/// The value of a key as canon reads it: the frontmatter's, else a Dataview inline field's
+/// (`hp:: 22`). Returns the key as written and the raw value.
+pub fn get_field(text: &str, keys: &[&str]) -> Option<(String, String)> {
+    get_scalar(text, keys).or_else(|| {
+        let (a, b, k) = find_inline(text, keys)?;
+        Some((k, text[a..b].to_string()))
+    })
+}
+
+/// Sets a key where canon reads it from: the frontmatter when it has the key, else the
+/// Dataview inline field that holds it (only the value's bytes change), else a new last
+/// line of the frontmatter.
+pub fn set_field(text: &str, keys: &[&str], value: &Scalar) -> Result<String, EditError> {
+    if get_scalar(text, keys).is_none() {
+        if let Some((a, b, _)) = find_inline(text, keys) {
+            let v = match value {
+                Scalar::Int(n) => n.to_string(),
+                Scalar::Text(t) => {
+                    if t.contains(['\n', '\r']) {
+                        return Err(EditError::InvalidText {
+                            what: "value".into(),
+                            why: "it spans several lines".into(),
+                        });
+                    }
+                    t.clone()
+                }
+            };
+            let mut out = String::with_capacity(text.len() + v.len());
+            out.push_str(&text[..a]);
+            out.push_str(&v);
+            out.push_str(&text[b..]);
+            return Ok(out);
+        }
+    }
+    set_scalar(text, keys, value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -3243,5 +3373,40 @@ mod tests {
                 prop_assert_eq!(back, original);
             }
         }
+    }
+
+    #[test]
+    fn inline_fields_are_edited_where_canon_reads_them() {
+        let t = "---\nname: Odessa\n---\n# Odessa\n\nhp:: 22\n- location:: [[The Docks]]\nShe is [mood:: wary] today.\n```\nhp:: 99\n```\n";
+        assert_eq!(get_field(t, &["hp"]), Some(("hp".into(), "22".into())));
+        let out = set_field(t, &["hp_current", "hp"], &Scalar::Int(15)).expect("set");
+        assert_eq!(out, t.replace("hp:: 22", "hp:: 15"));
+        let out = set_field(
+            t,
+            &["location"],
+            &Scalar::Text("[[The Assay Office]]".into()),
+        )
+        .expect("set");
+        assert_eq!(out, t.replace("[[The Docks]]", "[[The Assay Office]]"));
+        let out = set_field(t, &["mood"], &Scalar::Text("friendly".into())).expect("set");
+        assert_eq!(out, t.replace("[mood:: wary]", "[mood:: friendly]"));
+        // Not in the frontmatter nor inline: a new frontmatter line.
+        let out = set_field(t, &["gold"], &Scalar::Int(3)).expect("set");
+        assert!(
+            out.starts_with("---\nname: Odessa\ngold: 3\n---\n"),
+            "{out}"
+        );
+        // The frontmatter wins over an inline field, as canon reads it.
+        let both = "---\nhp: 30\n---\nhp:: 22\n";
+        assert_eq!(
+            set_field(both, &["hp"], &Scalar::Int(1)).expect("set"),
+            "---\nhp: 1\n---\nhp:: 22\n"
+        );
+        // CRLF and no frontmatter.
+        let crlf = "# X\r\nhp:: 5\r\nend\r\n";
+        assert_eq!(
+            set_field(crlf, &["hp"], &Scalar::Int(6)).expect("set"),
+            "# X\r\nhp:: 6\r\nend\r\n"
+        );
     }
 }

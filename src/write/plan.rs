@@ -98,7 +98,7 @@ impl Op {
     /// Makes this edit on `text`.
     pub fn apply(&self, text: &str) -> Result<String, String> {
         let r = match self {
-            Op::Set { keys, value, .. } => edit::set_scalar(text, keys, value),
+            Op::Set { keys, value, .. } => edit::set_field(text, keys, value),
             Op::ListAdd { keys, item } => edit::list_add(text, keys, item),
             Op::ListRemove { keys, item } => edit::list_remove(text, keys, item),
             Op::Event { day, time, text: t } => edit::append_event(text, *day, time.as_deref(), t),
@@ -127,7 +127,7 @@ impl Op {
     pub fn still_holds(&self, text: &str) -> Result<(), String> {
         match self {
             Op::Set { keys, expect, .. } => {
-                let now = edit::get_scalar(text, keys).map(|(_, v)| v);
+                let now = edit::get_field(text, keys).map(|(_, v)| v);
                 if now.as_deref().map(str::trim) == expect.as_deref().map(str::trim) {
                     Ok(())
                 } else {
@@ -507,7 +507,7 @@ impl Cx<'_, '_> {
         match f {
             Field::Hp => {
                 let n = number(value, hp, f)?;
-                let (value, new_max) = match edit::get_scalar(&text, keys::HP) {
+                let (value, new_max) = match edit::get_field(&text, keys::HP) {
                     // `hp: 17/27` keeps its maximum beside it.
                     Some((_, raw)) if raw.contains('/') => {
                         let max = raw.split('/').nth(1).unwrap_or("").trim().to_string();
@@ -527,9 +527,9 @@ impl Cx<'_, '_> {
                 if n <= 0 {
                     return Err(format!("max HP must be above 0, not {n}"));
                 }
-                match edit::get_scalar(&text, keys::HP) {
+                match edit::get_field(&text, keys::HP) {
                     Some((_, raw))
-                        if raw.contains('/') && edit::get_scalar(&text, keys::HP_MAX).is_none() =>
+                        if raw.contains('/') && edit::get_field(&text, keys::HP_MAX).is_none() =>
                     {
                         let cur = raw.split('/').next().unwrap_or("").trim().to_string();
                         self.set_key(&path, keys::HP, Scalar::Text(format!("{cur}/{n}")))?;
@@ -576,7 +576,7 @@ impl Cx<'_, '_> {
                     Who::Npc(i) => (keys::NPC_STATUS, c.npcs[i].status.clone()),
                 };
                 // `alive: true/false`, as some GMs keep it.
-                let value = match edit::get_scalar(&text, keys) {
+                let value = match edit::get_field(&text, keys) {
                     Some((k, _)) if k.eq_ignore_ascii_case("alive") => Scalar::Text(
                         if matches!(new.as_str(), "alive" | "active") {
                             "true"
@@ -621,7 +621,7 @@ impl Cx<'_, '_> {
         value: Scalar,
     ) -> Result<(), String> {
         let text = self.files.text(path)?;
-        let expect = edit::get_scalar(&text, keys).map(|(_, v)| v);
+        let expect = edit::get_field(&text, keys).map(|(_, v)| v);
         self.files.edit(
             path,
             Op::Set {
@@ -667,7 +667,7 @@ impl Cx<'_, '_> {
     fn move_to(&mut self, who: Who, to: usize) -> Result<(), String> {
         let path = who.path(self.c).to_string();
         let text = self.files.text(&path)?;
-        let old = edit::get_scalar(&text, keys::LOCATION).map(|(_, v)| v);
+        let old = edit::get_field(&text, keys::LOCATION).map(|(_, v)| v);
         let value = self.location_value(to, old.as_deref());
         self.set_key(&path, keys::LOCATION, Scalar::Text(value))
     }
@@ -901,7 +901,7 @@ impl Cx<'_, '_> {
         } else {
             let text = self.files.text(&path)?;
             // A closing status would win over the new priority: reopen it.
-            if edit::get_scalar(&text, keys::THREAD_STATUS)
+            if edit::get_field(&text, keys::THREAD_STATUS)
                 .is_some_and(|(_, v)| Priority::parse(&v) == Some(Priority::Resolved))
             {
                 self.set_key(&path, keys::THREAD_STATUS, Scalar::Text("open".into()))?;
