@@ -470,7 +470,6 @@ fn values_kept_as_inline_fields_are_edited_in_place() {
     let rel = "canon/npcs/odessa-flint.md";
     let text = read(v.path(), rel);
     // Move Odessa's HP and disposition out of the frontmatter into Dataview fields.
-    let text = text.replacen("---\n# ", "---\n# ", 1);
     let (front, body) = text.split_at(text[4..].find("\n---\n").expect("frontmatter") + 9);
     let front: String = front
         .lines()
