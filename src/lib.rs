@@ -11,6 +11,7 @@ pub mod config;
 pub mod context;
 pub mod dice;
 pub mod llm;
+pub mod memory;
 pub mod names;
 pub mod play;
 pub mod secrets;

@@ -11,7 +11,9 @@ mod config;
 mod context;
 mod init;
 mod llm_args;
+mod prompt;
 mod review;
+mod session;
 mod signals;
 mod watch;
 
@@ -52,6 +54,10 @@ pub enum Command {
     Watch(watch::Args),
     /// Review the DM's proposed canon changes for a session: list, accept, reject, revert.
     Review(review::Args),
+    /// Print exactly what the next message would send (every layer labelled), sending nothing.
+    Prompt(prompt::Args),
+    /// Manage sessions: import exchanges from JSON Lines or a SillyTavern export.
+    Session(session::Args),
 }
 
 /// What a subcommand reports back.
@@ -98,6 +104,8 @@ fn execute(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Config(args) => config::execute(&find_vault(cli.vault)?, args),
         Command::Watch(args) => watch::execute(&find_vault(cli.vault)?, args),
         Command::Review(args) => review::execute(&find_vault(cli.vault)?, args),
+        Command::Prompt(args) => prompt::execute(&find_vault(cli.vault)?, args),
+        Command::Session(args) => session::execute(&find_vault(cli.vault)?, args),
     }
 }
 

@@ -9,6 +9,7 @@
 //! never loses a word.
 
 pub mod command;
+mod recall;
 mod write;
 
 pub use write::{PendingView, Proposals};
@@ -78,8 +79,10 @@ pub enum PlayError {
 pub struct Prepared {
     /// The context built for the message.
     pub injected: Injected,
-    /// The whole block injected (changes, context, rolls).
+    /// The whole block injected (changes, context, rolls), as the session log keeps it.
     pub block: String,
+    /// The memory layers sent with the message (after the block; derived, not logged).
+    pub memory: crate::memory::Layers,
     /// The request that would be sent.
     pub request: ChatRequest,
     /// Exchanges left out of the prompt by the history budget.
@@ -136,6 +139,11 @@ pub struct Table {
     review: crate::config::Review,
     /// False once the server refused a request with tools: proposals come fenced.
     tools_ok: bool,
+    /// What the session remembers beyond the hot history (derived from the log).
+    memory: RefCell<crate::memory::Memory>,
+    /// A total prompt budget in tokens (`vaultdm prompt --budget`), shared out between the
+    /// layers; `None`: the canon budget, the memory shares and the history budget as set.
+    prompt_budget: Option<usize>,
 }
 
 impl Table {
@@ -179,6 +187,8 @@ impl Table {
             changes_log,
             review: crate::config::Review::Ask,
             tools_ok: true,
+            memory: RefCell::default(),
+            prompt_budget: None,
         })
     }
 
@@ -277,6 +287,11 @@ impl Table {
             explain,
             ..self.base.clone()
         };
+        let shares = self.shares(message);
+        let opts = Options {
+            budget: shares.map_or(opts.budget, |s| Some(s.canon)),
+            ..opts
+        };
         let injected = self.engine.build(&opts)?;
         let mut block = String::new();
         if !self.changes.is_empty() && injected.mode == Mode::Light {
@@ -297,19 +312,29 @@ impl Table {
                 block.push('\n');
             }
         }
+        let (memory, history_budget) = self.recall(message, &history, &block, shares);
+        let mut context = block.clone();
+        let layers = memory.block();
+        if !layers.is_empty() {
+            if !context.is_empty() {
+                context.push('\n');
+            }
+            context.push_str(&layers);
+        }
         let prompt = build_prompt(
             &PromptInput {
                 system: &self.system,
                 history: &history,
                 player_message: message,
-                context: &block,
-                history_budget: self.history_budget,
+                context: &context,
+                history_budget,
             },
             &|t| self.counts.count(t),
         );
         Ok(Prepared {
             injected,
             block,
+            memory,
             request: prompt.request,
             dropped_exchanges: prompt.plan.dropped,
         })

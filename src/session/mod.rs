@@ -31,6 +31,7 @@
 //! session — which is exactly what a GM restarting after a crash wants. [`next_free_name`]
 //! gives `2026-11-22-2`, `-3`, … for an explicitly new session.
 
+pub mod import;
 mod record;
 mod store;
 

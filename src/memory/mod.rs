@@ -1,0 +1,307 @@
+//! Long-session memory: what the DM still knows at turn 200 of what was said at turn 7.
+//!
+//! Canon covers what the GM wrote down; a session creates facts nobody wrote down. History
+//! is trimmed to a budget, so what falls out of the hot window would be gone. Two layers
+//! carry it back, with no model needed:
+//!
+//! - the **glossary** ([`glossary`]): names and words coined in play, each with the sentence
+//!   that defined it;
+//! - **recalled passages** ([`index`]): the earlier exchanges most relevant to the message,
+//!   found by BM25 over their words and the canon entities they name (the message "the
+//!   saloon owner" names Odessa Flint through canon, so her exchanges match).
+//!
+//! [`Memory`] is derived from the session's exchanges (rebuilt on open, extended after each
+//! turn); the session log stays the only truth. `play::Table` lays the layers out with the
+//! message, each within its share of the prompt budget, and `vaultdm prompt` shows them.
+
+pub mod glossary;
+pub mod index;
+pub mod words;
+
+use crate::context::mentions::{Matcher, Target};
+use crate::llm::prompt::Exchange;
+use index::Index;
+
+/// Token shares of the memory layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shares {
+    /// The glossary.
+    pub glossary: usize,
+    /// Recalled passages.
+    pub recalled: usize,
+}
+
+impl Shares {
+    /// The defaults when the prompt has no total budget (chat, `ask`).
+    pub const DEFAULT: Shares = Shares {
+        glossary: 400,
+        recalled: 1200,
+    };
+}
+
+/// One passage recalled for a message, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recalled {
+    /// The exchange (0-based in the session's history).
+    pub turn: usize,
+    /// Its BM25 score for the message.
+    pub score: f64,
+    /// The text shown.
+    pub text: String,
+}
+
+/// The memory layers for one message.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Layers {
+    /// The glossary block (empty when nothing was coined or nothing fits).
+    pub glossary: String,
+    /// Terms shown.
+    pub terms: usize,
+    /// The recalled block.
+    pub recalled: String,
+    /// What was recalled, best first.
+    pub passages: Vec<Recalled>,
+}
+
+impl Layers {
+    /// The layers as one block for the message (empty when there is nothing).
+    pub fn block(&self) -> String {
+        let mut s = String::new();
+        for part in [&self.glossary, &self.recalled] {
+            if !part.is_empty() {
+                if !s.is_empty() {
+                    s.push('\n');
+                }
+                s.push_str(part);
+            }
+        }
+        s
+    }
+}
+
+/// A session's memory.
+#[derive(Debug, Clone, Default)]
+pub struct Memory {
+    index: Index,
+    exchanges: Vec<(String, String)>,
+    glossary: Vec<glossary::Term>,
+}
+
+fn tag(t: Target) -> Option<String> {
+    Some(match t {
+        Target::Pc(i) => format!("@pc{i}"),
+        Target::Npc(i) => format!("@npc{i}"),
+        Target::Location(i) => format!("@loc{i}"),
+        Target::Thread(i) => format!("@thread{i}"),
+        Target::Lore(i) => format!("@lore{i}"),
+        _ => return None,
+    })
+}
+
+fn tags(m: &Matcher, text: &str) -> Vec<String> {
+    let mut t: Vec<String> = m
+        .find(text)
+        .into_iter()
+        .filter(|x| !x.ambiguous)
+        .filter_map(|x| tag(x.target))
+        .collect();
+    t.sort();
+    t.dedup();
+    t
+}
+
+impl Memory {
+    /// The memory of these exchanges (oldest first).
+    pub fn build(exchanges: &[Exchange], m: &Matcher, known: &dyn Fn(&str) -> bool) -> Memory {
+        let mut mem = Memory::default();
+        for e in exchanges {
+            mem.add(e, m, known);
+        }
+        mem
+    }
+
+    /// Number of exchanges remembered.
+    pub fn len(&self) -> usize {
+        self.exchanges.len()
+    }
+
+    /// True when nothing is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.exchanges.is_empty()
+    }
+
+    /// Every coined term, oldest first.
+    pub fn glossary(&self) -> &[glossary::Term] {
+        &self.glossary
+    }
+
+    /// Remembers one more exchange.
+    pub fn add(&mut self, e: &Exchange, m: &Matcher, known: &dyn Fn(&str) -> bool) {
+        let turn = self.exchanges.len();
+        let text = format!("{}\n{}", e.player, e.dm);
+        self.index.add(&text, &tags(m, &text));
+        let seen =
+            |t: &str| known(t) || self.glossary.iter().any(|g| g.term.eq_ignore_ascii_case(t));
+        let new = glossary::coined(&e.dm, turn, &seen);
+        self.glossary.extend(new);
+        self.exchanges.push((e.player.clone(), e.dm.clone()));
+    }
+
+    /// The query for a message: its words, and the canon entities it names (as tags and as
+    /// the words of their names).
+    fn query(&self, message: &str, m: &Matcher) -> Vec<(String, f64)> {
+        let mut q: Vec<(String, f64)> = words::terms(message)
+            .into_iter()
+            .map(|t| (t, 1.0))
+            .collect();
+        for x in m.find(message) {
+            if x.ambiguous {
+                continue;
+            }
+            if let Some(t) = tag(x.target) {
+                q.push((t, 1.5));
+            }
+        }
+        q
+    }
+
+    /// The layers for `message`: the glossary, and passages from exchanges before `hot_from`
+    /// (the ones the prompt's history no longer carries), each within its share.
+    pub fn layers(
+        &self,
+        message: &str,
+        hot_from: usize,
+        m: &Matcher,
+        shares: Shares,
+        count: &dyn Fn(&str) -> usize,
+    ) -> Layers {
+        let mut out = Layers::default();
+        if self.exchanges.is_empty() {
+            return out;
+        }
+        let q = self.query(message, m);
+        let qterms: Vec<&str> = q.iter().map(|(t, _)| t.as_str()).collect();
+        let overlap = |text: &str| {
+            words::terms(text)
+                .iter()
+                .filter(|t| qterms.contains(&t.as_str()))
+                .count()
+        };
+
+        // Glossary: the terms most related to the message first, then the newest.
+        if shares.glossary > 0 && !self.glossary.is_empty() {
+            let mut order: Vec<(usize, usize)> = self
+                .glossary
+                .iter()
+                .enumerate()
+                .map(|(i, g)| (overlap(&g.sentence), i))
+                .collect();
+            order.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+            let head = "Names and words from earlier in play:\n";
+            let mut block = String::from(head);
+            let mut used = count(head);
+            for (_, i) in order {
+                let g = &self.glossary[i];
+                let line = format!("- {}: {}\n", g.term, g.sentence);
+                let n = count(&line);
+                if used + n > shares.glossary {
+                    continue;
+                }
+                used += n;
+                block.push_str(&line);
+                out.terms += 1;
+            }
+            if out.terms > 0 {
+                out.glossary = block;
+            }
+        }
+
+        // Recalled passages, best first, shown in the order they happened.
+        if shares.recalled > 0 && hot_from > 0 {
+            let hits = self.index.search(&q, 8, |i| i < hot_from);
+            let head = "Recalled from earlier in this campaign:\n";
+            let mut used = count(head);
+            let mut chosen: Vec<Recalled> = Vec::new();
+            for (turn, score) in hits {
+                let (player, dm) = &self.exchanges[turn];
+                let text = excerpt(player, dm, &|s| overlap(s));
+                let n = count(&text) + 2;
+                if used + n > shares.recalled {
+                    continue;
+                }
+                used += n;
+                chosen.push(Recalled { turn, score, text });
+            }
+            if !chosen.is_empty() {
+                let mut shown = chosen.clone();
+                shown.sort_by_key(|r| r.turn);
+                let mut block = String::from(head);
+                for r in &shown {
+                    block.push_str(&format!("- (exchange {}) {}\n", r.turn + 1, r.text));
+                }
+                out.recalled = block;
+                out.passages = chosen;
+            }
+        }
+        out
+    }
+}
+
+/// A passage as recalled: the player's words and the DM sentences that best match, in
+/// their order, within about 600 characters.
+fn excerpt(player: &str, dm: &str, overlap: &dyn Fn(&str) -> usize) -> String {
+    const MAX: usize = 600;
+    let player: String = player.chars().take(160).collect();
+    let sentences = glossary_sentences(dm);
+    let mut ranked: Vec<(usize, usize)> = sentences
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (overlap(s), i))
+        .collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut keep = Vec::new();
+    let mut len = player.len();
+    for (_, i) in ranked {
+        let s = sentences[i];
+        if len + s.len() > MAX && !keep.is_empty() {
+            continue;
+        }
+        len += s.len() + 1;
+        keep.push(i);
+    }
+    keep.sort_unstable();
+    let dm: Vec<&str> = keep.iter().map(|i| sentences[*i]).collect();
+    let mut dm = dm.join(" ");
+    if dm.len() > MAX {
+        let mut cut = MAX;
+        while !dm.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        dm.truncate(cut);
+        dm.push('…');
+    }
+    format!("Player: {player} / DM: {dm}")
+}
+
+fn glossary_sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let b = text.as_bytes();
+    for (i, c) in text.char_indices() {
+        if matches!(c, '.' | '!' | '?')
+            && b.get(i + 1)
+                .is_none_or(|n| n.is_ascii_whitespace() || *n == b'"')
+        {
+            let s = text[start..=i].trim();
+            if !s.is_empty() {
+                out.push(s);
+            }
+            start = i + 1;
+        }
+    }
+    let s = text[start..].trim();
+    if !s.is_empty() {
+        out.push(s);
+    }
+    out
+}

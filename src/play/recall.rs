@@ -1,0 +1,158 @@
+//! The prompt's budget shared out between its layers, and the memory layers for a message.
+//!
+//! With a total budget (`vaultdm prompt --budget N`), after the system prompt and the
+//! message: 30% for the canon context, 8% for the glossary, 22% for recalled passages, and
+//! the rest — with whatever those leave unused — for the hot history. Without one, the
+//! canon budget (`[context] budget`), the memory defaults ([`Shares::DEFAULT`]) and the
+//! history budget (`history_budget`) apply as set.
+
+use super::Table;
+use crate::llm::prompt::{plan_history, Exchange};
+use crate::memory::{Layers, Memory, Shares};
+use crate::names::norm_key;
+use std::collections::HashSet;
+
+/// The shares of a total prompt budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Split {
+    /// The canon context's budget.
+    pub canon: usize,
+    /// The memory layers' shares.
+    pub memory: Shares,
+    /// What is left for the whole prompt after the system prompt and the message.
+    pub rest: usize,
+}
+
+/// Tokens kept back for the message's framing (`Player: `, blank lines, labels).
+const FRAMING: usize = 40;
+
+impl Table {
+    /// Sets a total prompt budget in tokens (0 = none).
+    pub fn set_prompt_budget(&mut self, budget: usize) {
+        self.prompt_budget = (budget > 0).then_some(budget);
+    }
+
+    /// The total prompt budget, if one is set.
+    pub fn prompt_budget(&self) -> Option<usize> {
+        self.prompt_budget
+    }
+
+    /// Sets the history budget in tokens.
+    pub fn set_history_budget(&mut self, budget: usize) {
+        self.history_budget = budget;
+    }
+
+    /// What the next message would carry, without the explain items (for `vaultdm prompt`).
+    pub fn prepare_quiet(&self, message: &str) -> Result<super::Prepared, super::PlayError> {
+        self.prepare_with(message, false)
+    }
+
+    pub(super) fn shares(&self, message: &str) -> Option<Split> {
+        let total = self.prompt_budget?;
+        let fixed = self.counts.count(&self.system) + self.counts.count(message) + FRAMING;
+        // 4% is kept back for what the layer budgets do not see: each message's framing
+        // (`Player: `, roles) and the gap between a token count and the text's length.
+        let rest = (total - total / 25).saturating_sub(fixed);
+        Some(Split {
+            canon: rest * 30 / 100,
+            memory: Shares {
+                glossary: rest * 8 / 100,
+                recalled: rest * 22 / 100,
+            },
+            rest,
+        })
+    }
+
+    /// Canon names, for telling coined terms from known ones.
+    fn known_names(&self) -> HashSet<String> {
+        let c = self.engine.campaign();
+        let mut names = HashSet::new();
+        let mut add = |n: &str| {
+            let k = norm_key(n);
+            names.insert(k.strip_prefix("the ").unwrap_or(&k).to_string());
+            names.insert(k);
+        };
+        for p in &c.pcs {
+            add(&p.name);
+            p.aliases.iter().for_each(|a| add(a));
+        }
+        for n in &c.npcs {
+            add(&n.name);
+            n.aliases.iter().for_each(|a| add(a));
+        }
+        for l in &c.locations {
+            add(&l.name);
+            l.aliases.iter().for_each(|a| add(a));
+        }
+        for t in &c.threads {
+            add(&t.title);
+        }
+        for l in &c.lore {
+            add(&l.name);
+            l.aliases.iter().for_each(|a| add(a));
+        }
+        names
+    }
+
+    /// Brings the memory up to the session's history (rebuilt when an `/undo` shortened it).
+    fn sync_memory(&self, history: &[Exchange]) {
+        let mut mem = self.memory.borrow_mut();
+        if mem.len() == history.len() {
+            return;
+        }
+        let names = self.known_names();
+        let known = |t: &str| {
+            let k = norm_key(t);
+            names.contains(&k) || names.contains(k.strip_prefix("the ").unwrap_or(&k))
+        };
+        if mem.len() > history.len() {
+            *mem = Memory::default();
+        }
+        let m = self.engine.matcher();
+        for e in &history[mem.len()..] {
+            mem.add(e, m, &known);
+        }
+    }
+
+    /// The memory layers for `message` and the history budget left beside them.
+    pub(super) fn recall(
+        &self,
+        message: &str,
+        history: &[Exchange],
+        block: &str,
+        split: Option<Split>,
+    ) -> (Layers, usize) {
+        let count = |t: &str| self.counts.count(t);
+        let (shares, history_budget) = match split {
+            Some(s) => {
+                let used = count(block);
+                let left = s.rest.saturating_sub(used);
+                (s.memory, left)
+            }
+            None => (Shares::DEFAULT, self.history_budget),
+        };
+        if history.is_empty() {
+            return (Layers::default(), history_budget);
+        }
+        self.sync_memory(history);
+        // The hot window if memory takes its whole share; memory covers what is older.
+        let hot_budget = match split {
+            Some(_) => history_budget.saturating_sub(shares.glossary + shares.recalled),
+            None => history_budget,
+        };
+        let plan = plan_history(history, hot_budget, &count);
+        let mut hot_from = history.len();
+        while hot_from > 0 && plan.kept.contains(&(hot_from - 1)) {
+            hot_from -= 1;
+        }
+        let layers =
+            self.memory
+                .borrow()
+                .layers(message, hot_from, self.engine.matcher(), shares, &count);
+        let budget = match split {
+            Some(_) => history_budget.saturating_sub(count(&layers.block())),
+            None => history_budget,
+        };
+        (layers, budget)
+    }
+}
