@@ -84,7 +84,11 @@ impl Layers {
 pub struct Memory {
     index: Index,
     exchanges: Vec<(String, String)>,
+    /// Where each passage came from, when not this session (`session 2026-11-20`).
+    origin: Vec<Option<String>>,
     glossary: Vec<glossary::Term>,
+    /// Passages from before this session (earlier sessions, the GM's session notes).
+    prior: usize,
 }
 
 fn tag(t: Target) -> Option<String> {
@@ -135,6 +139,27 @@ impl Memory {
         &self.glossary
     }
 
+    /// Passages from before this session.
+    pub fn prior(&self) -> usize {
+        self.prior
+    }
+
+    /// Remembers a passage from before this session (an earlier session's exchange, a
+    /// session note), labelled with where it came from. Call before any [`Memory::add`].
+    pub fn add_prior(
+        &mut self,
+        e: &Exchange,
+        origin: &str,
+        m: &Matcher,
+        known: &dyn Fn(&str) -> bool,
+    ) {
+        self.add(e, m, known);
+        if let Some(o) = self.origin.last_mut() {
+            *o = Some(origin.to_string());
+        }
+        self.prior += 1;
+    }
+
     /// Remembers one more exchange.
     pub fn add(&mut self, e: &Exchange, m: &Matcher, known: &dyn Fn(&str) -> bool) {
         let turn = self.exchanges.len();
@@ -145,6 +170,7 @@ impl Memory {
         let new = glossary::coined(&e.dm, turn, &seen);
         self.glossary.extend(new);
         self.exchanges.push((e.player.clone(), e.dm.clone()));
+        self.origin.push(None);
     }
 
     /// The query for a message: its words, and the canon entities it names (as tags and as
@@ -165,8 +191,9 @@ impl Memory {
         q
     }
 
-    /// The layers for `message`: the glossary, and passages from exchanges before `hot_from`
-    /// (the ones the prompt's history no longer carries), each within its share.
+    /// The layers for `message`: the glossary, and passages from before `hot_from` (earlier
+    /// sessions, and this session's exchanges the prompt's history no longer carries; an
+    /// index over all passages, prior ones first), each within its share.
     pub fn layers(
         &self,
         message: &str,
@@ -190,10 +217,12 @@ impl Memory {
 
         // Glossary: the terms most related to the message first, then the newest.
         if shares.glossary > 0 && !self.glossary.is_empty() {
+            // Terms coined in the hot history are in the prompt already.
             let mut order: Vec<(usize, usize)> = self
                 .glossary
                 .iter()
                 .enumerate()
+                .filter(|(_, g)| g.turn < hot_from)
                 .map(|(i, g)| (overlap(&g.sentence), i))
                 .collect();
             order.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
@@ -237,7 +266,11 @@ impl Memory {
                 shown.sort_by_key(|r| r.turn);
                 let mut block = String::from(head);
                 for r in &shown {
-                    block.push_str(&format!("- (exchange {}) {}\n", r.turn + 1, r.text));
+                    let from = match &self.origin[r.turn] {
+                        Some(o) => o.clone(),
+                        None => format!("exchange {}", r.turn - self.prior + 1),
+                    };
+                    block.push_str(&format!("- ({from}) {}\n", r.text));
                 }
                 out.recalled = block;
                 out.passages = chosen;

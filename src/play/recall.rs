@@ -97,7 +97,7 @@ impl Table {
     /// Brings the memory up to the session's history (rebuilt when an `/undo` shortened it).
     fn sync_memory(&self, history: &[Exchange]) {
         let mut mem = self.memory.borrow_mut();
-        if mem.len() == history.len() {
+        if !mem.is_empty() && mem.len() - mem.prior() == history.len() {
             return;
         }
         let names = self.known_names();
@@ -105,13 +105,49 @@ impl Table {
             let k = norm_key(t);
             names.contains(&k) || names.contains(k.strip_prefix("the ").unwrap_or(&k))
         };
-        if mem.len() > history.len() {
-            *mem = Memory::default();
-        }
         let m = self.engine.matcher();
-        for e in &history[mem.len()..] {
+        if mem.len() - mem.prior() > history.len() || mem.is_empty() {
+            *mem = Memory::default();
+            for (origin, e) in self.prior_passages() {
+                mem.add_prior(&e, &origin, m, &known);
+            }
+        }
+        let have = mem.len() - mem.prior();
+        for e in &history[have.min(history.len())..] {
             mem.add(e, m, &known);
         }
+    }
+
+    /// What this session remembers from before it: the GM's session notes, then every
+    /// earlier session's exchanges, oldest session first.
+    fn prior_passages(&self) -> Vec<(String, Exchange)> {
+        let mut out = Vec::new();
+        for s in &self.engine.campaign().sessions {
+            if let Some(summary) = &s.summary {
+                out.push((
+                    format!("session note {}", s.name),
+                    Exchange {
+                        player: String::new(),
+                        dm: summary.clone(),
+                        full_context: None,
+                    },
+                ));
+            }
+        }
+        let vault = self.store.vault();
+        let mut list = crate::session::list_sessions(vault).unwrap_or_default();
+        list.sort_by_key(|s| s.last_time);
+        for info in list {
+            if info.name == self.store.name() || info.name.starts_with("prompt-") {
+                continue;
+            }
+            if let Ok(l) = crate::session::load(vault, &info.name) {
+                for e in crate::session::history_from_records(&l.records) {
+                    out.push((format!("session {}", info.name), e));
+                }
+            }
+        }
+        out
     }
 
     /// The memory layers for `message` and the history budget left beside them.
@@ -131,9 +167,6 @@ impl Table {
             }
             None => (Shares::DEFAULT, self.history_budget),
         };
-        if history.is_empty() {
-            return (Layers::default(), history_budget);
-        }
         self.sync_memory(history);
         // The hot window if memory takes its whole share; memory covers what is older.
         let hot_budget = match split {
@@ -145,10 +178,10 @@ impl Table {
         while hot_from > 0 && plan.kept.contains(&(hot_from - 1)) {
             hot_from -= 1;
         }
-        let layers =
-            self.memory
-                .borrow()
-                .layers(message, hot_from, self.engine.matcher(), shares, &count);
+        let mem = self.memory.borrow();
+        let hot_from = mem.prior() + hot_from;
+        let layers = mem.layers(message, hot_from, self.engine.matcher(), shares, &count);
+        drop(mem);
         let budget = match split {
             Some(_) => history_budget.saturating_sub(count(&layers.block())),
             None => history_budget,

@@ -1,0 +1,186 @@
+//! Long-session memory through the CLI: `session import` (both formats), `prompt` with its
+//! layers and budget, recall across sessions, and the glossary.
+
+mod common;
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn cmd(vault: &Path) -> Command {
+    let mut c = Command::cargo_bin("vaultdm").expect("bin");
+    c.env_clear()
+        .env("HOME", vault.join("no-home"))
+        .arg("--vault")
+        .arg(vault);
+    c
+}
+
+/// A session of `n` ordinary exchanges with one planted fact at exchange `at`.
+fn session(n: usize, at: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        let (player, dm) = if i == at {
+            (
+                "who's the fellow at the door?".to_string(),
+                "A lanky telegraph boy called Silas Breck hands you a note: the adit key is under the third stair of the chapel.".to_string(),
+            )
+        } else {
+            (
+                format!("we wait and drink, round {i}"),
+                format!("The stove crackles and the miners talk about snow and scrip for the {i}th time. Odessa polishes a glass."),
+            )
+        };
+        s.push_str(&serde_json::json!({"player": player, "dm": dm}).to_string());
+        s.push('\n');
+    }
+    s
+}
+
+fn import(v: &Path, file_text: &str, name: &str) {
+    let f = v.join("import.jsonl");
+    std::fs::write(&f, file_text).expect("write");
+    let out = cmd(v)
+        .args(["session", "import"])
+        .arg(&f)
+        .args(["--session", name])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(f).expect("rm");
+}
+
+fn prompt(v: &Path, session: &str, message: &str, budget: usize) -> serde_json::Value {
+    let out = cmd(v)
+        .args([
+            "prompt",
+            "--session",
+            session,
+            "--message",
+            message,
+            "--format",
+            "json",
+        ])
+        .args(["--budget", &budget.to_string()])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+fn whole(p: &serde_json::Value) -> String {
+    p["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn an_old_fact_is_recalled_within_the_budget_and_the_layers_say_so() {
+    let v = common::template_copy();
+    import(v.path(), &session(120, 7), "long");
+    let p = prompt(
+        v.path(),
+        "long",
+        "where did that note say the adit key was hidden?",
+        3000,
+    );
+    let text = whole(&p);
+    assert!(text.contains("third stair of the chapel"), "{text}");
+    assert!(p["tokens"].as_u64().expect("tokens") <= 3000, "{p}");
+    assert!(!p["layers"]["recalled"]["passages"]
+        .as_array()
+        .expect("passages")
+        .is_empty());
+    assert_eq!(p["layers"]["recalled"]["passages"][0]["exchange"], 8);
+    // The coined name is in the glossary with its sentence, whatever the message.
+    let p = prompt(v.path(), "long", "we leave the saloon", 3000);
+    assert!(
+        whole(&p).contains("Silas Breck: A lanky telegraph boy"),
+        "{}",
+        whole(&p)
+    );
+    assert!(p["layers"]["glossary"]["terms"].as_u64().expect("terms") >= 1);
+    // The hot history carries the last exchanges verbatim.
+    assert!(whole(&p).contains("round 119"));
+}
+
+#[test]
+fn a_new_session_remembers_the_last_one() {
+    let v = common::template_copy();
+    import(v.path(), &session(30, 3), "night-1");
+    let p = prompt(
+        v.path(),
+        "night-2",
+        "what did the telegraph boy tell us about the key?",
+        4000,
+    );
+    let text = whole(&p);
+    assert!(text.contains("third stair of the chapel"), "{text}");
+    assert!(text.contains("(session night-1)"), "{text}");
+}
+
+#[test]
+fn sillytavern_exports_import_as_exchanges() {
+    let v = common::template_copy();
+    let st = [
+        serde_json::json!({"user_name": "GM", "character_name": "DM", "create_date": "2025-1-1"}),
+        serde_json::json!({"name": "DM", "is_user": false, "mes": "The lamps gutter."}),
+        serde_json::json!({"name": "GM", "is_user": true, "mes": "I light a match."}),
+        serde_json::json!({"name": "DM", "is_user": false, "mes": "A woman named Vera Quill steps out of the dark."}),
+    ]
+    .iter()
+    .map(|j| format!("{j}\n"))
+    .collect::<String>();
+    import(v.path(), &st, "st");
+    let log = std::fs::read_to_string(v.path().join(".vaultdm/sessions/st.jsonl")).expect("log");
+    assert_eq!(
+        log.lines().count(),
+        4,
+        "two exchanges, a player and a DM record each"
+    );
+    assert!(log.contains("I light a match."));
+    let out = cmd(v.path())
+        .args([
+            "session",
+            "import",
+            "/nonexistent/file.jsonl",
+            "--session",
+            "x",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/file.jsonl"));
+}
+
+#[test]
+fn prompt_without_a_session_leaves_nothing_behind() {
+    let v = common::template_copy();
+    let out = cmd(v.path())
+        .args(["prompt", "--message", "We arrive."])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("## system"), "{text}");
+    assert!(text.contains("## user: this message (full canon"), "{text}");
+    let left: Vec<_> = std::fs::read_dir(v.path().join(".vaultdm/sessions"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+}
