@@ -280,3 +280,62 @@ async fn a_scripted_session_leaves_every_accepted_change_in_the_vault() {
         .expect("run");
     assert!(String::from_utf8_lossy(&ctx.stdout).contains("Tobiah Venn"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_memory_note_is_written_and_the_gms_edit_is_what_the_next_prompt_uses() {
+    let v = common::template_copy();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(
+            &["A one-eyed mule driver called Pell Harrow spits into the snow."],
+            Some("stop"),
+            true,
+            true,
+        )),
+        Scripted::sse(openai_sse(
+            &["The road is quiet."],
+            Some("stop"),
+            true,
+            true,
+        )),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let outs = tokio::task::spawn_blocking(move || {
+        (
+            ask(&root, &base, "mem", "who is that?"),
+            ask(&root, &base, "mem", "we ride on."),
+        )
+    })
+    .await
+    .expect("join");
+    assert!(outs.0.status.success() && outs.1.status.success());
+    let note_path = v.path().join("sessions/mem.memory.md");
+    let note = std::fs::read_to_string(&note_path).expect("the memory note");
+    assert!(
+        note.contains("- Pell Harrow: A one-eyed mule driver called Pell Harrow"),
+        "{note}"
+    );
+    // The GM corrects it in Obsidian.
+    let edited = note.replace(
+        "A one-eyed mule driver called Pell Harrow spits into the snow.",
+        "Mule driver, one eye; secretly paid by Vane.",
+    );
+    std::fs::write(&note_path, &edited).expect("edit");
+    let out = cmd(v.path())
+        .args([
+            "prompt",
+            "--session",
+            "mem",
+            "--message",
+            "can we trust Pell?",
+        ])
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Pell Harrow: Mule driver, one eye; secretly paid by Vane."),
+        "{text}"
+    );
+    assert!(!text.contains("Pell Harrow: A one-eyed"), "{text}");
+}

@@ -13,6 +13,8 @@ pub struct Term {
     pub sentence: String,
     /// The exchange it came from (0-based).
     pub turn: usize,
+    /// Written or corrected by the GM (in the memory note): always shown.
+    pub pinned: bool,
 }
 
 const CUES: &[&str] = &[
@@ -139,6 +141,7 @@ pub fn coined(text: &str, turn: usize, known: &dyn Fn(&str) -> bool) -> Vec<Term
             term: t,
             sentence,
             turn,
+            pinned: false,
         });
     };
     for s in sentences(text) {

@@ -16,6 +16,7 @@
 
 pub mod glossary;
 pub mod index;
+pub mod note;
 pub mod words;
 
 use crate::context::mentions::{Matcher, Target};
@@ -202,6 +203,19 @@ impl Memory {
         shares: Shares,
         count: &dyn Fn(&str) -> usize,
     ) -> Layers {
+        self.layers_with(&self.glossary, message, hot_from, m, shares, count)
+    }
+
+    /// [`Memory::layers`] with another glossary (the GM's, from the memory note).
+    pub fn layers_with(
+        &self,
+        glossary: &[glossary::Term],
+        message: &str,
+        hot_from: usize,
+        m: &Matcher,
+        shares: Shares,
+        count: &dyn Fn(&str) -> usize,
+    ) -> Layers {
         let mut out = Layers::default();
         if self.exchanges.is_empty() {
             return out;
@@ -216,13 +230,12 @@ impl Memory {
         };
 
         // Glossary: the terms most related to the message first, then the newest.
-        if shares.glossary > 0 && !self.glossary.is_empty() {
+        if shares.glossary > 0 && !glossary.is_empty() {
             // Terms coined in the hot history are in the prompt already.
-            let mut order: Vec<(usize, usize)> = self
-                .glossary
+            let mut order: Vec<(usize, usize)> = glossary
                 .iter()
                 .enumerate()
-                .filter(|(_, g)| g.turn < hot_from)
+                .filter(|(_, g)| g.pinned || g.turn < hot_from)
                 .map(|(i, g)| (overlap(&g.sentence), i))
                 .collect();
             order.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
@@ -230,7 +243,7 @@ impl Memory {
             let mut block = String::from(head);
             let mut used = count(head);
             for (_, i) in order {
-                let g = &self.glossary[i];
+                let g = &glossary[i];
                 let line = format!("- {}: {}\n", g.term, g.sentence);
                 let n = count(&line);
                 if used + n > shares.glossary {

@@ -73,6 +73,18 @@ const SYNONYMS: &[(&str, &[&str])] = &[
     ),
     ("strongbox", &["safe", "vault", "lockbox", "chest"]),
     ("sound", &["noise", "hum", "humming"]),
+    ("lamp", &["light", "lantern", "torch", "candle"]),
+    (
+        "paper",
+        &[
+            "paperwork",
+            "papers",
+            "document",
+            "documents",
+            "record",
+            "records",
+        ],
+    ),
     (
         "relative",
         &["sister", "brother", "cousin", "family", "kin"],

@@ -584,6 +584,7 @@ impl Table {
     fn after_sent(&mut self, mode: Mode) {
         self.rolls.clear();
         self.changes.clear();
+        self.write_memory_note();
         if mode == Mode::Full {
             self.force_full = false;
             self.changes_since_full = 0;

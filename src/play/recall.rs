@@ -8,6 +8,7 @@
 
 use super::Table;
 use crate::llm::prompt::{plan_history, Exchange};
+use crate::memory::glossary::Term;
 use crate::memory::{Layers, Memory, Shares};
 use crate::names::norm_key;
 use std::collections::HashSet;
@@ -118,6 +119,62 @@ impl Table {
         }
     }
 
+    /// The glossary as the GM's memory note has it (their edits win), with the terms coined
+    /// since the note was last written; `None` when there is no note.
+    fn note_glossary(&self, mem: &Memory) -> Option<Vec<Term>> {
+        let rel = crate::memory::note::rel_path(self.store.name());
+        let text =
+            crate::vault::boundary::read_text_inside(self.store.vault(), &rel, 4 << 20).ok()?;
+        let (mut terms, through) = crate::memory::note::parse(&text)?;
+        // A line the GM left as it was keeps its place in time (terms from the hot history
+        // are not repeated); an edited or added one is always shown.
+        for t in &mut terms {
+            if let Some(d) = mem
+                .glossary()
+                .iter()
+                .find(|d| d.term.eq_ignore_ascii_case(&t.term) && d.sentence == t.sentence)
+            {
+                t.turn = d.turn;
+                t.pinned = false;
+            }
+        }
+        for t in mem.glossary().iter().filter(|t| t.turn >= through) {
+            if !terms.iter().any(|x| x.term.eq_ignore_ascii_case(&t.term)) {
+                terms.push(t.clone());
+            }
+        }
+        Some(terms)
+    }
+
+    /// Rewrites the memory note after an exchange: the GM's version of the glossary plus
+    /// what was coined since. Written atomically, and only when it changed.
+    pub(super) fn write_memory_note(&mut self) {
+        let history = self.store.history();
+        self.sync_memory(&history);
+        let mem = self.memory.borrow();
+        let terms = self
+            .note_glossary(&mem)
+            .unwrap_or_else(|| mem.glossary().to_vec());
+        if terms.is_empty() {
+            return;
+        }
+        let text = crate::memory::note::render(self.store.name(), &terms, mem.len());
+        drop(mem);
+        let rel = crate::memory::note::rel_path(self.store.name());
+        let vault = self.store.vault().to_path_buf();
+        if crate::vault::boundary::read_text_inside(&vault, &rel, 4 << 20)
+            .ok()
+            .as_deref()
+            == Some(text.as_str())
+        {
+            return;
+        }
+        if let Err(e) = crate::vault::boundary::write_atomic_inside(&vault, &rel, text.as_bytes()) {
+            self.notices
+                .push(format!("the memory note could not be written: {e}"));
+        }
+    }
+
     /// What this session remembers from before it: the GM's session notes, then every
     /// earlier session's exchanges, oldest session first.
     fn prior_passages(&self) -> Vec<(String, Exchange)> {
@@ -180,7 +237,12 @@ impl Table {
         }
         let mem = self.memory.borrow();
         let hot_from = mem.prior() + hot_from;
-        let layers = mem.layers(message, hot_from, self.engine.matcher(), shares, &count);
+        let layers = match self.note_glossary(&mem) {
+            Some(g) => {
+                mem.layers_with(&g, message, hot_from, self.engine.matcher(), shares, &count)
+            }
+            None => mem.layers(message, hot_from, self.engine.matcher(), shares, &count),
+        };
         drop(mem);
         let budget = match split {
             Some(_) => history_budget.saturating_sub(count(&layers.block())),
