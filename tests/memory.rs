@@ -184,3 +184,29 @@ fn prompt_without_a_session_leaves_nothing_behind() {
         .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn dormant_npcs_are_offered_back_but_never_the_dead() {
+    let v = common::template_copy();
+    let mut s = String::new();
+    for i in 0..60 {
+        let dm = match i {
+            2 | 5 => {
+                "Ezra Coil mutters about the assay ledgers. Abel Strand's name comes up again."
+                    .to_string()
+            }
+            _ => format!("The stove crackles, round {i}. Odessa polishes a glass."),
+        };
+        s.push_str(&serde_json::json!({"player": format!("we wait {i}"), "dm": dm}).to_string());
+        s.push('\n');
+    }
+    import(v.path(), &s, "quiet");
+    let p = prompt(v.path(), "quiet", "we look around", 6000);
+    let text = whole(&p);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Dormant threads you may bring back:"))
+        .unwrap_or_else(|| panic!("no callback line:\n{text}"));
+    assert!(line.contains("Ezra Coil"), "{line}");
+    assert!(!line.contains("Strand"), "the dead stay dead: {line}");
+}

@@ -205,7 +205,12 @@ pub fn coined(text: &str, turn: usize, known: &dyn Fn(&str) -> bool) -> Vec<Term
                     }
                     j += 1;
                 }
-                if j - i >= 2 {
+                // Shouted text (a telegram, a sign) is not a name.
+                let shouted = words[i..j].iter().all(|w| {
+                    let w = clean(w);
+                    w.len() > 1 && w.chars().all(|c| !c.is_lowercase())
+                });
+                if j - i >= 2 && !shouted {
                     let name = words[i..j]
                         .iter()
                         .map(|w| clean(w))

@@ -16,6 +16,7 @@
 
 pub mod glossary;
 pub mod index;
+pub mod moments;
 pub mod note;
 pub mod words;
 
@@ -28,6 +29,8 @@ use index::Index;
 pub struct Shares {
     /// The glossary.
     pub glossary: usize,
+    /// The story so far (moments).
+    pub story: usize,
     /// Recalled passages.
     pub recalled: usize,
 }
@@ -36,6 +39,7 @@ impl Shares {
     /// The defaults when the prompt has no total budget (chat, `ask`).
     pub const DEFAULT: Shares = Shares {
         glossary: 400,
+        story: 300,
         recalled: 1200,
     };
 }
@@ -58,8 +62,14 @@ pub struct Layers {
     pub glossary: String,
     /// Terms shown.
     pub terms: usize,
+    /// The story so far: the most significant moments related to the message.
+    pub story: String,
+    /// Moments shown.
+    pub moments: usize,
     /// The recalled block.
     pub recalled: String,
+    /// The dormant-threads line (callbacks), when it is due.
+    pub callbacks: String,
     /// What was recalled, best first.
     pub passages: Vec<Recalled>,
 }
@@ -68,7 +78,7 @@ impl Layers {
     /// The layers as one block for the message (empty when there is nothing).
     pub fn block(&self) -> String {
         let mut s = String::new();
-        for part in [&self.glossary, &self.recalled] {
+        for part in [&self.glossary, &self.story, &self.recalled, &self.callbacks] {
             if !part.is_empty() {
                 if !s.is_empty() {
                     s.push('\n');
@@ -88,6 +98,10 @@ pub struct Memory {
     /// Where each passage came from, when not this session (`session 2026-11-20`).
     origin: Vec<Option<String>>,
     glossary: Vec<glossary::Term>,
+    /// The most significant moments, in story order.
+    moments: Vec<moments::Moment>,
+    /// The exchanges each canon entity was named in (its tag and the last few turns).
+    named: rustc_hash::FxHashMap<String, Vec<usize>>,
     /// Passages from before this session (earlier sessions, the GM's session notes).
     prior: usize,
 }
@@ -140,6 +154,24 @@ impl Memory {
         &self.glossary
     }
 
+    /// Canon entities (as tags: `@npc3`, `@thread1`) named at least twice, but not in the
+    /// last `quiet` passages: dormant, worth bringing back. Most named first, at most `n`.
+    pub fn dormant(&self, quiet: usize, n: usize) -> Vec<String> {
+        let now = self.exchanges.len();
+        let mut out: Vec<(usize, &String)> = self
+            .named
+            .iter()
+            .filter(|(t, turns)| {
+                (t.starts_with("@npc") || t.starts_with("@thread"))
+                    && turns.len() >= 2
+                    && turns.last().is_some_and(|l| l + quiet < now)
+            })
+            .map(|(t, turns)| (turns.len(), t))
+            .collect();
+        out.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        out.into_iter().take(n).map(|(_, t)| t.clone()).collect()
+    }
+
     /// Passages from before this session.
     pub fn prior(&self) -> usize {
         self.prior
@@ -165,10 +197,23 @@ impl Memory {
     pub fn add(&mut self, e: &Exchange, m: &Matcher, known: &dyn Fn(&str) -> bool) {
         let turn = self.exchanges.len();
         let text = format!("{}\n{}", e.player, e.dm);
-        self.index.add(&text, &tags(m, &text));
+        let tagged = tags(m, &text);
+        for t in &tagged {
+            let turns = self.named.entry(t.clone()).or_default();
+            turns.push(turn);
+            if turns.len() > 8 {
+                turns.remove(0);
+            }
+        }
+        self.index.add(&text, &tagged);
         let seen =
             |t: &str| known(t) || self.glossary.iter().any(|g| g.term.eq_ignore_ascii_case(t));
         let new = glossary::coined(&e.dm, turn, &seen);
+        let coined: Vec<String> = new.iter().map(|t| t.term.clone()).collect();
+        if let Some(mo) = moments::of_reply(&e.dm, turn, &coined) {
+            self.moments.push(mo);
+            moments::keep(&mut self.moments);
+        }
         self.glossary.extend(new);
         self.exchanges.push((e.player.clone(), e.dm.clone()));
         self.origin.push(None);
@@ -258,6 +303,41 @@ impl Memory {
             }
         }
 
+        // The story so far: the kept moments most related to the message, in story order.
+        if shares.story > 0 {
+            let mut order: Vec<(usize, u32, usize)> = self
+                .moments
+                .iter()
+                .enumerate()
+                .filter(|(_, mo)| mo.turn < hot_from)
+                .map(|(i, mo)| (overlap(&mo.text), mo.significance, i))
+                .collect();
+            order.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)));
+            let head = "Story so far:\n";
+            let mut used = count(head);
+            let mut chosen: Vec<usize> = Vec::new();
+            for (_, _, i) in order {
+                if chosen.len() == moments::SHOW {
+                    break;
+                }
+                let n = count(&self.moments[i].text) + 8;
+                if used + n > shares.story {
+                    continue;
+                }
+                used += n;
+                chosen.push(i);
+            }
+            if !chosen.is_empty() {
+                chosen.sort_unstable();
+                let mut block = String::from(head);
+                for i in &chosen {
+                    block.push_str(&format!("- {}\n", self.moments[*i].text));
+                }
+                out.story = block;
+                out.moments = chosen.len();
+            }
+        }
+
         // Recalled passages, best first, shown in the order they happened.
         if shares.recalled > 0 && hot_from > 0 {
             let hits = self.index.search(&q, 8, |i| i < hot_from);
@@ -298,7 +378,7 @@ impl Memory {
 fn excerpt(player: &str, dm: &str, overlap: &dyn Fn(&str) -> usize) -> String {
     const MAX: usize = 600;
     let player: String = player.chars().take(160).collect();
-    let sentences = glossary_sentences(dm);
+    let sentences = sentences(dm);
     let mut ranked: Vec<(usize, usize)> = sentences
         .iter()
         .enumerate()
@@ -329,7 +409,8 @@ fn excerpt(player: &str, dm: &str, overlap: &dyn Fn(&str) -> usize) -> String {
     format!("Player: {player} / DM: {dm}")
 }
 
-fn glossary_sentences(text: &str) -> Vec<&str> {
+/// The sentences of a text.
+pub(crate) fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let b = text.as_bytes();

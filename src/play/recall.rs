@@ -26,6 +26,10 @@ pub(super) struct Split {
 
 /// Tokens kept back for the message's framing (`Player: `, blank lines, labels).
 const FRAMING: usize = 40;
+/// How often (in messages) the dormant-threads line rides along.
+const CALLBACK_EVERY: usize = 10;
+/// Exchanges without a mention after which an NPC or thread is dormant.
+const CALLBACK_QUIET: usize = 30;
 
 impl Table {
     /// Sets a total prompt budget in tokens (0 = none).
@@ -58,7 +62,8 @@ impl Table {
             canon: rest * 30 / 100,
             memory: Shares {
                 glossary: rest * 8 / 100,
-                recalled: rest * 22 / 100,
+                story: rest * 4 / 100,
+                recalled: rest * 20 / 100,
             },
             rest,
         })
@@ -102,9 +107,20 @@ impl Table {
             return;
         }
         let names = self.known_names();
+        // A canon name's words: "Doctor Fitch" and "Granny Tamsin" are canon people named
+        // by part of their names.
+        let word_sets: Vec<Vec<&str>> = names
+            .iter()
+            .map(|n| n.split(' ').collect::<Vec<_>>())
+            .filter(|w| w.len() > 1)
+            .collect();
         let known = |t: &str| {
             let k = norm_key(t);
-            names.contains(&k) || names.contains(k.strip_prefix("the ").unwrap_or(&k))
+            let k = k.strip_prefix("the ").unwrap_or(&k).to_string();
+            names.contains(&k)
+                || word_sets
+                    .iter()
+                    .any(|ws| k.split(' ').all(|w| ws.contains(&w)))
         };
         let m = self.engine.matcher();
         if mem.len() - mem.prior() > history.len() || mem.is_empty() {
@@ -175,6 +191,22 @@ impl Table {
         }
     }
 
+    /// The name behind a memory tag (`@npc3`).
+    fn tag_name(&self, tag: &str) -> Option<String> {
+        let c = self.engine.campaign();
+        let n = |p: &str| tag.strip_prefix(p).and_then(|i| i.parse::<usize>().ok());
+        if let Some(i) = n("@npc") {
+            let npc = c.npcs.get(i)?;
+            // The dead stay dead: no callback to an absent NPC.
+            (!crate::canon::model::is_absent_status(&npc.status)).then(|| npc.name.clone())
+        } else if let Some(i) = n("@thread") {
+            let t = c.threads.get(i)?;
+            (t.priority != crate::canon::model::Priority::Resolved).then(|| t.title.clone())
+        } else {
+            None
+        }
+    }
+
     /// What this session remembers from before it: the GM's session notes, then every
     /// earlier session's exchanges, oldest session first.
     fn prior_passages(&self) -> Vec<(String, Exchange)> {
@@ -227,7 +259,9 @@ impl Table {
         self.sync_memory(history);
         // The hot window if memory takes its whole share; memory covers what is older.
         let hot_budget = match split {
-            Some(_) => history_budget.saturating_sub(shares.glossary + shares.recalled),
+            Some(_) => {
+                history_budget.saturating_sub(shares.glossary + shares.story + shares.recalled)
+            }
             None => history_budget,
         };
         let plan = plan_history(history, hot_budget, &count);
@@ -237,12 +271,26 @@ impl Table {
         }
         let mem = self.memory.borrow();
         let hot_from = mem.prior() + hot_from;
-        let layers = match self.note_glossary(&mem) {
+        let mut layers = match self.note_glossary(&mem) {
             Some(g) => {
                 mem.layers_with(&g, message, hot_from, self.engine.matcher(), shares, &count)
             }
             None => mem.layers(message, hot_from, self.engine.matcher(), shares, &count),
         };
+        // Every CALLBACK_EVERY messages, the NPCs and threads the story has left quiet.
+        if !history.is_empty() && history.len().is_multiple_of(CALLBACK_EVERY) {
+            let names: Vec<String> = mem
+                .dormant(CALLBACK_QUIET, 3)
+                .iter()
+                .filter_map(|t| self.tag_name(t))
+                .collect();
+            if !names.is_empty() {
+                layers.callbacks = format!(
+                    "Dormant threads you may bring back: {}.\n",
+                    names.join("; ")
+                );
+            }
+        }
         drop(mem);
         let budget = match split {
             Some(_) => history_budget.saturating_sub(count(&layers.block())),
