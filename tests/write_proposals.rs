@@ -339,3 +339,119 @@ async fn the_memory_note_is_written_and_the_gms_edit_is_what_the_next_prompt_use
     );
     assert!(!text.contains("Pell Harrow: A one-eyed"), "{text}");
 }
+
+fn ordinary_session(v: &Path, n: usize) {
+    let mut s = String::new();
+    for i in 0..n {
+        let dm = if i == 1 {
+            "Odessa hides the strongbox key inside the piano and swears you to silence.".to_string()
+        } else {
+            format!("The stove crackles, round {i}, and the miners talk about snow and scrip.")
+        };
+        s.push_str(&serde_json::json!({"player": format!("we wait {i}"), "dm": dm}).to_string());
+        s.push('\n');
+    }
+    let f = v.join("import.jsonl");
+    std::fs::write(&f, s).expect("write");
+    let out = cmd(v)
+        .args(["session", "import"])
+        .arg(&f)
+        .args(["--session", "long"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(f).expect("rm");
+    std::fs::write(v.join("vaultdm.toml"), "[llm]\nhistory_budget = 300\n").expect("toml");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_hot_history_is_summarised_into_previously() {
+    let v = common::template_copy();
+    ordinary_session(v.path(), 14);
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(&["The snow keeps falling."], Some("stop"), true, true)),
+        Scripted::sse(openai_sse(
+            &["The party waited out the snow at the Canary; Odessa hid the strongbox key in the piano."],
+            Some("stop"),
+            true,
+            true,
+        )),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || ask(&root, &base, "long", "we keep waiting"))
+        .await
+        .expect("join");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2, "the reply, then the summary");
+    let asked = reqs[1].json()["messages"][1]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(asked.contains("Odessa hides the strongbox key"), "{asked}");
+    let note = std::fs::read_to_string(v.path().join("sessions/long.memory.md")).expect("note");
+    assert!(
+        note.contains("## Previously\n\nThe party waited out the snow"),
+        "{note}"
+    );
+    let p = cmd(v.path())
+        .args(["prompt", "--session", "long", "--message", "what now?"])
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&p.stdout);
+    assert!(
+        text.contains("Previously:\nThe party waited out the snow"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_summary_never_blocks_play_and_the_moments_still_carry_the_past() {
+    let v = common::template_copy();
+    ordinary_session(v.path(), 14);
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(
+            &["The snow keeps falling."],
+            Some("stop"),
+            true,
+            true,
+        )),
+        Scripted::json(400, r#"{"error": {"message": "context too long"}}"#),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || ask(&root, &base, "long", "we keep waiting"))
+        .await
+        .expect("join");
+    assert!(out.status.success(), "the reply still counts");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the session summary could not be written"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("The snow keeps falling."));
+    let p = cmd(v.path())
+        .args([
+            "prompt",
+            "--session",
+            "long",
+            "--message",
+            "where is the key?",
+        ])
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&p.stdout);
+    assert!(!text.contains("Previously:"), "{text}");
+    assert!(text.contains("Odessa hides the strongbox key"), "{text}");
+}

@@ -62,6 +62,8 @@ pub struct Layers {
     pub glossary: String,
     /// Terms shown.
     pub terms: usize,
+    /// The cold summary of what the hot history no longer carries ("Previously").
+    pub previously: String,
     /// The story so far: the most significant moments related to the message.
     pub story: String,
     /// Moments shown.
@@ -78,7 +80,13 @@ impl Layers {
     /// The layers as one block for the message (empty when there is nothing).
     pub fn block(&self) -> String {
         let mut s = String::new();
-        for part in [&self.glossary, &self.story, &self.recalled, &self.callbacks] {
+        for part in [
+            &self.previously,
+            &self.glossary,
+            &self.story,
+            &self.recalled,
+            &self.callbacks,
+        ] {
             if !part.is_empty() {
                 if !s.is_empty() {
                     s.push('\n');
@@ -407,6 +415,27 @@ fn excerpt(player: &str, dm: &str, overlap: &dyn Fn(&str) -> usize) -> String {
         dm.push('…');
     }
     format!("Player: {player} / DM: {dm}")
+}
+
+/// `text` cut at a sentence end to fit `max` tokens (whole when it fits).
+pub fn clip_to(text: &str, max: usize, count: &dyn Fn(&str) -> usize) -> String {
+    if count(text) <= max {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for s in sentences(text) {
+        let next = format!("{out}{s} ");
+        if count(&next) > max {
+            break;
+        }
+        out = next;
+    }
+    let out = out.trim_end().to_string();
+    if out.is_empty() {
+        out
+    } else {
+        format!("{out}\n")
+    }
 }
 
 /// The sentences of a text.

@@ -12,37 +12,72 @@ pub fn rel_path(session: &str) -> PathBuf {
 }
 
 const MARK: &str = "<!-- vaultdm: through passage ";
+const SUMMARY_MARK: &str = "<!-- vaultdm: summary through passage ";
 
-/// The note's text: the glossary, and how many passages it covers (terms coined after that
-/// are new to the GM).
-pub fn render(session: &str, terms: &[Term], through: usize) -> String {
+/// What the note holds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NoteData {
+    /// The glossary, in the note's order.
+    pub terms: Vec<Term>,
+    /// The passages the glossary covers (terms coined after are new to the GM).
+    pub through: usize,
+    /// The cold summary ("Previously"), empty when there is none yet.
+    pub previously: String,
+    /// The passages the summary covers.
+    pub summarised: usize,
+}
+
+/// The note's text.
+pub fn render(session: &str, d: &NoteData) -> String {
     let mut s = format!(
-        "# Memory: {session}\n\nWhat vaultdm remembers of this session beyond its notes. Edit a line and the next message uses your words; delete a line and it is forgotten; add one as `- Term: what it is`.\n\n## Glossary\n\n"
+        "# Memory: {session}\n\nWhat vaultdm remembers of this session beyond its notes. Edit a line and the next message uses your words; delete a line and it is forgotten; add one as `- Term: what it is`.\n\n"
     );
-    for t in terms {
+    if !d.previously.trim().is_empty() {
+        s.push_str("## Previously\n\n");
+        s.push_str(d.previously.trim());
+        s.push_str("\n\n");
+    }
+    s.push_str("## Glossary\n\n");
+    for t in &d.terms {
         let sentence = t.sentence.replace('\n', " ");
         s.push_str(&format!("- {}: {}\n", t.term.replace(':', " "), sentence));
     }
-    s.push_str(&format!("\n{MARK}{through} -->\n"));
+    s.push_str(&format!("\n{MARK}{} -->\n", d.through));
+    if d.summarised > 0 {
+        s.push_str(&format!("{SUMMARY_MARK}{} -->\n", d.summarised));
+    }
     s
 }
 
-/// The glossary as the note holds it, and the passage count it covers; `None` when the text
-/// is not a memory note vaultdm wrote (no mark).
-pub fn parse(text: &str) -> Option<(Vec<Term>, usize)> {
-    let through = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(MARK))
-        .and_then(|r| r.trim_end_matches("-->").trim().parse::<usize>().ok())?;
+fn mark(text: &str, mark: &str) -> Option<usize> {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix(mark))
+        .and_then(|r| r.trim_end_matches("-->").trim().parse::<usize>().ok())
+}
+
+/// What a memory note holds; `None` when the text is not a memory note vaultdm wrote (no
+/// mark).
+pub fn parse(text: &str) -> Option<NoteData> {
+    let through = mark(text, MARK)?;
+    let summarised = mark(text, SUMMARY_MARK).unwrap_or(0);
     let mut terms = Vec::new();
-    let mut in_glossary = false;
+    let mut previously = String::new();
+    let mut section = String::new();
     for line in text.lines() {
         let t = line.trim();
         if let Some(h) = t.strip_prefix("## ") {
-            in_glossary = h.trim().eq_ignore_ascii_case("glossary");
+            section = h.trim().to_lowercase();
             continue;
         }
-        if !in_glossary {
+        if t.starts_with("<!-- vaultdm:") {
+            continue;
+        }
+        if section == "previously" {
+            previously.push_str(line);
+            previously.push('\n');
+            continue;
+        }
+        if section != "glossary" {
             continue;
         }
         let Some(item) = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")) else {
@@ -60,7 +95,12 @@ pub fn parse(text: &str) -> Option<(Vec<Term>, usize)> {
             }
         }
     }
-    Some((terms, through))
+    Some(NoteData {
+        terms,
+        through,
+        previously: previously.trim().to_string(),
+        summarised,
+    })
 }
 
 #[cfg(test)]
@@ -83,9 +123,19 @@ mod tests {
                 pinned: false,
             },
         ];
-        let text = render("night", &terms, 12);
-        let (back, through) = parse(&text).expect("parses");
-        assert_eq!(through, 12);
+        let text = render(
+            "night",
+            &NoteData {
+                terms,
+                through: 12,
+                previously: "The party reached Coldharrow.".into(),
+                summarised: 9,
+            },
+        );
+        let d = parse(&text).expect("parses");
+        assert_eq!((d.through, d.summarised), (12, 9));
+        assert_eq!(d.previously, "The party reached Coldharrow.");
+        let back = d.terms;
         assert_eq!(back.len(), 2);
         assert_eq!(
             (back[0].term.as_str(), back[0].sentence.as_str()),
@@ -101,7 +151,7 @@ mod tests {
                 "## Glossary\n\n",
                 "## Glossary\n\n- **Vault 3**: the superintendent's strongbox\n",
             );
-        let (back, _) = parse(&edited).expect("parses");
+        let back = parse(&edited).expect("parses").terms;
         let names: Vec<&str> = back.iter().map(|t| t.term.as_str()).collect();
         assert_eq!(names, ["Vault 3", "Pell Harrow"]);
         assert_eq!(

@@ -10,6 +10,7 @@
 
 pub mod command;
 mod recall;
+mod summary;
 mod write;
 
 pub use write::{PendingView, Proposals};
@@ -531,6 +532,7 @@ impl Table {
                 }
                 self.after_sent(prepared.injected.mode);
                 let proposals = self.proposals_of(&reply);
+                self.summarise_if_due().await;
                 Ok(Turn {
                     prepared,
                     reply,

@@ -26,6 +26,8 @@ pub(super) struct Split {
 
 /// Tokens kept back for the message's framing (`Player: `, blank lines, labels).
 const FRAMING: usize = 40;
+/// The cold summary's share without a total budget.
+const PREVIOUSLY_DEFAULT: usize = 500;
 /// How often (in messages) the dormant-threads line rides along.
 const CALLBACK_EVERY: usize = 10;
 /// Exchanges without a mention after which an NPC or thread is dormant.
@@ -141,7 +143,8 @@ impl Table {
         let rel = crate::memory::note::rel_path(self.store.name());
         let text =
             crate::vault::boundary::read_text_inside(self.store.vault(), &rel, 4 << 20).ok()?;
-        let (mut terms, through) = crate::memory::note::parse(&text)?;
+        let note = crate::memory::note::parse(&text)?;
+        let (mut terms, through) = (note.terms, note.through);
         // A line the GM left as it was keeps its place in time (terms from the hot history
         // are not repeated); an edited or added one is always shown.
         for t in &mut terms {
@@ -165,17 +168,39 @@ impl Table {
     /// Rewrites the memory note after an exchange: the GM's version of the glossary plus
     /// what was coined since. Written atomically, and only when it changed.
     pub(super) fn write_memory_note(&mut self) {
+        self.write_note_with(None);
+    }
+
+    /// The memory note as it is on disk, if vaultdm wrote one.
+    pub(super) fn read_note(&self) -> Option<crate::memory::note::NoteData> {
+        let rel = crate::memory::note::rel_path(self.store.name());
+        let text =
+            crate::vault::boundary::read_text_inside(self.store.vault(), &rel, 4 << 20).ok()?;
+        crate::memory::note::parse(&text)
+    }
+
+    /// Rewrites the memory note: the GM's glossary plus new terms, and the summary (a new one
+    /// when given, else the note's own).
+    pub(super) fn write_note_with(&mut self, summary: Option<(String, usize)>) {
         let history = self.store.history();
         self.sync_memory(&history);
+        let old = self.read_note().unwrap_or_default();
         let mem = self.memory.borrow();
         let terms = self
             .note_glossary(&mem)
             .unwrap_or_else(|| mem.glossary().to_vec());
-        if terms.is_empty() {
+        let (previously, summarised) = summary.unwrap_or((old.previously, old.summarised));
+        if terms.is_empty() && previously.is_empty() {
             return;
         }
-        let text = crate::memory::note::render(self.store.name(), &terms, mem.len());
+        let data = crate::memory::note::NoteData {
+            terms,
+            through: mem.len(),
+            previously,
+            summarised,
+        };
         drop(mem);
+        let text = crate::memory::note::render(self.store.name(), &data);
         let rel = crate::memory::note::rel_path(self.store.name());
         let vault = self.store.vault().to_path_buf();
         if crate::vault::boundary::read_text_inside(&vault, &rel, 4 << 20)
@@ -277,6 +302,15 @@ impl Table {
             }
             None => mem.layers(message, hot_from, self.engine.matcher(), shares, &count),
         };
+        // Previously: the cold summary (this session's, else the last session's).
+        if let Some(prev) = self.previously() {
+            let share = match split {
+                Some(sp) => sp.rest * 10 / 100,
+                None => PREVIOUSLY_DEFAULT,
+            };
+            layers.previously =
+                crate::memory::clip_to(&format!("Previously:\n{prev}\n"), share, &count);
+        }
         // Every CALLBACK_EVERY messages, the NPCs and threads the story has left quiet.
         if !history.is_empty() && history.len().is_multiple_of(CALLBACK_EVERY) {
             let names: Vec<String> = mem
