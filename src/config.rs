@@ -81,6 +81,18 @@ pub struct WriteConfig {
     pub review: Review,
 }
 
+/// Long-session memory settings (`[memory]`).
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// After each exchange, ask the provider (a small separate call) for the moments and
+    /// coined terms of the exchange, on top of the heuristics (default: off — it is one more
+    /// request per message).
+    pub extract: bool,
+    /// The model for that call (default: the DM's model).
+    pub extract_model: Option<String>,
+}
+
 /// The whole `vaultdm.toml`.
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
 #[serde(default)]
@@ -100,6 +112,8 @@ pub struct Config {
     pub folders: FolderConfig,
     /// Write-back settings.
     pub write: WriteConfig,
+    /// Long-session memory settings.
+    pub memory: MemoryConfig,
     /// The `[llm]` table, read by `llm::settings`.
     pub llm: Option<toml::Table>,
 }

@@ -455,3 +455,64 @@ async fn a_failed_summary_never_blocks_play_and_the_moments_still_carry_the_past
     assert!(!text.contains("Previously:"), "{text}");
     assert!(text.contains("Odessa hides the strongbox key"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_provider_extracts_moments_and_terms_into_the_memory_note() {
+    let v = common::template_copy();
+    std::fs::write(v.path().join("vaultdm.toml"), "[memory]\nextract = true\n").expect("toml");
+    let extracted = r#"Here you go: {"moments": [{"summary": "Ida agreed to test the ringing ore in secret", "significance": 4}, {"summary": "it snowed", "significance": 1}], "terms": [{"term": "Bellrock", "definition": "the miners' name for the ringing ore"}]}"#;
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(
+            &["Ida nods. \"Bring me the Bellrock after dark.\""],
+            Some("stop"),
+            true,
+            true,
+        )),
+        Scripted::sse(openai_sse(&[extracted], Some("stop"), true, true)),
+        Scripted::sse(openai_sse(&["Night falls."], Some("stop"), true, true)),
+        Scripted::sse(openai_sse(&["no json at all"], Some("stop"), true, true)),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let outs = tokio::task::spawn_blocking(move || {
+        (
+            ask(&root, &base, "x", "we ask Ida about the ore"),
+            ask(&root, &base, "x", "we wait"),
+        )
+    })
+    .await
+    .expect("join");
+    assert!(outs.0.status.success() && outs.1.status.success());
+    assert!(
+        String::from_utf8_lossy(&outs.1.stderr).contains("memory extraction answered without JSON")
+    );
+    let note = std::fs::read_to_string(v.path().join("sessions/x.memory.md")).expect("note");
+    assert!(
+        note.contains("## Moments\n\n- Ida agreed to test the ringing ore in secret (exchange 1)"),
+        "{note}"
+    );
+    assert!(
+        !note.contains("it snowed"),
+        "insignificant moments are left out: {note}"
+    );
+    assert!(
+        note.contains("- Bellrock: the miners' name for the ringing ore"),
+        "{note}"
+    );
+    let p = cmd(v.path())
+        .args([
+            "prompt",
+            "--session",
+            "x",
+            "--message",
+            "what did Ida agree to?",
+        ])
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&p.stdout);
+    assert!(
+        text.contains("Story so far:\n- Ida agreed to test the ringing ore in secret"),
+        "{text}"
+    );
+}

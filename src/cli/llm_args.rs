@@ -109,5 +109,6 @@ pub fn open_table(
         loaded.config.context.full_context_after_changes,
     )?;
     table.set_review(loaded.config.write.review);
+    table.set_memory_config(loaded.config.memory.clone());
     Ok(table)
 }

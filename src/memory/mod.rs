@@ -417,6 +417,50 @@ fn excerpt(player: &str, dm: &str, overlap: &dyn Fn(&str) -> usize) -> String {
     format!("Player: {player} / DM: {dm}")
 }
 
+/// The story-so-far block from moment lines (the memory note's: the provider's or the
+/// GM's): of the last [`moments::KEEP`], the [`moments::SHOW`] sharing most words with the
+/// message, in story order, within `max` tokens. Returns the block and how many it shows.
+pub fn story_block(
+    lines: &[String],
+    message: &str,
+    max: usize,
+    count: &dyn Fn(&str) -> usize,
+) -> (String, usize) {
+    let q = words::terms(message);
+    let start = lines.len().saturating_sub(moments::KEEP);
+    let mut order: Vec<(usize, usize)> = lines[start..]
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let n = words::terms(l).iter().filter(|t| q.contains(t)).count();
+            (n, start + i)
+        })
+        .collect();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    let head = "Story so far:\n";
+    let mut used = count(head);
+    let mut chosen = Vec::new();
+    for (_, i) in order {
+        if chosen.len() == moments::SHOW {
+            break;
+        }
+        let n = count(&lines[i]) + 2;
+        if used + n <= max {
+            used += n;
+            chosen.push(i);
+        }
+    }
+    if chosen.is_empty() {
+        return (String::new(), 0);
+    }
+    chosen.sort_unstable();
+    let mut block = String::from(head);
+    for i in &chosen {
+        block.push_str(&format!("- {}\n", lines[*i]));
+    }
+    (block, chosen.len())
+}
+
 /// `text` cut at a sentence end to fit `max` tokens (whole when it fits).
 pub fn clip_to(text: &str, max: usize, count: &dyn Fn(&str) -> usize) -> String {
     if count(text) <= max {

@@ -25,6 +25,8 @@ pub struct NoteData {
     pub previously: String,
     /// The passages the summary covers.
     pub summarised: usize,
+    /// Moments the provider extracted (or the GM wrote), as lines.
+    pub moments: Vec<String>,
 }
 
 /// The note's text.
@@ -36,6 +38,13 @@ pub fn render(session: &str, d: &NoteData) -> String {
         s.push_str("## Previously\n\n");
         s.push_str(d.previously.trim());
         s.push_str("\n\n");
+    }
+    if !d.moments.is_empty() {
+        s.push_str("## Moments\n\n");
+        for m in &d.moments {
+            s.push_str(&format!("- {}\n", m.replace('\n', " ")));
+        }
+        s.push('\n');
     }
     s.push_str("## Glossary\n\n");
     for t in &d.terms {
@@ -62,6 +71,7 @@ pub fn parse(text: &str) -> Option<NoteData> {
     let summarised = mark(text, SUMMARY_MARK).unwrap_or(0);
     let mut terms = Vec::new();
     let mut previously = String::new();
+    let mut moments = Vec::new();
     let mut section = String::new();
     for line in text.lines() {
         let t = line.trim();
@@ -75,6 +85,12 @@ pub fn parse(text: &str) -> Option<NoteData> {
         if section == "previously" {
             previously.push_str(line);
             previously.push('\n');
+            continue;
+        }
+        if section == "moments" {
+            if let Some(m) = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")) {
+                moments.push(m.trim().to_string());
+            }
             continue;
         }
         if section != "glossary" {
@@ -100,6 +116,7 @@ pub fn parse(text: &str) -> Option<NoteData> {
         through,
         previously: previously.trim().to_string(),
         summarised,
+        moments,
     })
 }
 
@@ -130,11 +147,13 @@ mod tests {
                 through: 12,
                 previously: "The party reached Coldharrow.".into(),
                 summarised: 9,
+                moments: vec!["Hesper hid the copies in the piano.".into()],
             },
         );
         let d = parse(&text).expect("parses");
         assert_eq!((d.through, d.summarised), (12, 9));
         assert_eq!(d.previously, "The party reached Coldharrow.");
+        assert_eq!(d.moments, ["Hesper hid the copies in the piano."]);
         let back = d.terms;
         assert_eq!(back.len(), 2);
         assert_eq!(

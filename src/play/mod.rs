@@ -9,6 +9,7 @@
 //! never loses a word.
 
 pub mod command;
+mod extract;
 mod recall;
 mod summary;
 mod write;
@@ -145,6 +146,11 @@ pub struct Table {
     /// A total prompt budget in tokens (`vaultdm prompt --budget`), shared out between the
     /// layers; `None`: the canon budget, the memory shares and the history budget as set.
     prompt_budget: Option<usize>,
+    /// `[memory]` settings (the provider's extraction of moments and terms).
+    memory_config: crate::config::MemoryConfig,
+    /// Terms and moments extracted since the memory note was last written.
+    extracted_terms: RefCell<Vec<crate::memory::glossary::Term>>,
+    extracted_moments: RefCell<Vec<String>>,
 }
 
 impl Table {
@@ -190,6 +196,9 @@ impl Table {
             tools_ok: true,
             memory: RefCell::default(),
             prompt_budget: None,
+            memory_config: crate::config::MemoryConfig::default(),
+            extracted_terms: RefCell::default(),
+            extracted_moments: RefCell::default(),
         })
     }
 
@@ -532,6 +541,7 @@ impl Table {
                 }
                 self.after_sent(prepared.injected.mode);
                 let proposals = self.proposals_of(&reply);
+                self.extract_if_on(message, &reply.text).await;
                 self.summarise_if_due().await;
                 Ok(Turn {
                     prepared,

@@ -190,7 +190,15 @@ impl Table {
             .note_glossary(&mem)
             .unwrap_or_else(|| mem.glossary().to_vec());
         let (previously, summarised) = summary.unwrap_or((old.previously, old.summarised));
-        if terms.is_empty() && previously.is_empty() {
+        let mut moments = old.moments;
+        moments.extend(std::mem::take(&mut *self.extracted_moments.borrow_mut()));
+        let mut terms = terms;
+        for t in std::mem::take(&mut *self.extracted_terms.borrow_mut()) {
+            if !terms.iter().any(|x| x.term.eq_ignore_ascii_case(&t.term)) {
+                terms.push(t);
+            }
+        }
+        if terms.is_empty() && previously.is_empty() && moments.is_empty() {
             return;
         }
         let data = crate::memory::note::NoteData {
@@ -198,6 +206,7 @@ impl Table {
             through: mem.len(),
             previously,
             summarised,
+            moments,
         };
         drop(mem);
         let text = crate::memory::note::render(self.store.name(), &data);
@@ -302,6 +311,18 @@ impl Table {
             }
             None => mem.layers(message, hot_from, self.engine.matcher(), shares, &count),
         };
+        // Moments the provider extracted (or the GM wrote) in the memory note come first.
+        if let Some(note) = self.read_note().filter(|n| !n.moments.is_empty()) {
+            let share = match split {
+                Some(_) => shares.story,
+                None => Shares::DEFAULT.story,
+            };
+            let (block, n) = crate::memory::story_block(&note.moments, message, share, &count);
+            if n > 0 {
+                layers.story = block;
+                layers.moments = n;
+            }
+        }
         // Previously: the cold summary (this session's, else the last session's).
         if let Some(prev) = self.previously() {
             let share = match split {
