@@ -210,3 +210,23 @@ fn dormant_npcs_are_offered_back_but_never_the_dead() {
     assert!(line.contains("Ezra Coil"), "{line}");
     assert!(!line.contains("Strand"), "the dead stay dead: {line}");
 }
+
+#[test]
+fn the_layer_budgets_of_a_long_session() {
+    let v = common::template_copy();
+    import(v.path(), &session(120, 7), "long");
+    let p = prompt(
+        v.path(),
+        "long",
+        "where did that note say the adit key was hidden?",
+        4000,
+    );
+    let why = &p["layers"]["recalled"]["passages"][0]["why"];
+    assert!(
+        why.as_array().is_some_and(|w| w.iter().any(|x| x == "key")),
+        "{why}"
+    );
+    let layers = serde_json::to_string_pretty(&p["layers"]).expect("json");
+    insta::assert_snapshot!("layers_long_session_4000", layers);
+    assert!(p["tokens"].as_u64().expect("tokens") <= 4000);
+}

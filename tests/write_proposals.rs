@@ -516,3 +516,128 @@ async fn the_provider_extracts_moments_and_terms_into_the_memory_note() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_mid_summary_loses_nothing_and_the_summary_is_tried_again() {
+    let v = common::template_copy();
+    ordinary_session(v.path(), 14);
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(
+            &["The snow keeps falling."],
+            Some("stop"),
+            true,
+            true,
+        )),
+        // The summary call hangs: vaultdm is killed while it waits.
+        Scripted::sse(openai_sse(&["never sent"], Some("stop"), true, true))
+            .delay_headers(std::time::Duration::from_secs(30)),
+        Scripted::sse(openai_sse(&["Morning comes."], Some("stop"), true, true)),
+        Scripted::sse(openai_sse(
+            &["Odessa hid the strongbox key in the piano; the party waited out the snow."],
+            Some("stop"),
+            true,
+            true,
+        )),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let b2 = base.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vaultdm"))
+            .env_clear()
+            .env("HOME", root.join("no-home"))
+            .env("OPENAI_API_KEY", "sk-test-000111222333444")
+            .arg("--vault")
+            .arg(&root)
+            .args([
+                "ask",
+                "--session",
+                "long",
+                "--model",
+                "m",
+                "--base-url",
+                &b2,
+                "we keep waiting",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let mut out = child.stdout.take().expect("stdout");
+        let mut seen = String::new();
+        let mut buf = [0u8; 256];
+        while !seen.contains("The snow keeps falling.") {
+            use std::io::Read;
+            let n = out.read(&mut buf).expect("read");
+            assert!(n > 0, "the reply never came: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        child.kill().expect("kill -9");
+        child.wait().expect("reaped");
+    })
+    .await
+    .expect("join");
+    // The exchange is in the log; no half summary anywhere.
+    let log = std::fs::read_to_string(v.path().join(".vaultdm/sessions/long.jsonl")).expect("log");
+    assert!(log.contains("The snow keeps falling."));
+    let note =
+        std::fs::read_to_string(v.path().join("sessions/long.memory.md")).unwrap_or_default();
+    assert!(!note.contains("## Previously"), "{note}");
+    // The next exchange tries the summary again.
+    let root = v.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || ask(&root, &base, "long", "dawn?"))
+        .await
+        .expect("join");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let note = std::fs::read_to_string(v.path().join("sessions/long.memory.md")).expect("note");
+    assert!(
+        note.contains("## Previously\n\nOdessa hid the strongbox key"),
+        "{note}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_summary_past_its_share_is_compressed_again() {
+    let v = common::template_copy();
+    ordinary_session(v.path(), 14);
+    let long = "The party waited and the snow fell and the miners talked. ".repeat(60);
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(
+            &["The snow keeps falling."],
+            Some("stop"),
+            true,
+            true,
+        )),
+        Scripted::sse(openai_sse(&[long.as_str()], Some("stop"), true, true)),
+        Scripted::sse(openai_sse(
+            &["The party waited out the snow."],
+            Some("stop"),
+            true,
+            true,
+        )),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || ask(&root, &base, "long", "we keep waiting"))
+        .await
+        .expect("join");
+    assert!(out.status.success());
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 3, "reply, summary, shorter summary");
+    assert!(reqs[2].json()["messages"][1]["content"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("Shorten this summary"));
+    let note = std::fs::read_to_string(v.path().join("sessions/long.memory.md")).expect("note");
+    assert!(
+        note.contains("## Previously\n\nThe party waited out the snow.\n"),
+        "{note}"
+    );
+}

@@ -320,8 +320,21 @@ impl At<'_> {
         match self.table.preview(message) {
             Ok(p) => {
                 println!("{}", p.block);
+                let layers = p.memory.block();
+                if !layers.is_empty() {
+                    println!("{layers}");
+                }
                 let mut out = std::io::stdout().lock();
                 let _ = super::context::write_explain(&mut out, &p.injected);
+                for r in &p.memory.passages {
+                    let _ = writeln!(
+                        out,
+                        "recalled exchange {} (score {:.2}): shares {}",
+                        r.turn + 1,
+                        r.score,
+                        r.why.join(", ")
+                    );
+                }
                 if p.dropped_exchanges > 0 {
                     println!(
                         "({} older exchanges left out of the prompt by the history budget)",

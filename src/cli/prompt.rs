@@ -93,10 +93,13 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
                 "layers": {
                     "system": {"tokens": count(&p.request.system)},
                     "canon": {"mode": p.injected.mode, "tokens": count(&p.block)},
+                    "previously": {"tokens": count(&p.memory.previously)},
                     "glossary": {"tokens": count(&p.memory.glossary), "terms": p.memory.terms},
+                    "story": {"tokens": count(&p.memory.story), "moments": p.memory.moments},
+                    "callbacks": {"tokens": count(&p.memory.callbacks)},
                     "recalled": {
                         "tokens": count(&p.memory.recalled),
-                        "passages": p.memory.passages.iter().map(|r| serde_json::json!({"exchange": r.turn + 1, "score": (r.score * 100.0).round() / 100.0})).collect::<Vec<_>>(),
+                        "passages": p.memory.passages.iter().map(|r| serde_json::json!({"exchange": r.turn + 1, "score": (r.score * 100.0).round() / 100.0, "why": r.why})).collect::<Vec<_>>(),
                     },
                     "history": {
                         "exchanges": p.request.messages.len().saturating_sub(1) / 2,

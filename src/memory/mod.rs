@@ -53,6 +53,8 @@ pub struct Recalled {
     pub score: f64,
     /// The text shown.
     pub text: String,
+    /// Why it was recalled: the message's words and canon names it shares.
+    pub why: Vec<String>,
 }
 
 /// The memory layers for one message.
@@ -360,7 +362,29 @@ impl Memory {
                     continue;
                 }
                 used += n;
-                chosen.push(Recalled { turn, score, text });
+                let (player, dm) = &self.exchanges[turn];
+                let doc = words::terms(&format!("{player} {dm}"));
+                let mut why: Vec<String> = qterms
+                    .iter()
+                    .filter(|t| !t.starts_with('@') && doc.iter().any(|d| d == *t))
+                    .map(|t| (*t).to_string())
+                    .collect();
+                why.dedup();
+                for x in m.find(message).into_iter().filter(|x| !x.ambiguous) {
+                    let named = m
+                        .find(&format!("{player}\n{dm}"))
+                        .iter()
+                        .any(|y| y.target == x.target);
+                    if named && !why.contains(&x.text) {
+                        why.push(x.text.clone());
+                    }
+                }
+                chosen.push(Recalled {
+                    turn,
+                    score,
+                    text,
+                    why,
+                });
             }
             if !chosen.is_empty() {
                 let mut shown = chosen.clone();
