@@ -81,8 +81,8 @@ pub struct WriteConfig {
     pub review: Review,
 }
 
-/// Long-session memory settings (`[memory]`).
-#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+/// Long-session memory settings (`[memory]`); docs/memory.md explains each.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct MemoryConfig {
     /// After each exchange, ask the provider (a small separate call) for the moments and
@@ -91,6 +91,75 @@ pub struct MemoryConfig {
     pub extract: bool,
     /// The model for that call (default: the DM's model).
     pub extract_model: Option<String>,
+    /// Percent of a total prompt budget (after the system prompt and the message) for the
+    /// canon context.
+    pub canon_share: usize,
+    /// ... for the cold summary.
+    pub previously_share: usize,
+    /// ... for the glossary.
+    pub glossary_share: usize,
+    /// ... for the story so far.
+    pub story_share: usize,
+    /// ... for recalled passages.
+    pub recalled_share: usize,
+    /// Tokens for the cold summary without a total budget.
+    pub previously_tokens: usize,
+    /// Tokens for the glossary without a total budget.
+    pub glossary_tokens: usize,
+    /// Tokens for the story so far without a total budget.
+    pub story_tokens: usize,
+    /// Tokens for recalled passages without a total budget.
+    pub recalled_tokens: usize,
+    /// Moments kept (the most significant).
+    pub moments_kept: usize,
+    /// Moments shown with a message (the most related).
+    pub moments_shown: usize,
+    /// Every how many messages the dormant-threads line rides along (0: never).
+    pub callbacks_every: usize,
+    /// Exchanges without a mention after which an NPC or thread is dormant.
+    pub callbacks_quiet: usize,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self {
+            extract: false,
+            extract_model: None,
+            canon_share: 30,
+            previously_share: 10,
+            glossary_share: 8,
+            story_share: 4,
+            recalled_share: 20,
+            previously_tokens: 500,
+            glossary_tokens: 400,
+            story_tokens: 300,
+            recalled_tokens: 1200,
+            moments_kept: 15,
+            moments_shown: 5,
+            callbacks_every: 10,
+            callbacks_quiet: 30,
+        }
+    }
+}
+
+impl MemoryConfig {
+    /// The shares as percentages that leave at least a quarter for the hot history (a
+    /// vault asking for more is scaled down).
+    pub fn percentages(&self) -> [usize; 5] {
+        let v = [
+            self.canon_share,
+            self.previously_share,
+            self.glossary_share,
+            self.story_share,
+            self.recalled_share,
+        ];
+        let sum: usize = v.iter().sum();
+        if sum <= 75 {
+            v
+        } else {
+            v.map(|x| x * 75 / sum)
+        }
+    }
 }
 
 /// The whole `vaultdm.toml`.

@@ -641,3 +641,58 @@ async fn a_summary_past_its_share_is_compressed_again() {
         "{note}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_summary_merges_the_last_one() {
+    let v = common::template_copy();
+    ordinary_session(v.path(), 14);
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(&["Snow."], Some("stop"), true, true)),
+        Scripted::sse(openai_sse(
+            &["FIRST: Odessa hid the key."],
+            Some("stop"),
+            true,
+            true,
+        )),
+        Scripted::sse(openai_sse(&["More snow."], Some("stop"), true, true)),
+        Scripted::sse(openai_sse(
+            &["SECOND: Odessa hid the key; the party waited."],
+            Some("stop"),
+            true,
+            true,
+        )),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let outs = tokio::task::spawn_blocking(move || {
+        (
+            ask(&root, &base, "long", "we wait"),
+            ask(&root, &base, "long", "we wait more"),
+        )
+    })
+    .await
+    .expect("join");
+    assert!(outs.0.status.success() && outs.1.status.success());
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 4);
+    let second = reqs[3].json()["messages"][1]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        second.starts_with("Summary so far:\nFIRST: Odessa hid the key."),
+        "{second}"
+    );
+    assert!(
+        second.contains("[10] Player: we wait 9"),
+        "only what the first did not cover: {second}"
+    );
+    assert!(!second.contains("[9] Player"), "{second}");
+    let note = std::fs::read_to_string(v.path().join("sessions/long.memory.md")).expect("note");
+    assert!(note.contains("## Previously\n\nSECOND:"), "{note}");
+    assert!(
+        note.contains("<!-- vaultdm: summary through passage 10 -->"),
+        "{note}"
+    );
+}

@@ -38,6 +38,7 @@ pub(crate) fn write_table(root: &Path, loaded: &Loaded, session: &str) -> anyhow
         loaded.config.context.full_context_after_changes,
     )?;
     table.set_review(loaded.config.write.review);
+    table.set_memory_config(loaded.config.memory.clone());
     for n in table.take_notices() {
         eprintln!("vaultdm: {n}");
     }

@@ -33,6 +33,8 @@ pub struct Shares {
     pub story: usize,
     /// Recalled passages.
     pub recalled: usize,
+    /// Moments shown at most.
+    pub moments: usize,
 }
 
 impl Shares {
@@ -41,6 +43,7 @@ impl Shares {
         glossary: 400,
         story: 300,
         recalled: 1200,
+        moments: moments::SHOW,
     };
 }
 
@@ -110,6 +113,8 @@ pub struct Memory {
     glossary: Vec<glossary::Term>,
     /// The most significant moments, in story order.
     moments: Vec<moments::Moment>,
+    /// How many moments are kept (0: the default).
+    keep: usize,
     /// The exchanges each canon entity was named in (its tag and the last few turns).
     named: rustc_hash::FxHashMap<String, Vec<usize>>,
     /// Passages from before this session (earlier sessions, the GM's session notes).
@@ -182,6 +187,11 @@ impl Memory {
         out.into_iter().take(n).map(|(_, t)| t.clone()).collect()
     }
 
+    /// Keeps `n` moments (the most significant) from now on.
+    pub fn set_kept(&mut self, n: usize) {
+        self.keep = n.max(1);
+    }
+
     /// Passages from before this session.
     pub fn prior(&self) -> usize {
         self.prior
@@ -222,7 +232,12 @@ impl Memory {
         let coined: Vec<String> = new.iter().map(|t| t.term.clone()).collect();
         if let Some(mo) = moments::of_reply(&e.dm, turn, &coined) {
             self.moments.push(mo);
-            moments::keep(&mut self.moments);
+            let keep = if self.keep == 0 {
+                moments::KEEP
+            } else {
+                self.keep
+            };
+            moments::keep(&mut self.moments, keep);
         }
         self.glossary.extend(new);
         self.exchanges.push((e.player.clone(), e.dm.clone()));
@@ -327,7 +342,7 @@ impl Memory {
             let mut used = count(head);
             let mut chosen: Vec<usize> = Vec::new();
             for (_, _, i) in order {
-                if chosen.len() == moments::SHOW {
+                if chosen.len() == shares.moments {
                     break;
                 }
                 let n = count(&self.moments[i].text) + 8;
@@ -442,16 +457,16 @@ fn excerpt(player: &str, dm: &str, overlap: &dyn Fn(&str) -> usize) -> String {
 }
 
 /// The story-so-far block from moment lines (the memory note's: the provider's or the
-/// GM's): of the last [`moments::KEEP`], the [`moments::SHOW`] sharing most words with the
-/// message, in story order, within `max` tokens. Returns the block and how many it shows.
+/// GM's): of the last `kept`, the `shown` sharing most words with the message, in story order, within `max` tokens. Returns the block and how many it shows.
 pub fn story_block(
     lines: &[String],
     message: &str,
     max: usize,
+    (kept, shown): (usize, usize),
     count: &dyn Fn(&str) -> usize,
 ) -> (String, usize) {
     let q = words::terms(message);
-    let start = lines.len().saturating_sub(moments::KEEP);
+    let start = lines.len().saturating_sub(kept);
     let mut order: Vec<(usize, usize)> = lines[start..]
         .iter()
         .enumerate()
@@ -465,7 +480,7 @@ pub fn story_block(
     let mut used = count(head);
     let mut chosen = Vec::new();
     for (_, i) in order {
-        if chosen.len() == moments::SHOW {
+        if chosen.len() == shown {
             break;
         }
         let n = count(&lines[i]) + 2;

@@ -14,9 +14,9 @@ pub struct Moment {
     pub significance: u32,
 }
 
-/// How many moments are kept.
+/// How many moments are kept by default.
 pub const KEEP: usize = 15;
-/// How many are shown with a message.
+/// How many are shown with a message by default.
 pub const SHOW: usize = 5;
 
 /// Word stems that mark a turn of the story.
@@ -70,9 +70,9 @@ pub fn of_reply(dm: &str, turn: usize, coined: &[String]) -> Option<Moment> {
     })
 }
 
-/// Keeps the `KEEP` most significant moments (the newer one on a tie), in story order.
-pub fn keep(moments: &mut Vec<Moment>) {
-    if moments.len() <= KEEP {
+/// Keeps the `n` most significant moments (the newer one on a tie), in story order.
+pub fn keep(moments: &mut Vec<Moment>, n: usize) {
+    if moments.len() <= n {
         return;
     }
     let mut ranked: Vec<usize> = (0..moments.len()).collect();
@@ -82,7 +82,7 @@ pub fn keep(moments: &mut Vec<Moment>) {
             .cmp(&moments[*a].significance)
             .then(moments[*b].turn.cmp(&moments[*a].turn))
     });
-    let mut keep: Vec<usize> = ranked.into_iter().take(KEEP).collect();
+    let mut keep: Vec<usize> = ranked.into_iter().take(n).collect();
     keep.sort_unstable();
     let kept: Vec<Moment> = keep.into_iter().map(|i| moments[i].clone()).collect();
     *moments = kept;
@@ -114,7 +114,7 @@ mod tests {
                 significance: (i % 4) as u32,
             })
             .collect();
-        keep(&mut many);
+        keep(&mut many, KEEP);
         assert_eq!(many.len(), KEEP);
         assert!(many.windows(2).all(|w| w[0].turn < w[1].turn));
         assert!(many.iter().all(|m| m.significance >= 1));

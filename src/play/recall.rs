@@ -1,9 +1,10 @@
 //! The prompt's budget shared out between its layers, and the memory layers for a message.
 //!
 //! With a total budget (`vaultdm prompt --budget N`), after the system prompt and the
-//! message: 30% for the canon context, 8% for the glossary, 22% for recalled passages, and
-//! the rest — with whatever those leave unused — for the hot history. Without one, the
-//! canon budget (`[context] budget`), the memory defaults ([`Shares::DEFAULT`]) and the
+//! message, each layer gets its `[memory]` share (by default 30% for the canon context, 10%
+//! for the cold summary, 8% for the glossary, 4% for the story so far, 20% for recalled
+//! passages) and the rest — with whatever those leave unused — goes to the hot history.
+//! Without one, the canon budget (`[context] budget`), the `[memory]` token defaults and the
 //! history budget (`history_budget`) apply as set.
 
 use super::Table;
@@ -26,12 +27,6 @@ pub(super) struct Split {
 
 /// Tokens kept back for the message's framing (`Player: `, blank lines, labels).
 const FRAMING: usize = 40;
-/// The cold summary's share without a total budget.
-const PREVIOUSLY_DEFAULT: usize = 500;
-/// How often (in messages) the dormant-threads line rides along.
-const CALLBACK_EVERY: usize = 10;
-/// Exchanges without a mention after which an NPC or thread is dormant.
-const CALLBACK_QUIET: usize = 30;
 
 impl Table {
     /// Sets a total prompt budget in tokens (0 = none).
@@ -60,12 +55,14 @@ impl Table {
         // 4% is kept back for what the layer budgets do not see: each message's framing
         // (`Player: `, roles) and the gap between a token count and the text's length.
         let rest = (total - total / 25).saturating_sub(fixed);
+        let [canon, _, glossary, story, recalled] = self.memory_config.percentages();
         Some(Split {
-            canon: rest * 30 / 100,
+            canon: rest * canon / 100,
             memory: Shares {
-                glossary: rest * 8 / 100,
-                story: rest * 4 / 100,
-                recalled: rest * 20 / 100,
+                glossary: rest * glossary / 100,
+                story: rest * story / 100,
+                recalled: rest * recalled / 100,
+                moments: self.memory_config.moments_shown,
             },
             rest,
         })
@@ -127,6 +124,7 @@ impl Table {
         let m = self.engine.matcher();
         if mem.len() - mem.prior() > history.len() || mem.is_empty() {
             *mem = Memory::default();
+            mem.set_kept(self.memory_config.moments_kept);
             for (origin, e) in self.prior_passages() {
                 mem.add_prior(&e, &origin, m, &known);
             }
@@ -288,7 +286,15 @@ impl Table {
                 let left = s.rest.saturating_sub(used);
                 (s.memory, left)
             }
-            None => (Shares::DEFAULT, self.history_budget),
+            None => (
+                Shares {
+                    glossary: self.memory_config.glossary_tokens,
+                    story: self.memory_config.story_tokens,
+                    recalled: self.memory_config.recalled_tokens,
+                    moments: self.memory_config.moments_shown,
+                },
+                self.history_budget,
+            ),
         };
         self.sync_memory(history);
         // The hot window if memory takes its whole share; memory covers what is older.
@@ -313,11 +319,14 @@ impl Table {
         };
         // Moments the provider extracted (or the GM wrote) in the memory note come first.
         if let Some(note) = self.read_note().filter(|n| !n.moments.is_empty()) {
-            let share = match split {
-                Some(_) => shares.story,
-                None => Shares::DEFAULT.story,
-            };
-            let (block, n) = crate::memory::story_block(&note.moments, message, share, &count);
+            let c = &self.memory_config;
+            let (block, n) = crate::memory::story_block(
+                &note.moments,
+                message,
+                shares.story,
+                (c.moments_kept, c.moments_shown),
+                &count,
+            );
             if n > 0 {
                 layers.story = block;
                 layers.moments = n;
@@ -326,16 +335,17 @@ impl Table {
         // Previously: the cold summary (this session's, else the last session's).
         if let Some(prev) = self.previously() {
             let share = match split {
-                Some(sp) => sp.rest * 10 / 100,
-                None => PREVIOUSLY_DEFAULT,
+                Some(sp) => sp.rest * self.memory_config.percentages()[1] / 100,
+                None => self.memory_config.previously_tokens,
             };
             layers.previously =
                 crate::memory::clip_to(&format!("Previously:\n{prev}\n"), share, &count);
         }
-        // Every CALLBACK_EVERY messages, the NPCs and threads the story has left quiet.
-        if !history.is_empty() && history.len().is_multiple_of(CALLBACK_EVERY) {
+        // Every `callbacks_every` messages, the NPCs and threads the story has left quiet.
+        let every = self.memory_config.callbacks_every;
+        if every > 0 && !history.is_empty() && history.len().is_multiple_of(every) {
             let names: Vec<String> = mem
-                .dormant(CALLBACK_QUIET, 3)
+                .dormant(self.memory_config.callbacks_quiet, 3)
                 .iter()
                 .filter_map(|t| self.tag_name(t))
                 .collect();

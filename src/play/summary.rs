@@ -77,7 +77,7 @@ impl Table {
             }
         };
         // Re-compressed when it grew past its share.
-        let share = 500;
+        let share = self.memory_config.previously_tokens;
         if count(&summary) > share {
             let shorter = format!(
                 "Shorten this summary to at most {} words, keeping every name and number exact:\n{summary}",
