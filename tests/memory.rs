@@ -230,3 +230,22 @@ fn the_layer_budgets_of_a_long_session() {
     insta::assert_snapshot!("layers_long_session_4000", layers);
     assert!(p["tokens"].as_u64().expect("tokens") <= 4000);
 }
+
+#[test]
+fn a_new_session_starts_with_the_last_sessions_summary() {
+    let v = common::template_copy();
+    import(v.path(), &session(10, 3), "night-1");
+    std::fs::write(
+        v.path().join("sessions/night-1.memory.md"),
+        "# Memory: night-1\n\n## Previously\n\nThe party found the adit key under the chapel stair.\n\n## Glossary\n\n<!-- vaultdm: through passage 10 -->\n<!-- vaultdm: summary through passage 4 -->\n",
+    )
+    .expect("note");
+    let p = prompt(v.path(), "night-2", "we set out", 4000);
+    let text = whole(&p);
+    assert!(
+        text.contains(
+            "Previously:\n(session night-1) The party found the adit key under the chapel stair."
+        ),
+        "{text}"
+    );
+}

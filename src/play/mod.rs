@@ -151,6 +151,8 @@ pub struct Table {
     /// Terms and moments extracted since the memory note was last written.
     extracted_terms: RefCell<Vec<crate::memory::glossary::Term>>,
     extracted_moments: RefCell<Vec<String>>,
+    /// The last earlier session's cold summary, read once.
+    last_previously: std::cell::OnceCell<Option<String>>,
 }
 
 impl Table {
@@ -199,6 +201,7 @@ impl Table {
             memory_config: crate::config::MemoryConfig::default(),
             extracted_terms: RefCell::default(),
             extracted_moments: RefCell::default(),
+            last_previously: std::cell::OnceCell::new(),
         })
     }
 

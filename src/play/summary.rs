@@ -23,18 +23,25 @@ impl Table {
         if let Some(n) = self.read_note().filter(|n| !n.previously.is_empty()) {
             return Some(n.previously);
         }
-        let vault = self.store.vault();
-        let mut list = crate::session::list_sessions(vault).unwrap_or_default();
-        list.sort_by_key(|s| s.last_time);
-        list.iter()
-            .rev()
-            .filter(|s| s.name != self.store.name())
-            .find_map(|s| {
-                let rel = crate::memory::note::rel_path(&s.name);
-                let text = crate::vault::boundary::read_text_inside(vault, &rel, 4 << 20).ok()?;
-                let n = crate::memory::note::parse(&text)?;
-                (!n.previously.is_empty()).then(|| format!("(session {}) {}", s.name, n.previously))
+        // The last session's summary does not change while this one runs: read it once.
+        self.last_previously
+            .get_or_init(|| {
+                let vault = self.store.vault();
+                let mut list = crate::session::list_sessions(vault).unwrap_or_default();
+                list.sort_by_key(|s| s.last_time);
+                list.iter()
+                    .rev()
+                    .filter(|s| s.name != self.store.name())
+                    .find_map(|s| {
+                        let rel = crate::memory::note::rel_path(&s.name);
+                        let text =
+                            crate::vault::boundary::read_text_inside(vault, &rel, 4 << 20).ok()?;
+                        let n = crate::memory::note::parse(&text)?;
+                        (!n.previously.is_empty())
+                            .then(|| format!("(session {}) {}", s.name, n.previously))
+                    })
             })
+            .clone()
     }
 
     /// After an exchange: summarises what the hot history is about to lose, if it is time.
