@@ -91,6 +91,9 @@ pub struct MemoryConfig {
     pub extract: bool,
     /// The model for that call (default: the DM's model).
     pub extract_model: Option<String>,
+    /// Let the provider write the cold summary ("Previously") when the hot history fills
+    /// (default: on; a call every few exchanges once a session is long).
+    pub summarise: bool,
     /// Percent of a total prompt budget (after the system prompt and the message) for the
     /// canon context.
     pub canon_share: usize,
@@ -125,6 +128,7 @@ impl Default for MemoryConfig {
         Self {
             extract: false,
             extract_model: None,
+            summarise: true,
             canon_share: 30,
             previously_share: 10,
             glossary_share: 8,

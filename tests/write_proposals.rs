@@ -666,10 +666,27 @@ async fn the_next_summary_merges_the_last_one() {
     let base = fake.base_url_v1();
     let root = v.path().to_path_buf();
     let outs = tokio::task::spawn_blocking(move || {
-        (
-            ask(&root, &base, "long", "we wait"),
-            ask(&root, &base, "long", "we wait more"),
-        )
+        let first = ask(&root, &base, "long", "we wait");
+        // Six more exchanges: summaries come in batches of six.
+        let more: String = (0..6)
+            .map(|i| {
+                format!(
+                    "{}\n",
+                    serde_json::json!({"player": format!("later {i}"), "dm": "Snow again."})
+                )
+            })
+            .collect();
+        let f = root.join("more.jsonl");
+        std::fs::write(&f, more).expect("write");
+        let imp = cmd(&root)
+            .args(["session", "import"])
+            .arg(&f)
+            .args(["--session", "long"])
+            .output()
+            .expect("run");
+        assert!(imp.status.success());
+        std::fs::remove_file(f).expect("rm");
+        (first, ask(&root, &base, "long", "we wait more"))
     })
     .await
     .expect("join");
@@ -692,7 +709,7 @@ async fn the_next_summary_merges_the_last_one() {
     let note = std::fs::read_to_string(v.path().join("sessions/long.memory.md")).expect("note");
     assert!(note.contains("## Previously\n\nSECOND:"), "{note}");
     assert!(
-        note.contains("<!-- vaultdm: summary through passage 10 -->"),
+        note.contains("<!-- vaultdm: summary through passage 16 -->"),
         "{note}"
     );
 }

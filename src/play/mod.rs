@@ -153,6 +153,8 @@ pub struct Table {
     extracted_moments: RefCell<Vec<String>>,
     /// The last earlier session's cold summary, read once.
     last_previously: std::cell::OnceCell<Option<String>>,
+    /// Canon names for the glossary, built once per canon.
+    known: RefCell<Option<std::rc::Rc<recall::KnownNames>>>,
 }
 
 impl Table {
@@ -202,6 +204,7 @@ impl Table {
             extracted_terms: RefCell::default(),
             extracted_moments: RefCell::default(),
             last_previously: std::cell::OnceCell::new(),
+            known: RefCell::default(),
         })
     }
 
@@ -225,6 +228,7 @@ impl Table {
         self.changes_since_full += changes.len();
         self.changes.extend(changes);
         self.engine = engine;
+        self.known.replace(None);
         // The system prompt stays stable unless the campaign's name or setting changed.
         if let Ok(s) = self.engine.system_prompt() {
             self.system = with_guide(s, self.review);

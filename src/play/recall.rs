@@ -68,6 +68,27 @@ impl Table {
         })
     }
 
+    /// The canon names index, built once per canon.
+    fn known_cached(&self) -> std::rc::Rc<KnownNames> {
+        let mut slot = self.known.borrow_mut();
+        if let Some(k) = slot.as_ref() {
+            return k.clone();
+        }
+        let names = self.known_names();
+        let mut by_word: std::collections::HashMap<String, Vec<u32>> = Default::default();
+        for (i, n) in names.iter().enumerate() {
+            for w in n.split(' ') {
+                by_word.entry(w.to_string()).or_default().push(i as u32);
+            }
+        }
+        let k = std::rc::Rc::new(KnownNames {
+            exact: names,
+            by_word,
+        });
+        *slot = Some(k.clone());
+        k
+    }
+
     /// Canon names, for telling coined terms from known ones.
     fn known_names(&self) -> HashSet<String> {
         let c = self.engine.campaign();
@@ -105,22 +126,8 @@ impl Table {
         if !mem.is_empty() && mem.len() - mem.prior() == history.len() {
             return;
         }
-        let names = self.known_names();
-        // A canon name's words: "Doctor Fitch" and "Granny Tamsin" are canon people named
-        // by part of their names.
-        let word_sets: Vec<Vec<&str>> = names
-            .iter()
-            .map(|n| n.split(' ').collect::<Vec<_>>())
-            .filter(|w| w.len() > 1)
-            .collect();
-        let known = |t: &str| {
-            let k = norm_key(t);
-            let k = k.strip_prefix("the ").unwrap_or(&k).to_string();
-            names.contains(&k)
-                || word_sets
-                    .iter()
-                    .any(|ws| k.split(' ').all(|w| ws.contains(&w)))
-        };
+        let names = self.known_cached();
+        let known = |t: &str| names.covers(t);
         let m = self.engine.matcher();
         if mem.len() - mem.prior() > history.len() || mem.is_empty() {
             *mem = Memory::default();
@@ -362,5 +369,39 @@ impl Table {
             None => history_budget,
         };
         (layers, budget)
+    }
+}
+
+/// Canon names (folded), and which names each word is in.
+#[derive(Debug, Default)]
+pub(super) struct KnownNames {
+    exact: HashSet<String>,
+    by_word: std::collections::HashMap<String, Vec<u32>>,
+}
+
+impl KnownNames {
+    /// Whether a term is canon: a name, or words all in one canon name ("Doctor Fitch" and
+    /// "Granny Tamsin" name canon people by part of their names).
+    fn covers(&self, term: &str) -> bool {
+        let k = norm_key(term);
+        let k = k.strip_prefix("the ").unwrap_or(&k);
+        if self.exact.contains(k) {
+            return true;
+        }
+        let mut words = k.split(' ');
+        let Some(first) = words.next().and_then(|w| self.by_word.get(w)) else {
+            return false;
+        };
+        let mut common: Vec<u32> = first.clone();
+        for w in words {
+            let Some(ids) = self.by_word.get(w) else {
+                return false;
+            };
+            common.retain(|i| ids.contains(i));
+            if common.is_empty() {
+                return false;
+            }
+        }
+        !common.is_empty()
     }
 }

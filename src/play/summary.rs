@@ -47,6 +47,9 @@ impl Table {
     /// After an exchange: summarises what the hot history is about to lose, if it is time.
     /// Errors become notices; play goes on.
     pub(super) async fn summarise_if_due(&mut self) {
+        if !self.memory_config.summarise {
+            return;
+        }
         let Some(client) = self.client.clone() else {
             return;
         };
@@ -58,7 +61,9 @@ impl Table {
         }
         let note = self.read_note().unwrap_or_default();
         let end = history.len().saturating_sub(KEEP_TAIL);
-        if end <= note.summarised {
+        // In batches: one call per KEEP_TAIL new exchanges, not one per message (the first
+        // summary of a session takes whatever there is).
+        if end <= note.summarised || (note.summarised > 0 && end - note.summarised < KEEP_TAIL) {
             return;
         }
         let mut text = String::new();
