@@ -293,7 +293,7 @@ fn find_pair(text: &str, c: char) -> Option<usize> {
     debug_assert!(c.is_ascii());
     let bytes = text.as_bytes();
     let mut from = 0;
-    while let Some(i) = text[from..].find(c) {
+    while let Some(i) = memchr::memchr(c as u8, &bytes[from..]) {
         let at = from + i;
         if bytes.get(at + 1) == Some(&(c as u8)) {
             return Some(at);
@@ -311,10 +311,11 @@ pub fn blank_comments(text: &str) -> std::borrow::Cow<'_, str> {
     }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = rest.find("%%") {
+    let pair = memchr::memmem::Finder::new("%%");
+    while let Some(i) = pair.find(rest.as_bytes()) {
         out.push_str(&rest[..i]);
         let after = &rest[i + 2..];
-        let (comment_len, close) = match after.find("%%") {
+        let (comment_len, close) = match pair.find(after.as_bytes()) {
             Some(j) => (j, 2),
             None => (after.len(), 0),
         };
@@ -342,7 +343,7 @@ impl LineIndex {
     /// Indexes the line starts of `text`.
     pub fn new(text: &str) -> Self {
         let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
         Self { starts }
     }
 
@@ -395,7 +396,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
     let mut row: Option<(Vec<String>, usize)> = None;
 
     let flush = |open: Open, out: &mut Body, depth: usize, callout: &Option<String>| {
-        let text = if open.text.contains(':') {
+        let text = if has_byte(&open.text, b':') {
             strip_icons(open.text.trim())
         } else {
             // Trimmed in place: one allocation per block, not two.
@@ -419,7 +420,8 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
             });
         }
         let has_field = find_pair(&text, ':').is_some();
-        for (i, l) in text.lines().enumerate().filter(|_| has_field) {
+        // Only a block with a `::` is split into lines.
+        for (i, l) in has_field.then(|| text.lines().enumerate()).into_iter().flatten() {
             if let Some((k, v)) = find_pair(l, ':').map(|at| (&l[..at], &l[at + 2..])) {
                 let k = k.trim().trim_start_matches(['-', '*', '[']).trim();
                 if !k.is_empty() && k.len() <= 40 && !k.contains(['`', ':']) {
@@ -731,8 +733,14 @@ fn admonition_blocks(out: &mut Body, kind: &str, text: &str, at: usize, lines: &
 }
 
 /// Whether a text holds words of its own, not only icons, ornaments and separators.
+/// Whether `t` holds the ASCII byte `b` (a vectorised search: these run on every text of
+/// every block).
+fn has_byte(t: &str, b: u8) -> bool {
+    memchr::memchr(b, t.as_bytes()).is_some()
+}
+
 fn has_words(t: &str) -> bool {
-    let stripped = if t.contains(':') {
+    let stripped = if has_byte(t, b':') {
         std::borrow::Cow::Owned(strip_icons(t))
     } else {
         std::borrow::Cow::Borrowed(t)

@@ -66,7 +66,7 @@ pub fn hash_bytes(bytes: &[u8]) -> u64 {
 /// are unchanged).
 pub fn normalise(text: &str) -> std::borrow::Cow<'_, str> {
     let t = text.strip_prefix('\u{feff}').unwrap_or(text);
-    if t.contains('\r') {
+    if memchr::memchr(b'\r', t.as_bytes()).is_some() {
         std::borrow::Cow::Owned(t.replace("\r\n", "\n").replace('\r', "\n"))
     } else {
         std::borrow::Cow::Borrowed(t)
@@ -139,7 +139,7 @@ impl Note {
             ));
             return note;
         }
-        if bytes[..bytes.len().min(8192)].contains(&0) {
+        if memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some() {
             note.diagnostics.push(Diagnostic::error(
                 path,
                 0,
