@@ -421,7 +421,11 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
         }
         let has_field = find_pair(&text, ':').is_some();
         // Only a block with a `::` is split into lines.
-        for (i, l) in has_field.then(|| text.lines().enumerate()).into_iter().flatten() {
+        for (i, l) in has_field
+            .then(|| text.lines().enumerate())
+            .into_iter()
+            .flatten()
+        {
             if let Some((k, v)) = find_pair(l, ':').map(|at| (&l[..at], &l[at + 2..])) {
                 let k = k.trim().trim_start_matches(['-', '*', '[']).trim();
                 if !k.is_empty() && k.len() <= 40 && !k.contains(['`', ':']) {
