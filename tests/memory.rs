@@ -249,3 +249,21 @@ fn a_new_session_starts_with_the_last_sessions_summary() {
         "{text}"
     );
 }
+
+#[test]
+fn prompt_reads_a_session_a_chat_holds_without_writing_to_it() {
+    let v = common::template_copy();
+    import(v.path(), &session(40, 3), "tonight");
+    let log = v.path().join(".vaultdm/sessions/tonight.jsonl");
+    let before = std::fs::read(&log).expect("log");
+    // A chat holds the session.
+    let held = vaultdm::session::Store::open(v.path(), "tonight").expect("held");
+    let p = prompt(v.path(), "tonight", "where was the adit key hidden?", 4000);
+    assert!(
+        whole(&p).contains("third stair of the chapel"),
+        "{}",
+        whole(&p)
+    );
+    drop(held);
+    assert_eq!(std::fs::read(&log).expect("log"), before, "nothing written");
+}

@@ -27,8 +27,17 @@ pub struct Args {
 
 /// A table for writing only: canon, the session, no provider.
 pub(crate) fn write_table(root: &Path, loaded: &Loaded, session: &str) -> anyhow::Result<Table> {
-    let engine = Engine::for_vault(root, loaded)?;
     let store = super::llm_args::open_session(root, session, false)?;
+    table_for(root, loaded, store)
+}
+
+/// A table with no provider on an open session.
+pub(crate) fn table_for(
+    root: &Path,
+    loaded: &Loaded,
+    store: crate::session::Store,
+) -> anyhow::Result<Table> {
+    let engine = Engine::for_vault(root, loaded)?;
     let mut table = Table::new(
         engine,
         Options::for_vault(&loaded.config.context),

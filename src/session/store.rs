@@ -161,8 +161,8 @@ pub struct Store {
     journal_path: PathBuf,
     log: File,
     log_id: Option<FileId>,
-    /// Held for the store's life: the advisory lock.
-    _lock: File,
+    /// Held for the store's life: the advisory lock (`None`: a read-only store).
+    _lock: Option<File>,
     records: Vec<Record>,
     warnings: Vec<LoadWarning>,
     notices: Vec<String>,
@@ -297,7 +297,7 @@ impl Store {
             log_id: FileId::of_file(&log),
             log_path,
             log,
-            _lock: lock,
+            _lock: Some(lock),
             records: loaded.records,
             warnings: loaded.warnings,
             notices: Vec::new(),
@@ -309,6 +309,34 @@ impl Store {
     /// The vault the session is kept in.
     pub fn vault(&self) -> &Path {
         &self.vault
+    }
+
+    /// Opens a session to read it while another vaultdm may be writing it (`vaultdm prompt`
+    /// during a chat): no lock, no repair, no journal recovery; any write is refused.
+    pub fn open_read_only(vault: &Path, name: &str) -> Result<Store, SessionError> {
+        validate_name(name)?;
+        let log_path = log_path(vault, name);
+        let loaded = load(vault, name)?;
+        let log = boundary::open_inside(&log_path, OpenOptions::new().read(true))?;
+        Ok(Store {
+            name: name.to_owned(),
+            vault: vault.to_owned(),
+            vault_id: FileId::of_path(vault),
+            transcript_path: transcript_path(vault, name),
+            journal_path: journal_path(vault, name),
+            log_id: FileId::of_file(&log),
+            log_path,
+            log,
+            _lock: None,
+            records: loaded.records,
+            warnings: loaded.warnings,
+            notices: Vec::new(),
+        })
+    }
+
+    /// True for a store opened with [`Store::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self._lock.is_none()
     }
 
     /// The session name.
@@ -413,6 +441,12 @@ impl Store {
     /// A transcript that cannot be written does not fail the append (the log is the source
     /// of truth): it becomes a notice ([`Store::take_notices`]).
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
+        if self.is_read_only() {
+            return Err(SessionError::Locked {
+                name: self.name.clone(),
+                holder: "another vaultdm (this one only reads it)".into(),
+            });
+        }
         let line = encode(&record, &self.log_path)?;
         self.ensure_in_place()?;
         let io = |source| SessionError::Io {
