@@ -490,3 +490,30 @@ fn values_kept_as_inline_fields_are_edited_in_place() {
     );
     check_clean(v.path());
 }
+
+#[test]
+fn review_lists_a_session_a_chat_holds_but_decides_only_with_its_lock() {
+    let v = common::template_copy();
+    assert!(ask(v.path(), "night", "/set brannock hp 20")
+        .status
+        .success());
+    let held = vaultdm::session::Store::open(v.path(), "night").expect("held");
+    let list = cmd(v.path())
+        .args(["review", "--session", "night"])
+        .output()
+        .expect("runs");
+    assert!(
+        list.status.success(),
+        "{}",
+        String::from_utf8_lossy(&list.stderr)
+    );
+    assert!(String::from_utf8_lossy(&list.stdout).contains("no pending proposal"));
+    let revert = cmd(v.path())
+        .args(["review", "--session", "night", "--revert"])
+        .output()
+        .expect("runs");
+    assert!(!revert.status.success());
+    assert!(String::from_utf8_lossy(&revert.stderr).contains("already open"));
+    drop(held);
+    assert!(read(v.path(), "canon/pcs/brannock-tull.md").contains("hp: 20\n"));
+}

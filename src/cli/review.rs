@@ -84,7 +84,20 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
             .map(|s| s.name)
             .ok_or_else(|| anyhow::anyhow!("no session yet in {}", root.display()))?,
     };
-    let mut table = write_table(root, &loaded, &session)?;
+    let listing = !args.revert && args.accept.is_none() && args.reject.is_none();
+    let mut table = if listing {
+        // Listing writes nothing: a session a chat holds is read without its lock. Deciding
+        // needs the lock, so the chat and this command never decide the same proposal twice.
+        let store = match crate::session::Store::open(root, &session) {
+            Err(crate::session::SessionError::Locked { .. }) => {
+                crate::session::Store::open_read_only(root, &session)?
+            }
+            other => other?,
+        };
+        table_for(root, &loaded, store)?
+    } else {
+        write_table(root, &loaded, &session)?
+    };
     let mut out = super::stdout();
     if args.revert {
         let (lines, _) = table.revert()?;
