@@ -43,12 +43,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         .unwrap_or_else(|| format!("prompt-{}", chrono::Local::now().format("%Y%m%d-%H%M%S-%f")));
     let preview_only = args.session.is_none();
     // A session a chat is playing is read without its lock: a preview writes nothing.
-    let store = match crate::session::Store::open(root, &session) {
-        Err(crate::session::SessionError::Locked { .. }) => {
-            crate::session::Store::open_read_only(root, &session)?
-        }
-        other => other?,
-    };
+    let store = crate::session::Store::open_to_read(root, &session)?;
     let mut table = super::review::table_for(root, &loaded, store)?;
     let history_budget = loaded
         .config

@@ -88,12 +88,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let mut table = if listing {
         // Listing writes nothing: a session a chat holds is read without its lock. Deciding
         // needs the lock, so the chat and this command never decide the same proposal twice.
-        let store = match crate::session::Store::open(root, &session) {
-            Err(crate::session::SessionError::Locked { .. }) => {
-                crate::session::Store::open_read_only(root, &session)?
-            }
-            other => other?,
-        };
+        let store = crate::session::Store::open_to_read(root, &session)?;
         table_for(root, &loaded, store)?
     } else {
         write_table(root, &loaded, &session)?

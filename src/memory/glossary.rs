@@ -48,26 +48,8 @@ const COMMON_CAPS: &[&str] = &[
 ];
 
 fn sentences(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let b = text.as_bytes();
-    for (i, c) in text.char_indices() {
-        let end = matches!(c, '.' | '!' | '?' | '\n')
-            && b.get(i + 1)
-                .is_none_or(|n| n.is_ascii_whitespace() || *n == b'"');
-        if end {
-            let s = text[start..=i].trim();
-            if !s.is_empty() {
-                out.push(s);
-            }
-            start = i + 1;
-        }
-    }
-    let s = text[start..].trim();
-    if !s.is_empty() {
-        out.push(s);
-    }
-    out
+    // A line end ends a definition too (a list of names, one per line).
+    super::split_sentences(text, true)
 }
 
 fn is_cap(w: &str) -> bool {

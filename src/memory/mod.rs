@@ -523,11 +523,17 @@ pub fn clip_to(text: &str, max: usize, count: &dyn Fn(&str) -> usize) -> String 
 
 /// The sentences of a text.
 pub(crate) fn sentences(text: &str) -> Vec<&str> {
+    split_sentences(text, false)
+}
+
+/// The sentences of a text, ending at `.`, `!` or `?` (and at a line end when `lines`)
+/// before a space, a quote or the end.
+pub(crate) fn split_sentences(text: &str, lines: bool) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let b = text.as_bytes();
     for (i, c) in text.char_indices() {
-        if matches!(c, '.' | '!' | '?')
+        if (matches!(c, '.' | '!' | '?') || (lines && c == '\n'))
             && b.get(i + 1)
                 .is_none_or(|n| n.is_ascii_whitespace() || *n == b'"')
         {

@@ -144,12 +144,13 @@ impl Table {
 
     /// The glossary as the GM's memory note has it (their edits win), with the terms coined
     /// since the note was last written; `None` when there is no note.
-    fn note_glossary(&self, mem: &Memory) -> Option<Vec<Term>> {
-        let rel = crate::memory::note::rel_path(self.store.name());
-        let text =
-            crate::vault::boundary::read_text_inside(self.store.vault(), &rel, 4 << 20).ok()?;
-        let note = crate::memory::note::parse(&text)?;
-        let (mut terms, through) = (note.terms, note.through);
+    fn note_glossary(
+        &self,
+        mem: &Memory,
+        note: Option<&crate::memory::note::NoteData>,
+    ) -> Option<Vec<Term>> {
+        let note = note?;
+        let (mut terms, through) = (note.terms.clone(), note.through);
         // A line the GM left as it was keeps its place in time (terms from the hot history
         // are not repeated); an edited or added one is always shown.
         for t in &mut terms {
@@ -189,11 +190,12 @@ impl Table {
     pub(super) fn write_note_with(&mut self, summary: Option<(String, usize)>) {
         let history = self.store.history();
         self.sync_memory(&history);
-        let old = self.read_note().unwrap_or_default();
+        let old_note = self.read_note();
         let mem = self.memory.borrow();
         let terms = self
-            .note_glossary(&mem)
+            .note_glossary(&mem, old_note.as_ref())
             .unwrap_or_else(|| mem.glossary().to_vec());
+        let old = old_note.unwrap_or_default();
         let (previously, summarised) = summary.unwrap_or((old.previously, old.summarised));
         let mut moments = old.moments;
         moments.extend(std::mem::take(&mut *self.extracted_moments.borrow_mut()));
@@ -318,14 +320,16 @@ impl Table {
         }
         let mem = self.memory.borrow();
         let hot_from = mem.prior() + hot_from;
-        let mut layers = match self.note_glossary(&mem) {
+        // The memory note is read once per message, for all three layers it feeds.
+        let note = self.read_note();
+        let mut layers = match self.note_glossary(&mem, note.as_ref()) {
             Some(g) => {
                 mem.layers_with(&g, message, hot_from, self.engine.matcher(), shares, &count)
             }
             None => mem.layers(message, hot_from, self.engine.matcher(), shares, &count),
         };
         // Moments the provider extracted (or the GM wrote) in the memory note come first.
-        if let Some(note) = self.read_note().filter(|n| !n.moments.is_empty()) {
+        if let Some(note) = note.as_ref().filter(|n| !n.moments.is_empty()) {
             let c = &self.memory_config;
             let (block, n) = crate::memory::story_block(
                 &note.moments,
@@ -340,7 +344,7 @@ impl Table {
             }
         }
         // Previously: the cold summary (this session's, else the last session's).
-        if let Some(prev) = self.previously() {
+        if let Some(prev) = self.previously(note.as_ref()) {
             let share = match split {
                 Some(sp) => sp.rest * self.memory_config.percentages()[1] / 100,
                 None => self.memory_config.previously_tokens,

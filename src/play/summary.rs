@@ -19,9 +19,12 @@ const SYSTEM: &str = "You keep the running summary of a tabletop roleplaying ses
 
 impl Table {
     /// The summary the prompt uses: this session's, else the most recent earlier session's.
-    pub(super) fn previously(&self) -> Option<String> {
-        if let Some(n) = self.read_note().filter(|n| !n.previously.is_empty()) {
-            return Some(n.previously);
+    pub(super) fn previously(
+        &self,
+        note: Option<&crate::memory::note::NoteData>,
+    ) -> Option<String> {
+        if let Some(n) = note.filter(|n| !n.previously.is_empty()) {
+            return Some(n.previously.clone());
         }
         // The last session's summary does not change while this one runs: read it once.
         self.last_previously

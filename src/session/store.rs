@@ -334,6 +334,14 @@ impl Store {
         })
     }
 
+    /// Opens a session to read: with its lock when free, else read-only (a chat holds it).
+    pub fn open_to_read(vault: &Path, name: &str) -> Result<Store, SessionError> {
+        match Store::open(vault, name) {
+            Err(SessionError::Locked { .. }) => Store::open_read_only(vault, name),
+            other => other,
+        }
+    }
+
     /// True for a store opened with [`Store::open_read_only`].
     pub fn is_read_only(&self) -> bool {
         self._lock.is_none()
