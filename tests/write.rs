@@ -517,3 +517,46 @@ fn review_lists_a_session_a_chat_holds_but_decides_only_with_its_lock() {
     drop(held);
     assert!(read(v.path(), "canon/pcs/brannock-tull.md").contains("hp: 20\n"));
 }
+
+#[test]
+fn a_huge_note_is_never_edited() {
+    let v = common::template_copy();
+    let rel = "canon/pcs/brannock-tull.md";
+    let huge = format!(
+        "{}\n{}",
+        read(v.path(), rel),
+        "filler line of a runaway paste\n".repeat(160_000)
+    );
+    std::fs::write(v.path().join(rel), &huge).expect("write");
+    let out = ask(v.path(), "s1", "/set brannock hp 3");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("over the"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read(v.path(), rel), huge);
+}
+
+#[test]
+fn write_back_in_a_vault_laid_out_by_its_gm() {
+    // Numbered folders, `NPC - ` file prefixes, a Timeline note in `06. World/`.
+    let v = common::Scratch::of("adopt-numbered");
+    let pc = "01. The Party/Mira Holt.md";
+    let before = read(&v.root, pc);
+    assert!(ask(&v.root, "s", "/set mira hp 20").status.success());
+    assert_eq!(lines_changed(&before, &read(&v.root, pc)).len(), 1);
+    assert!(ask(&v.root, "s", "/set brannoch status dead")
+        .status
+        .success());
+    assert!(read(&v.root, "02. NPCs/NPC - Brannoch the Fence.md").contains("status: dead"));
+    assert!(ask(&v.root, "s", "/event The fence was found by the quay.")
+        .status
+        .success());
+    assert!(read(&v.root, "06. World/Timeline.md").contains("- The fence was found by the quay."));
+    assert!(
+        !v.root.join("canon/timeline.md").exists(),
+        "the event goes to the vault's own timeline"
+    );
+    check_clean(&v.root);
+}
