@@ -6,6 +6,7 @@
 //! [`watch`] reloads canon when notes change; [`cli`] is a thin layer over all of it.
 
 pub mod canon;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod context;
@@ -15,6 +16,7 @@ pub mod memory;
 pub mod names;
 pub mod play;
 pub mod secrets;
+pub mod serve;
 pub mod session;
 pub mod tokens;
 pub mod vault;

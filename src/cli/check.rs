@@ -3,8 +3,7 @@
 use super::Outcome;
 use crate::canon::Loaded;
 use crate::vault::note::MAX_NOTE_BYTES;
-use crate::vault::Code;
-use crate::vault::{boundary, Diagnostic, Severity};
+use crate::vault::{boundary, Diagnostic};
 use std::io::Write;
 use std::path::Path;
 
@@ -48,29 +47,7 @@ fn snippet(root: &Path, d: &Diagnostic) -> Option<String> {
 /// Runs `check`.
 pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let loaded = Loaded::load(root)?;
-    let mut diags = loaded.diagnostics();
-    diags.extend(crate::context::setup::template_diagnostics(root, &loaded));
-    if loaded.vault.notes.is_empty() {
-        diags.push(Diagnostic::error(
-            ".",
-            0,
-            Code::NoNotes,
-            format!(
-                "{} holds no notes (no .md files outside hidden folders): is this your vault? Pass --vault DIR with the folder Obsidian opens",
-                root.display()
-            ),
-        ));
-    }
-    diags.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
-    let c = &loaded.built.campaign;
-    let errors = diags
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
-    let warnings = diags
-        .iter()
-        .filter(|d| d.severity == Severity::Warning)
-        .count();
+    let report = crate::check::Report::of(root, &loaded);
     let mut out = super::stdout();
     let mapping = args
         .explain_types
@@ -80,45 +57,22 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
             if let Some(m) = &mapping {
                 writeln!(out, "{}", m.summary())?;
             }
-            for d in &diags {
+            for d in &report.diagnostics {
                 writeln!(out, "{d}")?;
                 if let Some(s) = snippet(root, d) {
                     writeln!(out, "{s}")?;
                 }
             }
-            writeln!(
-                out,
-                "checked {} notes: {} PCs, {} NPCs, {} locations, {} threads, {} events; {} errors, {} warnings",
-                loaded.vault.notes.len(),
-                c.pcs.len(),
-                c.npcs.len(),
-                c.locations.len(),
-                c.threads.len(),
-                c.events.len(),
-                errors,
-                warnings
-            )?;
+            writeln!(out, "{}", report.summary())?;
         }
         Format::Json => {
-            let v = serde_json::json!({
-                "vault": root.display().to_string(),
-                "notes": loaded.vault.notes.len(),
-                "pcs": c.pcs.len(),
-                "npcs": c.npcs.len(),
-                "locations": c.locations.len(),
-                "threads": c.threads.len(),
-                "events": c.events.len(),
-                "errors": errors,
-                "warnings": warnings,
-                "diagnostics": diags,
-            });
-            serde_json::to_writer_pretty(&mut out, &v)?;
+            serde_json::to_writer_pretty(&mut out, &report)?;
             writeln!(out)?;
         }
     }
     out.flush()?;
     super::exit_without_freeing(loaded);
-    Ok(if errors > 0 {
+    Ok(if report.errors > 0 {
         Outcome::Problems
     } else {
         Outcome::Ok

@@ -2,7 +2,7 @@
 
 use crate::canon::Loaded;
 use crate::context::{Engine, Options};
-use crate::llm::settings::{self, LlmFlags, LlmSettings, SettingsSources};
+use crate::llm::settings::{self, LlmFlags, LlmSettings};
 use crate::llm::LlmClient;
 use crate::play::Table;
 use crate::session::{SessionError, Store};
@@ -42,17 +42,7 @@ pub fn resolve(loaded: &Loaded, args: &LlmArgs) -> anyhow::Result<LlmSettings> {
         max_tokens: args.max_tokens,
         history_budget: args.history_budget,
     };
-    let env = |k: &str| std::env::var(k).ok();
-    let user = match settings::user_config_path(&env) {
-        Some(p) => settings::load_config_file(&p)?,
-        None => None,
-    };
-    Ok(settings::resolve(&SettingsSources {
-        flags: &flags,
-        env: &env,
-        vault: loaded.config.llm.as_ref(),
-        user: user.as_ref(),
-    })?)
+    Ok(settings::resolve_here(&flags, loaded.config.llm.as_ref())?)
 }
 
 /// Opens a session for writing. With `next_free_if_locked` (no `--session` given), a session

@@ -13,6 +13,7 @@ mod init;
 mod llm_args;
 mod prompt;
 mod review;
+mod serve;
 mod session;
 mod signals;
 mod watch;
@@ -56,6 +57,9 @@ pub enum Command {
     Review(review::Args),
     /// Print exactly what the next message would send (every layer labelled), sending nothing.
     Prompt(prompt::Args),
+    /// Serve the vault's canon over HTTP: an OpenAI-compatible endpoint that injects it into
+    /// every request of any chat front end, a canon API and an inspector page.
+    Serve(serve::Args),
     /// Manage sessions: import exchanges from JSON Lines or a SillyTavern export.
     Session(session::Args),
 }
@@ -105,6 +109,7 @@ fn execute(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Watch(args) => watch::execute(&find_vault(cli.vault)?, args),
         Command::Review(args) => review::execute(&find_vault(cli.vault)?, args),
         Command::Prompt(args) => prompt::execute(&find_vault(cli.vault)?, args),
+        Command::Serve(args) => serve::execute(find_vault(cli.vault)?, args),
         Command::Session(args) => session::execute(&find_vault(cli.vault)?, args),
     }
 }

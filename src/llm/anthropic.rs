@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::client::Item;
 use super::sse::SseEvent;
-use super::{ChatRequest, LlmConfig, Usage};
+use super::{ChatRequest, LlmConfig, Role, Usage};
 
 /// The `anthropic-version` header value sent with every request.
 pub(super) const API_VERSION: &str = "2023-06-01";
@@ -25,7 +25,7 @@ pub(super) const API_VERSION: &str = "2023-06-01";
 /// Build the JSON body for `POST {base}/v1/messages`.
 pub(super) fn request_body(cfg: &LlmConfig, req: &ChatRequest) -> Value {
     let last = req.messages.len().saturating_sub(1);
-    let messages: Vec<Value> = req
+    let mut messages: Vec<Value> = req
         .messages
         .iter()
         .enumerate()
@@ -39,12 +39,26 @@ pub(super) fn request_body(cfg: &LlmConfig, req: &ChatRequest) -> Value {
             }
         })
         .collect();
+    // The Messages API wants a user turn first; front ends often open with the DM's greeting.
+    if req
+        .messages
+        .first()
+        .is_some_and(|m| m.role == Role::Assistant)
+    {
+        messages.insert(
+            0,
+            json!({"role": "user", "content": "(The session begins.)"}),
+        );
+    }
     let mut body = json!({
         "model": cfg.model,
         "max_tokens": cfg.max_tokens,
         "messages": messages,
         "stream": true,
     });
+    for (k, v) in &cfg.extra {
+        body[k.as_str()] = v.clone();
+    }
     if !req.system.is_empty() {
         body["system"] = json!([
             {"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}

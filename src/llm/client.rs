@@ -194,6 +194,28 @@ impl LlmClient {
         })
     }
 
+    /// The same client (and connection pool) for one request with another model, reply
+    /// length or extra body fields: what a front end asked `vaultdm serve` for.
+    pub fn for_request(
+        &self,
+        model: Option<&str>,
+        max_tokens: Option<u32>,
+        extra: serde_json::Map<String, serde_json::Value>,
+    ) -> LlmClient {
+        let mut c = self.clone();
+        if let Some(m) = model.map(str::trim).filter(|m| !m.is_empty()) {
+            c.cfg.model = m.to_owned();
+        }
+        if let Some(n) = max_tokens.filter(|n| *n > 0) {
+            c.cfg.max_tokens = n;
+            let room = super::ReplyLimits::for_max_tokens(n);
+            c.cfg.limits.max_tokens = c.cfg.limits.max_tokens.max(room.max_tokens);
+            c.cfg.limits.max_chars = c.cfg.limits.max_chars.max(room.max_chars);
+        }
+        c.cfg.extra = extra;
+        c
+    }
+
     /// Announce waits (rate limits, retries) to `notifier`, e.g. a line on stderr.
     pub fn with_notifier(mut self, notifier: Notifier) -> Self {
         self.notifier = Some(notifier);

@@ -343,6 +343,9 @@ pub struct LlmConfig {
     pub max_tokens: u32,
     /// Caps vaultdm itself enforces on a reply, whatever the provider does.
     pub limits: ReplyLimits,
+    /// More request body fields, sent as given in the provider's own names (`temperature`,
+    /// `top_p`, `stop` / `stop_sequences`, …): what `vaultdm serve` passes on from a front end.
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl LlmConfig {
@@ -364,6 +367,7 @@ impl LlmConfig {
             retry: RetryPolicy::default(),
             max_tokens: Self::DEFAULT_MAX_TOKENS,
             limits: ReplyLimits::default(),
+            extra: serde_json::Map::new(),
         }
     }
 

@@ -43,6 +43,9 @@ pub(super) fn request_body(cfg: &LlmConfig, req: &ChatRequest) -> Value {
         "max_tokens"
     };
     body[limit_field] = json!(cfg.max_tokens);
+    for (k, v) in &cfg.extra {
+        body[k.as_str()] = v.clone();
+    }
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req
             .tools

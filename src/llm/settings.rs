@@ -372,6 +372,25 @@ fn looks_like_key_name(k: &str) -> bool {
         && k != "max_tokens"
 }
 
+/// Resolves the settings a process uses: `flags` over the environment over the vault's
+/// `[llm]` table over the user config file (read here, if there is one).
+pub fn resolve_here(
+    flags: &LlmFlags,
+    vault: Option<&toml::Table>,
+) -> Result<LlmSettings, SettingsError> {
+    let env = |k: &str| std::env::var(k).ok();
+    let user = match user_config_path(&env) {
+        Some(p) => load_config_file(&p)?,
+        None => None,
+    };
+    resolve(&SettingsSources {
+        flags,
+        env: &env,
+        vault,
+        user: user.as_ref(),
+    })
+}
+
 /// Resolve the effective settings. Fails only on a malformed or key-holding config file or
 /// an unknown provider name; a missing provider or model is reported later by
 /// [`LlmSettings::to_config`] so `vaultdm config` can still show everything.
@@ -679,6 +698,7 @@ impl LlmSettings {
                 max_tokens: self.reply_max_tokens.value,
                 deadline: self.reply_deadline.value,
             },
+            extra: serde_json::Map::new(),
         })
     }
 

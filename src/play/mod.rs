@@ -11,6 +11,7 @@
 pub mod command;
 mod extract;
 mod recall;
+pub mod relay;
 mod summary;
 mod write;
 
@@ -243,13 +244,17 @@ impl Table {
         let changes = reload.changes.iter().map(ToString::to_string).collect();
         self.canon_reloaded(live.engine().clone(), changes);
         if !reload.context.is_empty() {
-            let cfg = &live.loaded().config.context;
-            self.base = Options {
-                pc: self.base.pc.take(),
-                ..Options::for_vault(cfg)
-            };
-            self.full_after_changes = cfg.full_context_after_changes;
+            self.context_settings(&live.loaded().config.context);
         }
+    }
+
+    /// New `[context]` settings (the GM edited `vaultdm.toml`), from the next message on.
+    pub fn context_settings(&mut self, cfg: &crate::config::ContextConfig) {
+        self.base = Options {
+            pc: self.base.pc.take(),
+            ..Options::for_vault(cfg)
+        };
+        self.full_after_changes = cfg.full_context_after_changes;
     }
 
     /// What the next message would carry for `/context`: for `message`, or with none yet,
@@ -296,7 +301,16 @@ impl Table {
     }
 
     fn prepare_with(&self, message: &str, explain: bool) -> Result<Prepared, PlayError> {
-        let history = self.store.history();
+        self.prepare_over(message, self.store.history(), explain)
+    }
+
+    /// [`Table::prepare`] over a given prompt history (a front end's, for `vaultdm serve`).
+    fn prepare_over(
+        &self,
+        message: &str,
+        history: Vec<Exchange>,
+        explain: bool,
+    ) -> Result<Prepared, PlayError> {
         let mode = self.mode_choice(message, &history);
         let opts = Options {
             message: Some(message.to_string()),

@@ -1,0 +1,154 @@
+//! `vaultdm serve`: parse the flags, start the server, print where it listens, stop on
+//! Ctrl-C or SIGTERM.
+
+use super::llm_args::LlmArgs;
+use super::Outcome;
+use crate::llm::settings::LlmFlags;
+use crate::serve::{Limits, ServeOptions};
+use crate::watch::WatchOptions;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Arguments of `serve`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where to listen. Anything but a loopback address needs a token (one is made and
+    /// printed when none is set).
+    #[arg(long, default_value = "127.0.0.1:8765", value_name = "ADDR:PORT")]
+    pub listen: SocketAddr,
+    /// More vaults to serve beside --vault (each is a campaign, its id the folder's name).
+    #[arg(long = "also", value_name = "DIR")]
+    pub also: Vec<PathBuf>,
+    /// The bearer token every request must carry.
+    #[arg(long, env = "VAULTDM_SERVE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// A web page origin allowed to call the server from a browser (CORS), e.g.
+    /// http://localhost:3000; repeat for more.
+    #[arg(long = "cors-origin", value_name = "URL")]
+    pub cors: Vec<String>,
+    /// A host name accepted in requests to a loopback address besides localhost names.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub hosts: Vec<String>,
+    /// Largest request body, in bytes.
+    #[arg(long, default_value_t = Limits::default().max_body_bytes)]
+    pub max_body_bytes: usize,
+    /// Longest player message, in characters.
+    #[arg(long, default_value_t = Limits::default().max_message_chars)]
+    pub max_message_chars: usize,
+    /// Poll the folders instead of using native file events.
+    #[arg(long)]
+    pub poll: bool,
+    /// The upstream LLM (as for `chat`).
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+/// A token nobody can guess: 24 random bytes as hex.
+fn new_token() -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut b = [0u8; 24];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut b)?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// Runs `serve` until Ctrl-C or SIGTERM.
+pub fn execute(vault: PathBuf, args: Args) -> anyhow::Result<Outcome> {
+    let mut vaults = vec![vault];
+    vaults.extend(args.also.iter().cloned());
+    let mut token = args.token.clone().filter(|t| !t.trim().is_empty());
+    let mut made = false;
+    if token.is_none() && !args.listen.ip().is_loopback() {
+        token = Some(new_token()?);
+        made = true;
+    }
+    let opts = ServeOptions {
+        vaults,
+        listen: args.listen,
+        token: token.clone(),
+        cors: args.cors.clone(),
+        hosts: args.hosts.clone(),
+        limits: Limits {
+            max_body_bytes: args.max_body_bytes,
+            max_message_chars: args.max_message_chars,
+        },
+        llm: LlmFlags {
+            provider: args.llm.provider.clone(),
+            model: args.llm.model.clone(),
+            base_url: args.llm.base_url.clone(),
+            api_key_env: args.llm.api_key_env.clone(),
+            max_tokens: args.llm.max_tokens,
+            history_budget: args.llm.history_budget,
+        },
+        watch: WatchOptions {
+            poll: args.poll,
+            debounce: Duration::from_millis(150),
+            ..WatchOptions::default()
+        },
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("vaultdm-serve")
+        .build()?;
+    rt.block_on(async move {
+        let running = crate::serve::start(opts).await?;
+        let mut err = std::io::stderr().lock();
+        for c in &running.campaigns {
+            let s = c.snapshot();
+            let upstream = match &c.upstream {
+                crate::serve::campaign::Upstream::Ready { client, .. } => format!(
+                    "upstream {} {} at {}",
+                    client.config().provider,
+                    client.config().model,
+                    client.endpoint()
+                ),
+                crate::serve::campaign::Upstream::Missing(why) => {
+                    format!("no upstream ({})", why.lines().next().unwrap_or(why))
+                }
+            };
+            writeln!(
+                err,
+                "vaultdm serve: campaign {} — {} ({} notes, {} errors, {} warnings; {}); {upstream}",
+                c.id,
+                c.root.display(),
+                s.check.notes,
+                s.check.errors,
+                s.check.warnings,
+                c.backend
+            )?;
+        }
+        if made {
+            if let Some(t) = &token {
+                writeln!(
+                    err,
+                    "vaultdm serve: token for this run: {t}\n  (give it as the API key in your front end; set VAULTDM_SERVE_TOKEN to choose your own)"
+                )?;
+            }
+        }
+        writeln!(
+            err,
+            "vaultdm serve: listening on http://{} — OpenAI base URL http://{}/v1, inspector http://{}/; Ctrl-C to stop",
+            running.addr, running.addr, running.addr
+        )?;
+        drop(err);
+        let until = async {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = async {
+                    match term.as_mut() {
+                        Some(t) => { t.recv().await; }
+                        None => std::future::pending::<()>().await,
+                    }
+                } => {}
+            }
+            eprintln!("vaultdm serve: stopping: replies in progress are cut off and saved");
+        };
+        running.serve(until).await?;
+        eprintln!("vaultdm serve: stopped; every session is saved");
+        anyhow::Ok(())
+    })?;
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,317 @@
+//! The canon API: what a campaign is, the context a message would get, what `check` says,
+//! canon changes as they happen, the DM's proposals for review — and the inspector page.
+
+use super::campaign::{Campaign, Upstream};
+use super::conversation::Decision;
+use super::openai::ApiError;
+use super::App;
+use crate::context::{ModeChoice, Options, Overrides};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::Json;
+use futures_util::Stream;
+use serde::Deserialize;
+use serde_json::json;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The inspector page: plain HTML and a little JS, served from the binary.
+pub const INSPECTOR: &str = include_str!("inspector.html");
+
+/// `GET /`.
+pub async fn inspector() -> Html<&'static str> {
+    Html(INSPECTOR)
+}
+
+fn campaign(app: &App, id: &str) -> Result<Arc<Campaign>, ApiError> {
+    app.campaigns
+        .iter()
+        .find(|c| c.id.eq_ignore_ascii_case(id))
+        .cloned()
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "invalid_request_error",
+                "campaign_not_found",
+                format!("no campaign `{id}` is served"),
+            )
+        })
+}
+
+/// `GET /campaigns`.
+pub async fn campaigns(State(app): State<Arc<App>>) -> Response {
+    let list: Vec<_> = app
+        .campaigns
+        .iter()
+        .map(|c| {
+            let s = c.snapshot();
+            let (provider, model, upstream_error) = match &c.upstream {
+                Upstream::Ready { client, .. } => (
+                    Some(client.config().provider.as_str()),
+                    Some(client.config().model.clone()),
+                    None,
+                ),
+                Upstream::Missing(why) => (None, None, Some(why.clone())),
+            };
+            json!({
+                "id": c.id,
+                "name": s.name,
+                "vault": c.root.display().to_string(),
+                "version": s.version,
+                "notes": s.check.notes,
+                "pcs": s.check.pcs,
+                "npcs": s.check.npcs,
+                "locations": s.check.locations,
+                "threads": s.check.threads,
+                "errors": s.check.errors,
+                "warnings": s.check.warnings,
+                "provider": provider,
+                "model": model,
+                "upstream_error": upstream_error,
+                "watching": c.backend,
+            })
+        })
+        .collect();
+    Json(json!({ "campaigns": list })).into_response()
+}
+
+/// Query of `/campaigns/{id}/context`.
+#[derive(Debug, Deserialize)]
+pub struct ContextQuery {
+    /// The player's message.
+    pub message: Option<String>,
+    /// `full`, `light` or `auto` (default).
+    pub mode: Option<String>,
+    /// Token budget.
+    pub budget: Option<usize>,
+    /// Whose point of view.
+    pub pc: Option<String>,
+}
+
+/// `GET /campaigns/{id}/context`: the same JSON as `vaultdm context --format json`.
+pub async fn context(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(q): Query<ContextQuery>,
+) -> Result<Response, ApiError> {
+    let c = campaign(&app, &id)?;
+    let mode = match q.mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None | Some("" | "auto") => ModeChoice::Auto,
+        Some("full") => ModeChoice::Full,
+        Some("light") => ModeChoice::Light,
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "invalid_mode",
+                format!("mode `{other}` is not full, light or auto"),
+            ))
+        }
+    };
+    if q.message
+        .as_ref()
+        .is_some_and(|m| m.chars().count() > app.limits.max_message_chars)
+    {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request_error",
+            "message_too_long",
+            format!(
+                "the message is over {} characters",
+                app.limits.max_message_chars
+            ),
+        ));
+    }
+    let s = c.snapshot();
+    let mut opts = Options::with_overrides(
+        &s.context,
+        Overrides {
+            message: q.message.filter(|m| !m.trim().is_empty()),
+            mode,
+            budget: q.budget,
+            pc: q.pc,
+        },
+    );
+    opts.count_tokens = true;
+    opts.explain = true;
+    let built = tokio::task::spawn_blocking(move || s.engine.build(&opts))
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "context_failed",
+                e.to_string(),
+            )
+        })?;
+    match built {
+        Ok(inj) => Ok(Json(inj).into_response()),
+        Err(e) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "context_failed",
+            format!("building the context: {e}"),
+        )),
+    }
+}
+
+/// `GET /campaigns/{id}/check`: the same JSON as `vaultdm check --format json`.
+pub async fn check(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let c = campaign(&app, &id)?;
+    let report = c.snapshot().check;
+    Ok(Json(&*report).into_response())
+}
+
+/// `GET /campaigns/{id}/events`: server-sent events, one `reload` event per reload with the
+/// same JSON as `vaultdm watch --format json`; a `ready` event first.
+pub async fn events(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let c = campaign(&app, &id)?;
+    let rx = c.subscribe();
+    let version = c.snapshot().version;
+    let shutdown = app.shutdown.clone();
+    let ready = Event::default()
+        .event("ready")
+        .data(json!({"campaign": c.id, "version": version}).to_string());
+    let stream = futures_util::stream::unfold(
+        (Some(ready), rx, shutdown),
+        |(first, mut rx, mut shutdown)| async move {
+            if let Some(ev) = first {
+                return Some((Ok(ev), (None, rx, shutdown)));
+            }
+            let ev = tokio::select! {
+                r = rx.recv() => match r {
+                    Ok(json) => Event::default().event("reload").data(json),
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => Event::default()
+                        .event("lagged")
+                        .data(json!({"missed": n}).to_string()),
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                },
+                _ = shutdown.wait_for(|s| *s) => return None,
+            };
+            Some((Ok(ev), (None, rx, shutdown)))
+        },
+    );
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// `GET /campaigns/{id}/sessions`: the sessions of the vault, and which this server has open.
+pub async fn sessions(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let c = campaign(&app, &id)?;
+    let root = c.root.clone();
+    let list = tokio::task::spawn_blocking(move || crate::session::list_sessions(&root))
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "sessions",
+                e.to_string(),
+            )
+        })?
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "sessions",
+                e.to_string(),
+            )
+        })?;
+    let list: Vec<_> = list
+        .iter()
+        .map(|s| json!({"name": s.name, "open": c.open_conversation(&s.name).is_some()}))
+        .collect();
+    Ok(Json(json!({ "sessions": list })).into_response())
+}
+
+fn not_open(session: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "invalid_request_error",
+        "session_not_open",
+        format!("session `{session}` has no conversation open in this server (use `vaultdm review --session {session}`)"),
+    )
+}
+
+/// `GET /campaigns/{id}/sessions/{session}/pending`: the DM's proposals awaiting review.
+pub async fn pending(
+    State(app): State<Arc<App>>,
+    Path((id, session)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let c = campaign(&app, &id)?;
+    let conv = c
+        .open_conversation(&session)
+        .ok_or_else(|| not_open(&session))?;
+    let list = conv.pending().await.ok_or_else(|| not_open(&session))?;
+    let list: Vec<_> = list
+        .iter()
+        .map(|p| json!({"number": p.number, "line": p.line, "valid": p.valid}))
+        .collect();
+    Ok(Json(json!({ "pending": list })).into_response())
+}
+
+/// Body of accept/reject: the proposal numbers (none: all).
+#[derive(Debug, Default, Deserialize)]
+pub struct Numbers {
+    /// Which proposals.
+    #[serde(default)]
+    pub numbers: Vec<usize>,
+}
+
+async fn decide(app: &App, id: &str, session: &str, d: Decision) -> Result<Response, ApiError> {
+    let c = campaign(app, id)?;
+    let conv = c
+        .open_conversation(session)
+        .ok_or_else(|| not_open(session))?;
+    match conv.decide(d).await.ok_or_else(|| not_open(session))? {
+        Ok(lines) => Ok(Json(json!({ "done": lines })).into_response()),
+        Err(e) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "invalid_request_error",
+            "write_failed",
+            e,
+        )),
+    }
+}
+
+/// `POST /campaigns/{id}/sessions/{session}/accept` with `{"numbers": [1, 2]}` (or none: all).
+pub async fn accept(
+    State(app): State<Arc<App>>,
+    Path((id, session)): Path<(String, String)>,
+    body: Option<Json<Numbers>>,
+) -> Result<Response, ApiError> {
+    let n = body.map(|b| b.0.numbers).unwrap_or_default();
+    decide(&app, &id, &session, Decision::Accept(n)).await
+}
+
+/// `POST /campaigns/{id}/sessions/{session}/reject` with `{"numbers": [1]}` (or none: all).
+pub async fn reject(
+    State(app): State<Arc<App>>,
+    Path((id, session)): Path<(String, String)>,
+    body: Option<Json<Numbers>>,
+) -> Result<Response, ApiError> {
+    let n = body.map(|b| b.0.numbers).unwrap_or_default();
+    decide(&app, &id, &session, Decision::Reject(n)).await
+}
+
+/// Any other path.
+pub async fn not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "invalid_request_error",
+        "not_found",
+        format!(
+            "no route {}: the API is /v1/chat/completions, /v1/models and /campaigns (docs/serve.md)",
+            uri.path()
+        ),
+    )
+}

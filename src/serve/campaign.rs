@@ -1,0 +1,328 @@
+//! One served vault: its live canon (reloaded by a watcher thread the moment a note
+//! changes), its check report, the canon-change events, the upstream client and the open
+//! conversations.
+
+use super::conversation::Conversation;
+use crate::canon::Loaded;
+use crate::check::Report;
+use crate::config::{ContextConfig, MemoryConfig, Review};
+use crate::context::Engine;
+use crate::llm::settings::{LlmFlags, LlmSettings};
+use crate::llm::LlmClient;
+use crate::watch::{LiveWatch, WatchOptions};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// Canon changes kept for conversations that have not caught up yet.
+const KEPT_CHANGES: usize = 500;
+
+/// The campaign as it is now; replaced whole on every reload.
+#[derive(Clone)]
+pub struct Snapshot {
+    /// Bumped on every reload.
+    pub version: u64,
+    /// The context engine over the current canon and templates.
+    pub engine: Engine,
+    /// `[context]` settings.
+    pub context: ContextConfig,
+    /// `[write] review`.
+    pub review: Review,
+    /// `[memory]` settings.
+    pub memory: MemoryConfig,
+    /// What `check` says now.
+    pub check: Arc<Report>,
+    /// The campaign's name, from canon.
+    pub name: String,
+    /// Canon changes by the version that brought them, oldest first (the last
+    /// [`KEPT_CHANGES`]).
+    pub changes: Vec<(u64, String)>,
+}
+
+impl Snapshot {
+    fn of(root: &Path, loaded: &Loaded, engine: Engine, version: u64) -> Snapshot {
+        Snapshot {
+            version,
+            name: loaded.built.campaign.name.clone(),
+            engine,
+            context: loaded.config.context.clone(),
+            review: loaded.config.write.review,
+            memory: loaded.config.memory.clone(),
+            check: Arc::new(Report::of(root, loaded)),
+            changes: Vec::new(),
+        }
+    }
+
+    /// The changes after `version`, and whether some were no longer kept.
+    pub fn changes_since(&self, version: u64) -> (Vec<String>, bool) {
+        let missed = self.changes.first().is_some_and(|(v, _)| *v > version + 1);
+        let changes = self
+            .changes
+            .iter()
+            .filter(|(v, _)| *v > version)
+            .map(|(_, c)| c.clone())
+            .collect();
+        (changes, missed)
+    }
+}
+
+/// The upstream provider of a campaign, or why there is none.
+pub enum Upstream {
+    /// Ready.
+    Ready {
+        /// The client (its model is the default one).
+        client: Box<LlmClient>,
+        /// The history budget of the settings.
+        history_budget: usize,
+    },
+    /// Not configured (the CLI's own words).
+    Missing(String),
+}
+
+/// One served vault.
+pub struct Campaign {
+    /// Its id in URLs and model names: the vault folder's name as a slug.
+    pub id: String,
+    /// The vault folder.
+    pub root: PathBuf,
+    pub(super) state: Arc<RwLock<Snapshot>>,
+    events: broadcast::Sender<String>,
+    /// The upstream provider.
+    pub upstream: Upstream,
+    /// Open conversations by session name.
+    conversations: Mutex<HashMap<String, Arc<Conversation>>>,
+    /// Held while a conversation opens (two requests of a new conversation at once).
+    opening: tokio::sync::Mutex<()>,
+    stop: Arc<AtomicBool>,
+    watcher: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// How the watcher reads the folder.
+    pub backend: String,
+}
+
+/// Why a vault cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum CampaignError {
+    /// The vault could not be loaded or watched.
+    #[error("{}: {source}", root.display())]
+    Load {
+        /// The vault.
+        root: PathBuf,
+        /// Why.
+        source: crate::watch::WatchError,
+    },
+    /// The watcher thread could not start.
+    #[error("could not start the watcher thread: {0}")]
+    Thread(std::io::Error),
+    /// The folder holds no notes.
+    #[error("{} holds no notes (no .md files outside hidden folders): is this your vault? Pass --vault DIR with the folder Obsidian opens", .0.display())]
+    Empty(PathBuf),
+}
+
+/// `My Campaign (2)` → `my-campaign-2`.
+pub fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    if out.is_empty() {
+        "campaign".into()
+    } else {
+        out
+    }
+}
+
+impl Campaign {
+    /// Loads and starts watching a vault; `flags` are the `serve` command's LLM flags.
+    pub fn open(
+        id: String,
+        root: &Path,
+        flags: &LlmFlags,
+        watch: &WatchOptions,
+    ) -> Result<Campaign, CampaignError> {
+        let lw = LiveWatch::start(root, watch).map_err(|source| CampaignError::Load {
+            root: root.to_owned(),
+            source,
+        })?;
+        let loaded = lw.live().loaded();
+        if loaded.vault.notes.is_empty() {
+            return Err(CampaignError::Empty(root.to_owned()));
+        }
+        let snapshot = Snapshot::of(root, loaded, lw.live().engine().clone(), 0);
+        let upstream = match crate::llm::settings::resolve_here(flags, loaded.config.llm.as_ref()) {
+            Ok(s) => upstream_of(&s),
+            Err(e) => Upstream::Missing(e.to_string()),
+        };
+        let backend = match lw.watcher().fallback_reason() {
+            Some(why) => format!("polling ({why})"),
+            None => lw.watcher().backend().to_string(),
+        };
+        let state = Arc::new(RwLock::new(snapshot));
+        let (events, _) = broadcast::channel(256);
+        let stop = Arc::new(AtomicBool::new(false));
+        let watcher = std::thread::Builder::new()
+            .name(format!("vaultdm-watch-{id}"))
+            .spawn({
+                let (state, events, stop) = (state.clone(), events.clone(), stop.clone());
+                let root = root.to_owned();
+                move || watch_loop(lw, &root, &state, &events, &stop)
+            })
+            .map_err(CampaignError::Thread)?;
+        Ok(Campaign {
+            id,
+            root: root.to_owned(),
+            state,
+            events,
+            upstream,
+            conversations: Mutex::new(HashMap::new()),
+            opening: tokio::sync::Mutex::new(()),
+            stop,
+            watcher: Mutex::new(Some(watcher)),
+            backend,
+        })
+    }
+
+    /// The campaign as it is now.
+    pub fn snapshot(&self) -> Snapshot {
+        self.state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Canon-change events (one JSON object per reload, as `watch --format json` prints).
+    pub fn subscribe(&self) -> broadcast::Receiver<String> {
+        self.events.subscribe()
+    }
+
+    /// The conversation of session `name`, opened on first use.
+    pub async fn conversation(
+        &self,
+        name: &str,
+        shutdown: &tokio::sync::watch::Receiver<bool>,
+    ) -> Result<Arc<Conversation>, String> {
+        let find = || {
+            self.conversations
+                .lock()
+                .ok()
+                .and_then(|c| c.get(name).cloned())
+        };
+        if let Some(c) = find() {
+            return Ok(c);
+        }
+        let _opening = self.opening.lock().await;
+        if let Some(c) = find() {
+            return Ok(c);
+        }
+        let history_budget = match &self.upstream {
+            Upstream::Ready { history_budget, .. } => *history_budget,
+            Upstream::Missing(_) => crate::llm::settings::DEFAULT_HISTORY_BUDGET,
+        };
+        let setup = super::conversation::Setup {
+            root: self.root.clone(),
+            state: self.state.clone(),
+            history_budget,
+            shutdown: shutdown.clone(),
+        };
+        let c = Arc::new(Conversation::open(name.to_owned(), setup).await?);
+        if let Ok(mut m) = self.conversations.lock() {
+            m.insert(name.to_owned(), c.clone());
+        }
+        Ok(c)
+    }
+
+    /// An open conversation, if there is one.
+    pub fn open_conversation(&self, name: &str) -> Option<Arc<Conversation>> {
+        self.conversations
+            .lock()
+            .ok()
+            .and_then(|c| c.get(name).cloned())
+    }
+
+    /// Stops the watcher and closes every conversation (their session records are flushed
+    /// and their locks released).
+    pub fn close(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let conversations: Vec<_> = self
+            .conversations
+            .lock()
+            .map(|mut c| c.drain().map(|(_, v)| v).collect())
+            .unwrap_or_default();
+        for c in conversations {
+            c.close();
+        }
+        if let Some(h) = self.watcher.lock().ok().and_then(|mut w| w.take()) {
+            let _ = h.join();
+        }
+    }
+}
+
+fn upstream_of(s: &LlmSettings) -> Upstream {
+    match s.to_config().and_then(LlmClient::new) {
+        Ok(client) => Upstream::Ready {
+            client: Box::new(client),
+            history_budget: s.history_budget.value,
+        },
+        Err(e) => Upstream::Missing(e.to_string()),
+    }
+}
+
+fn watch_loop(
+    mut lw: LiveWatch,
+    root: &Path,
+    state: &RwLock<Snapshot>,
+    events: &broadcast::Sender<String>,
+    stop: &AtomicBool,
+) {
+    while !stop.load(Ordering::SeqCst) {
+        for e in lw.take_errors() {
+            eprintln!("vaultdm serve: watch {}: {e}", root.display());
+        }
+        let Some(reload) = lw.wait_reload(Duration::from_millis(100)) else {
+            continue;
+        };
+        if reload.is_empty() {
+            continue;
+        }
+        let live = lw.live();
+        {
+            let mut s = state
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let version = s.version + 1;
+            let mut next = Snapshot::of(root, live.loaded(), live.engine().clone(), version);
+            next.changes = std::mem::take(&mut s.changes);
+            next.changes
+                .extend(reload.changes.iter().map(|c| (version, c.to_string())));
+            let excess = next.changes.len().saturating_sub(KEPT_CHANGES);
+            next.changes.drain(..excess);
+            *s = next;
+        }
+        if let Ok(json) = serde_json::to_string(&reload) {
+            // No subscriber is not an error.
+            let _ = events.send(json);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slug;
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slug("Coldharrow"), "coldharrow");
+        assert_eq!(slug("My Campaign (2)"), "my-campaign-2");
+        assert_eq!(slug("  --  "), "campaign");
+        assert_eq!(slug("Ærendil's Vault"), "ærendil-s-vault");
+    }
+}

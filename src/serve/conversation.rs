@@ -1,0 +1,277 @@
+//! One front-end conversation: a session of the vault, played by a [`Table`] on a thread of
+//! its own (the table keeps per-session caches that are not shared between threads). Jobs
+//! come in one at a time — the turns of one conversation never interleave — and each turn's
+//! reply streams back as it arrives.
+
+use super::campaign::Snapshot;
+use crate::context::{Mode, Options};
+use crate::llm::{ChatMessage, CutOff, LlmClient};
+use crate::play::{PendingView, SendError, Table, Turn};
+use crate::session::Store;
+use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// What a turn sends back while it runs.
+#[derive(Debug)]
+pub enum Event {
+    /// A piece of the reply, as the players may see it (proposal blocks are kept back).
+    Token(String),
+    /// The turn ended: the reply (maybe cut off) or why there is none.
+    Done(Box<Result<Finished, SendError>>),
+}
+
+/// A finished turn.
+#[derive(Debug)]
+pub struct Finished {
+    /// The turn.
+    pub turn: Turn,
+    /// Things to tell the GM that did not stop play.
+    pub notices: Vec<String>,
+}
+
+impl Finished {
+    /// Whether the turn carried the full context.
+    pub fn full(&self) -> bool {
+        self.turn.prepared.injected.mode == Mode::Full
+    }
+}
+
+/// A front end's message for the DM.
+pub struct Relay {
+    /// The new message.
+    pub message: String,
+    /// The conversation before it (user and assistant, merged).
+    pub earlier: Vec<ChatMessage>,
+    /// The front end's system text.
+    pub system: String,
+    /// The upstream client for this request.
+    pub client: LlmClient,
+    /// Where the reply goes.
+    pub events: mpsc::UnboundedSender<Event>,
+}
+
+/// A review decision over the API.
+pub enum Decision {
+    /// Accept these proposals (all when empty).
+    Accept(Vec<usize>),
+    /// Reject these proposals (all when empty).
+    Reject(Vec<usize>),
+}
+
+enum Job {
+    Relay(Box<Relay>),
+    Pending(oneshot::Sender<Vec<PendingView>>),
+    Decide(Decision, oneshot::Sender<Result<Vec<String>, String>>),
+}
+
+/// A running conversation.
+pub struct Conversation {
+    /// Its session name.
+    pub name: String,
+    jobs: Mutex<Option<std::sync::mpsc::Sender<Job>>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// What a conversation's thread needs from its campaign.
+pub struct Setup {
+    /// The vault.
+    pub root: std::path::PathBuf,
+    /// The campaign's live state.
+    pub state: Arc<RwLock<Snapshot>>,
+    /// The settings' history budget.
+    pub history_budget: usize,
+    /// Becomes true when the server stops.
+    pub shutdown: watch::Receiver<bool>,
+}
+
+impl Conversation {
+    /// Opens the session `name` (taking its lock) and starts its thread.
+    pub async fn open(name: String, setup: Setup) -> Result<Conversation, String> {
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let thread_name = format!("vaultdm-session-{name}");
+        let session = name.clone();
+        let thread = std::thread::Builder::new()
+            .name(thread_name)
+            .spawn(move || run(session, setup, rx, ready_tx))
+            .map_err(|e| format!("could not start the session's thread: {e}"))?;
+        match ready_rx.await {
+            Ok(Ok(())) => Ok(Conversation {
+                name,
+                jobs: Mutex::new(Some(tx)),
+                thread: Mutex::new(Some(thread)),
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => Err("the session's thread stopped".into()),
+        }
+    }
+
+    fn send(&self, job: Job) -> bool {
+        self.jobs
+            .lock()
+            .ok()
+            .and_then(|j| j.as_ref().map(|tx| tx.send(job).is_ok()))
+            .unwrap_or(false)
+    }
+
+    /// Queues a turn; false if the conversation is closed.
+    pub fn relay(&self, relay: Relay) -> bool {
+        self.send(Job::Relay(Box::new(relay)))
+    }
+
+    /// The pending proposals.
+    pub async fn pending(&self) -> Option<Vec<PendingView>> {
+        let (tx, rx) = oneshot::channel();
+        if !self.send(Job::Pending(tx)) {
+            return None;
+        }
+        rx.await.ok()
+    }
+
+    /// Accepts or rejects proposals: the lines written or the count rejected, or why not.
+    pub async fn decide(&self, d: Decision) -> Option<Result<Vec<String>, String>> {
+        let (tx, rx) = oneshot::channel();
+        if !self.send(Job::Decide(d, tx)) {
+            return None;
+        }
+        rx.await.ok()
+    }
+
+    /// Ends the conversation after the turn in progress (which the server's shutdown cuts
+    /// off and records), and waits for its session to be flushed and unlocked.
+    pub fn close(&self) {
+        if let Ok(mut j) = self.jobs.lock() {
+            j.take();
+        }
+        if let Some(h) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+            let _ = h.join();
+        }
+    }
+}
+
+fn snapshot(state: &RwLock<Snapshot>) -> Snapshot {
+    state
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+}
+
+fn open_table(name: &str, setup: &Setup, snap: &Snapshot) -> Result<Table, String> {
+    let store = Store::open(&setup.root, name).map_err(|e| e.to_string())?;
+    let mut table = Table::new(
+        snap.engine.clone(),
+        Options::for_vault(&snap.context),
+        None,
+        store,
+        setup.history_budget,
+        snap.context.full_context_after_changes,
+    )
+    .map_err(|e| e.to_string())?;
+    table.set_review(snap.review);
+    // The front end keeps the conversation: no cold summaries (they would hold up the end of
+    // every reply); recall and the story so far still come from this session's log.
+    table.set_memory_config(crate::config::MemoryConfig {
+        summarise: false,
+        ..snap.memory.clone()
+    });
+    Ok(table)
+}
+
+fn run(
+    name: String,
+    setup: Setup,
+    jobs: std::sync::mpsc::Receiver<Job>,
+    ready: oneshot::Sender<Result<(), String>>,
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(format!("could not start the session's runtime: {e}")));
+            return;
+        }
+    };
+    let mut snap = snapshot(&setup.state);
+    let mut table = match open_table(&name, &setup, &snap) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    for w in table.store().warnings() {
+        eprintln!("vaultdm serve: session {name}: {w}");
+    }
+    let _ = ready.send(Ok(()));
+    for job in jobs {
+        let now = snapshot(&setup.state);
+        if now.version != snap.version {
+            let (changes, _) = now.changes_since(snap.version);
+            table.canon_reloaded(now.engine.clone(), changes);
+            table.context_settings(&now.context);
+            table.set_review(now.review);
+            snap = now;
+        }
+        match job {
+            Job::Relay(r) => relay(&rt, &mut table, *r, setup.shutdown.clone()),
+            Job::Pending(tx) => {
+                let _ = tx.send(table.pending());
+            }
+            Job::Decide(d, tx) => {
+                let result = match d {
+                    Decision::Accept(n) => table.accept(&n).map(|w| {
+                        w.map(|w| w.plan.planned.into_iter().map(|p| p.summary).collect())
+                            .unwrap_or_default()
+                    }),
+                    Decision::Reject(n) => table.reject(&n).map(|k| vec![format!("{k} rejected")]),
+                };
+                let _ = tx.send(result.map_err(|e| e.to_string()));
+            }
+        }
+        for n in table.take_notices() {
+            eprintln!("vaultdm serve: session {name}: {n}");
+        }
+    }
+}
+
+fn relay(
+    rt: &tokio::runtime::Runtime,
+    table: &mut Table,
+    r: Relay,
+    shutdown: watch::Receiver<bool>,
+) {
+    let Relay {
+        message,
+        earlier,
+        system,
+        client,
+        events,
+    } = r;
+    let tokens = events.clone();
+    let mut on_token = move |t: &str| {
+        let _ = tokens.send(Event::Token(t.to_owned()));
+    };
+    let gone = events.clone();
+    let cancel = async move {
+        let mut shutdown = shutdown;
+        tokio::select! {
+            _ = gone.closed() => CutOff::Interrupted,
+            r = shutdown.wait_for(|stop| *stop) => match r {
+                Ok(_) => CutOff::Terminated,
+                Err(_) => std::future::pending().await,
+            },
+        }
+    };
+    let result =
+        rt.block_on(table.relay(&message, &earlier, &system, client, &mut on_token, cancel));
+    let done = result.map(|turn| Finished {
+        turn,
+        notices: table.take_notices(),
+    });
+    let _ = events.send(Event::Done(Box::new(done)));
+}

@@ -1,0 +1,259 @@
+//! Who may talk to the server.
+//!
+//! * **Token**: with a token set (always on a non-loopback address), every route wants
+//!   `Authorization: Bearer TOKEN` — or `?token=TOKEN`, for what a browser cannot give a
+//!   header: the inspector page's address and its event stream.
+//! * **Host**: on a loopback address, `Host` must be a loopback name (or one allowed with
+//!   `--allow-host`), so a web page cannot reach the server through DNS rebinding.
+//! * **Origin**: a request from a browser page is served only if the page is the inspector
+//!   itself or one of the `--cors-origin`s; those get CORS headers, and their preflights
+//!   are answered without a token (browsers send none).
+
+use super::openai::ApiError;
+use super::{App, ServeOptions};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// The checks, as configured.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    token: Option<String>,
+    cors: Vec<String>,
+    loopback: bool,
+    hosts: Vec<String>,
+}
+
+/// Whether two strings are equal, taking the same time wherever they differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn host_name(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    host.rsplit_once(':').map_or(host, |(h, _)| h)
+}
+
+impl Guard {
+    /// The guard for these options, listening at `addr`.
+    pub fn new(opts: &ServeOptions, addr: SocketAddr) -> Guard {
+        Guard {
+            token: opts.token.clone().filter(|t| !t.is_empty()),
+            cors: opts
+                .cors
+                .iter()
+                .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
+                .collect(),
+            loopback: addr.ip().is_loopback(),
+            hosts: opts.hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
+        }
+    }
+
+    fn host_ok(&self, host: Option<&str>) -> bool {
+        if !self.loopback {
+            return true;
+        }
+        let Some(host) = host else { return true };
+        let name = host_name(host).to_ascii_lowercase();
+        name == "localhost"
+            || name.ends_with(".localhost")
+            || name
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+            || self.hosts.contains(&name)
+    }
+
+    /// The allowed origin a request comes from: `Ok(None)` no Origin (not a browser page, or
+    /// a same-origin GET), `Ok(Some)` allowed (CORS headers go on the answer), `Err` refused.
+    fn origin<'a>(
+        &self,
+        origin: Option<&'a str>,
+        host: Option<&str>,
+    ) -> Result<Option<&'a str>, ()> {
+        let Some(o) = origin else { return Ok(None) };
+        let lower = o.trim_end_matches('/').to_ascii_lowercase();
+        let own = host.is_some_and(|h| {
+            lower == format!("http://{}", h.to_ascii_lowercase())
+                || lower == format!("https://{}", h.to_ascii_lowercase())
+        });
+        if own {
+            return Ok(None);
+        }
+        if self.cors.iter().any(|c| c == "*" || *c == lower) {
+            return Ok(Some(o));
+        }
+        Err(())
+    }
+
+    fn authorised(&self, req: &Request) -> bool {
+        let Some(token) = &self.token else {
+            return true;
+        };
+        let bearer = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| {
+                h.strip_prefix("Bearer ")
+                    .or_else(|| h.strip_prefix("bearer "))
+            })
+            .map(str::trim);
+        if bearer.is_some_and(|b| same(b.as_bytes(), token.as_bytes())) {
+            return true;
+        }
+        req.uri().query().is_some_and(|q| {
+            q.split('&')
+                .filter_map(|kv| kv.strip_prefix("token="))
+                .any(|t| same(t.as_bytes(), token.as_bytes()))
+        })
+    }
+}
+
+fn refuse(status: StatusCode, code: &'static str, message: &str) -> Response {
+    ApiError::new(status, "invalid_request_error", code, message).into_response()
+}
+
+fn cors_headers(r: &mut Response, origin: &str) {
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(origin) {
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+    }
+    h.insert(header::VARY, HeaderValue::from_static("Origin"));
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static(
+            "authorization, content-type, x-vaultdm-campaign, x-vaultdm-session",
+        ),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, OPTIONS"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("x-vaultdm-campaign, x-vaultdm-session, x-vaultdm-context"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+}
+
+/// The middleware: every request passes here first.
+pub async fn check(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let g = &app.guard;
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned);
+    if !g.host_ok(host.as_deref()) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "host_not_allowed",
+            "this server listens on loopback and answers only to localhost names (`vaultdm serve --allow-host NAME` adds one)",
+        );
+    }
+    let origin = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned);
+    let allowed = match g.origin(origin.as_deref(), host.as_deref()) {
+        Ok(a) => a.map(str::to_owned),
+        Err(()) => {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "origin_not_allowed",
+                "requests from this web page's origin are not allowed (`vaultdm serve --cors-origin URL` allows one)",
+            )
+        }
+    };
+    if req.method() == Method::OPTIONS {
+        let mut r = StatusCode::NO_CONTENT.into_response();
+        if let Some(o) = &allowed {
+            cors_headers(&mut r, o);
+        }
+        return r;
+    }
+    if !g.authorised(&req) {
+        let mut r = refuse(
+            StatusCode::UNAUTHORIZED,
+            "invalid_api_key",
+            "this server wants its token: `Authorization: Bearer TOKEN` (the API key field of your front end), or ?token=TOKEN in the address",
+        );
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        if let Some(o) = &allowed {
+            cors_headers(&mut r, o);
+        }
+        return r;
+    }
+    let mut r = next.run(req).await;
+    if let Some(o) = &allowed {
+        cors_headers(&mut r, o);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(loopback: bool, cors: &[&str]) -> Guard {
+        Guard {
+            token: Some("t0k".into()),
+            cors: cors.iter().map(|s| (*s).to_owned()).collect(),
+            loopback,
+            hosts: vec!["vault.lan".into()],
+        }
+    }
+
+    #[test]
+    fn hosts_on_loopback() {
+        let g = guard(true, &[]);
+        for ok in [
+            "localhost:8080",
+            "127.0.0.1:1",
+            "[::1]:9",
+            "vault.lan:3",
+            "a.localhost",
+        ] {
+            assert!(g.host_ok(Some(ok)), "{ok}");
+        }
+        for bad in ["evil.example:8080", "192.168.1.4:80"] {
+            assert!(!g.host_ok(Some(bad)), "{bad}");
+        }
+        assert!(guard(false, &[]).host_ok(Some("evil.example")));
+    }
+
+    #[test]
+    fn origins() {
+        let g = guard(true, &["http://localhost:8000"]);
+        assert_eq!(g.origin(None, Some("127.0.0.1:5")), Ok(None));
+        assert_eq!(
+            g.origin(Some("http://127.0.0.1:5"), Some("127.0.0.1:5")),
+            Ok(None)
+        );
+        assert_eq!(
+            g.origin(Some("http://localhost:8000"), Some("127.0.0.1:5")),
+            Ok(Some("http://localhost:8000"))
+        );
+        assert_eq!(
+            g.origin(Some("https://evil.example"), Some("127.0.0.1:5")),
+            Err(())
+        );
+    }
+
+    #[test]
+    fn constant_time_compare() {
+        assert!(same(b"abc", b"abc"));
+        assert!(!same(b"abc", b"abd"));
+        assert!(!same(b"abc", b"abcd"));
+    }
+}

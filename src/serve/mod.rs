@@ -1,0 +1,231 @@
+//! `vaultdm serve`: the vault's canon behind an OpenAI-compatible endpoint, a canon API and
+//! an inspector page, for the chat front ends GMs already use.
+//!
+//! * [`campaign`]: one served vault on live canon (a watcher thread per vault).
+//! * [`conversation`]: one front-end conversation = one session, played on its own thread.
+//! * [`proxy`]: `POST /v1/chat/completions`, `GET /v1/models`.
+//! * [`api`]: `/campaigns…` and the inspector page at `/`.
+//! * [`openai`]: the wire format.
+//! * [`guard`]: the bearer token, Host and Origin checks, CORS.
+//!
+//! docs/serve.md is the user's guide.
+
+pub mod api;
+pub mod campaign;
+pub mod conversation;
+pub mod guard;
+pub mod openai;
+pub mod proxy;
+
+use crate::llm::settings::LlmFlags;
+use crate::watch::WatchOptions;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use campaign::Campaign;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::watch;
+
+/// Request size limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Largest request body.
+    pub max_body_bytes: usize,
+    /// Longest player message (characters).
+    pub max_message_chars: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 8 * 1024 * 1024,
+            max_message_chars: 100_000,
+        }
+    }
+}
+
+/// What `serve` was asked for.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The vaults.
+    pub vaults: Vec<PathBuf>,
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The bearer token every request must carry (`None`: no auth, loopback only).
+    pub token: Option<String>,
+    /// Origins allowed to call from a browser page (CORS).
+    pub cors: Vec<String>,
+    /// Extra host names accepted in `Host` on a loopback bind.
+    pub hosts: Vec<String>,
+    /// Size limits.
+    pub limits: Limits,
+    /// The LLM flags (the upstream).
+    pub llm: LlmFlags,
+    /// How to watch the vaults.
+    pub watch: WatchOptions,
+}
+
+/// The running server's shared state.
+pub struct App {
+    /// Served campaigns.
+    pub campaigns: Vec<Arc<Campaign>>,
+    /// Limits.
+    pub limits: Limits,
+    /// Becomes true when the server stops.
+    pub shutdown: watch::Receiver<bool>,
+    guard: guard::Guard,
+    ids: AtomicU64,
+    replies: Mutex<HashMap<(String, u64), String>>,
+}
+
+impl App {
+    fn next_id(&self) -> u64 {
+        self.ids.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Remembers which session sent a reply (by the hash of the text the front end got), so
+    /// the conversation's next request finds its session.
+    fn remember_reply(&self, campaign: &str, hash: u64, session: &str) {
+        if let Ok(mut r) = self.replies.lock() {
+            if r.len() > 100_000 {
+                r.clear();
+            }
+            r.insert((campaign.to_owned(), hash), session.to_owned());
+        }
+    }
+
+    fn session_of_reply(&self, campaign: &str, hash: u64) -> Option<String> {
+        self.replies
+            .lock()
+            .ok()?
+            .get(&(campaign.to_owned(), hash))
+            .cloned()
+    }
+}
+
+/// The routes.
+pub fn router(app: Arc<App>) -> Router {
+    let limit = app.limits.max_body_bytes;
+    Router::new()
+        .route("/", get(api::inspector))
+        .route("/v1/models", get(proxy::models))
+        .route("/v1/chat/completions", post(proxy::completions))
+        .route("/campaigns", get(api::campaigns))
+        .route("/campaigns/{id}/context", get(api::context))
+        .route("/campaigns/{id}/check", get(api::check))
+        .route("/campaigns/{id}/events", get(api::events))
+        .route("/campaigns/{id}/sessions", get(api::sessions))
+        .route(
+            "/campaigns/{id}/sessions/{session}/pending",
+            get(api::pending),
+        )
+        .route(
+            "/campaigns/{id}/sessions/{session}/accept",
+            post(api::accept),
+        )
+        .route(
+            "/campaigns/{id}/sessions/{session}/reject",
+            post(api::reject),
+        )
+        .fallback(api::not_found)
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            guard::check,
+        ))
+        .with_state(app)
+}
+
+/// A server that is listening.
+pub struct Running {
+    /// The address bound (the port is real when 0 was asked).
+    pub addr: SocketAddr,
+    /// The campaigns served.
+    pub campaigns: Vec<Arc<Campaign>>,
+    app: Arc<App>,
+    listener: tokio::net::TcpListener,
+    stop: watch::Sender<bool>,
+}
+
+/// Loads every vault, binds the address. Errors name the vault or the address.
+pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
+    let mut campaigns: Vec<Arc<Campaign>> = Vec::new();
+    let (stop, shutdown) = watch::channel(false);
+    for root in &opts.vaults {
+        let name = std::fs::canonicalize(root)
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| root.display().to_string());
+        let mut id = campaign::slug(&name);
+        let mut n = 2;
+        while campaigns.iter().any(|c| c.id == id) {
+            id = format!("{}-{n}", campaign::slug(&name));
+            n += 1;
+        }
+        let root = root.clone();
+        let (llm, watch) = (opts.llm.clone(), opts.watch.clone());
+        let c =
+            tokio::task::spawn_blocking(move || Campaign::open(id, &root, &llm, &watch)).await??;
+        campaigns.push(Arc::new(c));
+    }
+    let listener = tokio::net::TcpListener::bind(opts.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.listen))?;
+    let addr = listener.local_addr()?;
+    let app = Arc::new(App {
+        campaigns: campaigns.clone(),
+        limits: opts.limits,
+        shutdown,
+        guard: guard::Guard::new(&opts, addr),
+        ids: AtomicU64::new(1),
+        replies: Mutex::new(HashMap::new()),
+    });
+    Ok(Running {
+        addr,
+        campaigns,
+        app,
+        listener,
+        stop,
+    })
+}
+
+impl Running {
+    /// Serves until `until` resolves, then stops: replies in progress are cut off and
+    /// recorded, every session is flushed and unlocked, the watchers stop.
+    pub async fn serve(
+        self,
+        until: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let Running {
+            app,
+            listener,
+            stop,
+            campaigns,
+            ..
+        } = self;
+        let mut stopped = stop.subscribe();
+        let signal = async move {
+            until.await;
+            let _ = stop.send(true);
+        };
+        let graceful = async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        };
+        let server = axum::serve(listener, router(app)).with_graceful_shutdown(graceful);
+        let run = tokio::spawn(async move { server.await });
+        signal.await;
+        // Streams end on their own once their turns are cut off; give them a moment.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), run).await;
+        tokio::task::spawn_blocking(move || {
+            for c in &campaigns {
+                c.close();
+            }
+        })
+        .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,529 @@
+//! `POST /v1/chat/completions` and `GET /v1/models`: the OpenAI-compatible front door.
+//!
+//! Each request is routed to a campaign (model prefix, header, or the only vault served) and
+//! a conversation (header, the reply it continues, or its first message), then played as a
+//! turn of that session: the canon it needs injected, forwarded upstream, the reply streamed
+//! back as it arrives and recorded in the vault's session log.
+
+use super::campaign::{Campaign, Upstream};
+use super::conversation::{Event, Finished, Relay};
+use super::openai::{self, ApiError};
+use super::App;
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use std::convert::Infallible;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Header naming the campaign.
+pub const CAMPAIGN_HEADER: &str = "x-vaultdm-campaign";
+/// Header naming the session.
+pub const SESSION_HEADER: &str = "x-vaultdm-session";
+
+/// FNV-1a: stable across builds, unlike the standard hasher.
+pub fn fnv(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.trim().as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// `GET /v1/models`: each campaign, alone (its configured model) and with that model named.
+pub async fn models(State(app): State<Arc<App>>) -> Response {
+    let mut data = Vec::new();
+    for c in &app.campaigns {
+        data.push(json!({"id": c.id, "object": "model", "created": 0, "owned_by": "vaultdm"}));
+        if let Upstream::Ready { client, .. } = &c.upstream {
+            data.push(json!({
+                "id": format!("{}/{}", c.id, client.config().model),
+                "object": "model",
+                "created": 0,
+                "owned_by": "vaultdm",
+            }));
+        }
+    }
+    axum::Json(json!({"object": "list", "data": data})).into_response()
+}
+
+/// Which campaign, and which upstream model (`None`: the configured one).
+pub fn route(
+    campaigns: &[Arc<Campaign>],
+    model: &str,
+    header: Option<&str>,
+) -> Result<(Arc<Campaign>, Option<String>), ApiError> {
+    let find = |id: &str| {
+        campaigns
+            .iter()
+            .find(|c| c.id.eq_ignore_ascii_case(id))
+            .cloned()
+    };
+    let served = || {
+        campaigns
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let split = model.split_once('/');
+    if let Some(id) = header.map(str::trim).filter(|h| !h.is_empty()) {
+        let c = find(id).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "invalid_request_error",
+                "campaign_not_found",
+                format!("no campaign `{id}` is served (served: {})", served()),
+            )
+        })?;
+        let upstream = match split {
+            Some((p, rest)) if p.eq_ignore_ascii_case(&c.id) => Some(rest.to_owned()),
+            _ if model.is_empty() || model.eq_ignore_ascii_case(&c.id) => None,
+            _ => Some(model.to_owned()),
+        };
+        return Ok((c, upstream));
+    }
+    if let Some((p, rest)) = split {
+        if let Some(c) = find(p) {
+            return Ok((c, Some(rest.to_owned()).filter(|r| !r.is_empty())));
+        }
+    }
+    if let Some(c) = find(model) {
+        return Ok((c, None));
+    }
+    if campaigns.len() == 1 {
+        let c = campaigns[0].clone();
+        return Ok((c, Some(model.to_owned()).filter(|m| !m.is_empty())));
+    }
+    Err(ApiError::new(
+        StatusCode::NOT_FOUND,
+        "invalid_request_error",
+        "model_not_found",
+        format!(
+            "model `{model}` names no campaign: use `CAMPAIGN` or `CAMPAIGN/MODEL` (served: {}), or the {CAMPAIGN_HEADER} header",
+            served()
+        ),
+    ))
+}
+
+/// The session of a request: the header; else the session whose reply the conversation's
+/// last assistant message is; else one named after the conversation's first message.
+fn session_of(
+    app: &App,
+    campaign: &Campaign,
+    headers: &HeaderMap,
+    req: &openai::Request,
+) -> Result<String, ApiError> {
+    if let Some(h) = headers.get(SESSION_HEADER) {
+        let name = h.to_str().unwrap_or("").trim().to_owned();
+        crate::session::validate_name(&name)
+            .map_err(|e| ApiError::invalid("invalid_session", e.to_string()))?;
+        return Ok(name);
+    }
+    let earlier = &req.messages[..req.messages.len() - 1];
+    if let Some(last) = earlier
+        .iter()
+        .rev()
+        .find(|m| m.role == crate::llm::Role::Assistant)
+    {
+        if let Some(s) = app.session_of_reply(&campaign.id, fnv(&last.content)) {
+            return Ok(s);
+        }
+    }
+    let first = req
+        .messages
+        .iter()
+        .find(|m| m.role == crate::llm::Role::User)
+        .map_or("", |m| m.content.as_str());
+    Ok(format!("serve-{:012x}", fnv(first) & 0xffff_ffff_ffff))
+}
+
+fn header(name: &'static str, value: &str) -> Option<(axum::http::HeaderName, HeaderValue)> {
+    Some((
+        axum::http::HeaderName::from_static(name),
+        HeaderValue::from_str(value).ok()?,
+    ))
+}
+
+/// What vaultdm adds after the reply: the DM's proposals and where to review them, or what
+/// was written.
+fn appendix(f: &Finished, campaign: &str, session: &str) -> Option<String> {
+    let p = &f.turn.proposals;
+    if let Some(w) = &p.applied {
+        let lines: Vec<&str> = w.plan.planned.iter().map(|p| p.summary.as_str()).collect();
+        if !lines.is_empty() {
+            return Some(format!(
+                "\n\n*(vaultdm updated the canon: {})*",
+                lines.join("; ")
+            ));
+        }
+    }
+    let proposed =
+        !f.turn.reply.tool_calls.is_empty() || f.turn.reply.text.contains("```vaultdm-changes");
+    if proposed && !p.pending.is_empty() {
+        let lines: Vec<String> = p
+            .pending
+            .iter()
+            .map(|v| format!("{}. {}", v.number, v.line))
+            .collect();
+        return Some(format!(
+            "\n\n*(vaultdm: the DM proposes canon changes — {} — review them in the inspector, with `POST /campaigns/{campaign}/sessions/{session}/accept`, or `vaultdm review --session {session}` once the server stops)*",
+            lines.join("; ")
+        ));
+    }
+    None
+}
+
+struct Streaming {
+    rx: mpsc::UnboundedReceiver<Event>,
+    first: Option<String>,
+    id: String,
+    created: i64,
+    model: String,
+    include_usage: bool,
+    campaign: String,
+    session: String,
+    shown: String,
+    app: Arc<App>,
+    done: bool,
+}
+
+impl Streaming {
+    fn data(&self, delta: Value, finish: Option<&str>) -> String {
+        format!(
+            "data: {}\n\n",
+            openai::chunk(&self.id, self.created, &self.model, delta, finish)
+        )
+    }
+
+    async fn next(&mut self) -> Option<String> {
+        if let Some(t) = self.first.take() {
+            self.shown.push_str(&t);
+            return Some(self.data(json!({"role": "assistant", "content": t}), None));
+        }
+        if self.done {
+            return None;
+        }
+        match self.rx.recv().await {
+            Some(Event::Token(t)) => {
+                self.shown.push_str(&t);
+                Some(self.data(json!({"content": t}), None))
+            }
+            Some(Event::Done(r)) => {
+                self.done = true;
+                let mut out = String::new();
+                match *r {
+                    Ok(f) => {
+                        if let Some(a) = appendix(&f, &self.campaign, &self.session) {
+                            self.shown.push_str(&a);
+                            out.push_str(&self.data(json!({"content": a}), None));
+                        }
+                        self.app
+                            .remember_reply(&self.campaign, fnv(&self.shown), &self.session);
+                        let reply = &f.turn.reply;
+                        if !reply.complete && !reply.hit_token_limit() {
+                            let why = reply.cut_off.map_or_else(
+                                || "the reply ended early".to_owned(),
+                                |c| c.to_string(),
+                            );
+                            out.push_str(&format!(
+                                "data: {}\n\n",
+                                ApiError::new(
+                                    StatusCode::BAD_GATEWAY,
+                                    "upstream_error",
+                                    "reply_cut_off",
+                                    format!(
+                                        "{why} (what arrived is saved in session {})",
+                                        self.session
+                                    ),
+                                )
+                                .body()
+                            ));
+                        } else {
+                            out.push_str(&self.data(json!({}), Some(openai::finish_reason(reply))));
+                        }
+                        if self.include_usage {
+                            out.push_str(&format!(
+                                "data: {}\n\n",
+                                json!({
+                                    "id": self.id, "object": "chat.completion.chunk",
+                                    "created": self.created, "model": self.model,
+                                    "choices": [], "usage": openai::usage(reply.usage.as_ref()),
+                                })
+                            ));
+                        }
+                    }
+                    Err(e) => {
+                        out.push_str(&format!("data: {}\n\n", openai::error_of(&e).body()));
+                    }
+                }
+                out.push_str("data: [DONE]\n\n");
+                Some(out)
+            }
+            None => {
+                self.done = true;
+                Some(format!(
+                    "data: {}\n\ndata: [DONE]\n\n",
+                    ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "server_error",
+                        "session_stopped",
+                        "the session stopped before the reply ended (the server is shutting down)",
+                    )
+                    .body()
+                ))
+            }
+        }
+    }
+}
+
+/// `POST /v1/chat/completions`.
+pub async fn completions(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    match complete(app, headers, body).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn complete(
+    app: Arc<App>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body.map_err(|e| {
+        ApiError::new(
+            e.status(),
+            "invalid_request_error",
+            "request_too_large",
+            format!(
+                "{} (the limit is {} bytes; `vaultdm serve --max-body-bytes` sets it)",
+                e.body_text(),
+                app.limits.max_body_bytes
+            ),
+        )
+    })?;
+    let req = openai::parse(&body)?;
+    let message = req
+        .messages
+        .last()
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    let chars = message.chars().count();
+    if chars > app.limits.max_message_chars {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request_error",
+            "message_too_long",
+            format!(
+                "the message is {chars} characters; the limit is {} (`vaultdm serve --max-message-chars` sets it)",
+                app.limits.max_message_chars
+            ),
+        ));
+    }
+    let wanted = headers.get(CAMPAIGN_HEADER).and_then(|h| h.to_str().ok());
+    let (campaign, upstream_model) = route(&app.campaigns, &req.model, wanted)?;
+    let client = match &campaign.upstream {
+        Upstream::Ready { client, .. } => client.for_request(
+            upstream_model.as_deref(),
+            req.max_tokens,
+            openai::sampling_for(client.config().provider, &req.sampling),
+        ),
+        Upstream::Missing(why) => {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server_error",
+                "upstream_not_configured",
+                format!("campaign `{}` has no upstream model: {why}", campaign.id),
+            ))
+        }
+    };
+    let session = session_of(&app, &campaign, &headers, &req)?;
+    let conversation = campaign
+        .conversation(&session, &app.shutdown)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "server_error", "session_busy", e))?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let earlier = req.messages[..req.messages.len() - 1].to_vec();
+    let shown_model = if req.model.is_empty() {
+        campaign.id.clone()
+    } else {
+        req.model.clone()
+    };
+    if !conversation.relay(Relay {
+        message,
+        earlier,
+        system: req.system.clone(),
+        client,
+        events: tx,
+    }) {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            "shutting_down",
+            "the server is shutting down",
+        ));
+    }
+    let id = format!("chatcmpl-vaultdm-{}", app.next_id());
+    let created = chrono::Utc::now().timestamp();
+    let mut headers_out = vec![
+        header("x-vaultdm-campaign", &campaign.id),
+        header("x-vaultdm-session", &session),
+    ];
+    // Nothing is answered before the first token: an upstream that fails before it gets an
+    // error status the front end shows, not an empty stream.
+    let first = rx.recv().await;
+    let first_text = match first {
+        Some(Event::Token(t)) => t,
+        Some(Event::Done(r)) => match *r {
+            Err(e) => return Err(openai::error_of(&e)),
+            Ok(f) => {
+                // A reply with no text (only proposals, or empty).
+                let text = appendix(&f, &campaign.id, &session).unwrap_or_default();
+                app.remember_reply(&campaign.id, fnv(&text), &session);
+                headers_out.push(header(
+                    "x-vaultdm-context",
+                    if f.full() { "full" } else { "light" },
+                ));
+                let body = openai::completion(
+                    &id,
+                    created,
+                    &shown_model,
+                    &text,
+                    openai::finish_reason(&f.turn.reply),
+                    f.turn.reply.usage.as_ref(),
+                );
+                if req.stream {
+                    let (tx, rx) = mpsc::unbounded_channel();
+                    let _ = tx.send(Event::Done(Box::new(Ok(f))));
+                    return Ok(stream_response(
+                        Streaming {
+                            rx,
+                            first: Some(text),
+                            id,
+                            created,
+                            model: shown_model,
+                            include_usage: req.include_usage,
+                            campaign: campaign.id.clone(),
+                            session,
+                            shown: String::new(),
+                            app,
+                            done: false,
+                        },
+                        headers_out,
+                    ));
+                }
+                return Ok(with_headers(axum::Json(body).into_response(), headers_out));
+            }
+        },
+        None => {
+            return Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "session_stopped",
+                "the session stopped before the reply began",
+            ))
+        }
+    };
+    if req.stream {
+        return Ok(stream_response(
+            Streaming {
+                rx,
+                first: Some(first_text),
+                id,
+                created,
+                model: shown_model,
+                include_usage: req.include_usage,
+                campaign: campaign.id.clone(),
+                session,
+                shown: String::new(),
+                app,
+                done: false,
+            },
+            headers_out,
+        ));
+    }
+    let mut text = first_text;
+    loop {
+        match rx.recv().await {
+            Some(Event::Token(t)) => text.push_str(&t),
+            Some(Event::Done(r)) => match *r {
+                Ok(f) => {
+                    if let Some(a) = appendix(&f, &campaign.id, &session) {
+                        text.push_str(&a);
+                    }
+                    app.remember_reply(&campaign.id, fnv(&text), &session);
+                    let reply = &f.turn.reply;
+                    if !reply.complete && !reply.hit_token_limit() {
+                        let why = reply
+                            .cut_off
+                            .map_or_else(|| "the reply ended early".to_owned(), |c| c.to_string());
+                        return Err(ApiError::new(
+                            StatusCode::BAD_GATEWAY,
+                            "upstream_error",
+                            "reply_cut_off",
+                            format!("{why} (what arrived is saved in session {session})"),
+                        ));
+                    }
+                    headers_out.push(header(
+                        "x-vaultdm-context",
+                        if f.full() { "full" } else { "light" },
+                    ));
+                    let body = openai::completion(
+                        &id,
+                        created,
+                        &shown_model,
+                        &text,
+                        openai::finish_reason(reply),
+                        reply.usage.as_ref(),
+                    );
+                    return Ok(with_headers(axum::Json(body).into_response(), headers_out));
+                }
+                Err(e) => return Err(openai::error_of(&e)),
+            },
+            None => {
+                return Err(ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "server_error",
+                    "session_stopped",
+                    "the session stopped before the reply ended",
+                ))
+            }
+        }
+    }
+}
+
+fn with_headers(
+    mut r: Response,
+    headers: Vec<Option<(axum::http::HeaderName, HeaderValue)>>,
+) -> Response {
+    for (k, v) in headers.into_iter().flatten() {
+        r.headers_mut().insert(k, v);
+    }
+    r
+}
+
+fn stream_response(
+    st: Streaming,
+    headers: Vec<Option<(axum::http::HeaderName, HeaderValue)>>,
+) -> Response {
+    let body = futures_util::stream::unfold(st, |mut st| async move {
+        let out = st.next().await?;
+        Some((Ok::<_, Infallible>(Bytes::from(out)), st))
+    });
+    let r = Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "text/event-stream; charset=utf-8")
+        .header("cache-control", "no-cache")
+        .header("x-accel-buffering", "no")
+        .body(Body::from_stream(body))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
+    with_headers(r, headers)
+}
