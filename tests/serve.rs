@@ -1,0 +1,755 @@
+//! `vaultdm serve` as a front end meets it: a real server process on 127.0.0.1:0, the fake
+//! upstream from the test suite, plain HTTP requests.
+
+mod common;
+#[path = "support/fake_llm.rs"]
+mod fake_llm;
+#[path = "support/served.rs"]
+mod served;
+
+use fake_llm::{openai_chunk, openai_sse, FakeLlm, Scripted, Step};
+use serde_json::{json, Value};
+use served::{sse_data, stream_text, Served};
+use std::path::Path;
+use std::time::Duration;
+
+/// A copy of the bundled campaign in a folder named `vault-template` (its campaign id).
+struct Template {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+}
+
+impl Template {
+    fn path(&self) -> &Path {
+        &self.root
+    }
+}
+
+fn template() -> Template {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("vault-template");
+    common::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
+        &root,
+    );
+    Template { _dir: dir, root }
+}
+
+const SECRET: &str = "sk-serve-test-SECRET-4242424242";
+
+fn upstream(fake: &FakeLlm) -> Vec<String> {
+    vec![
+        "--provider".into(),
+        "openai".into(),
+        "--base-url".into(),
+        fake.base_url_v1(),
+        "--model".into(),
+        "test-model".into(),
+    ]
+}
+
+fn start(vault: &Path, fake: &FakeLlm, more: &[&str]) -> Served {
+    let mut args = upstream(fake);
+    args.extend(more.iter().map(|s| (*s).to_owned()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Served::start(vault, &args, &[("OPENAI_API_KEY", SECRET)])
+}
+
+fn log_of(vault: &Path, session: &str) -> Vec<Value> {
+    let p = vault
+        .join(".vaultdm")
+        .join("sessions")
+        .join(format!("{session}.jsonl"));
+    std::fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_with_the_canon_and_continues_the_conversation() {
+    let v = template();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(
+            &["Odessa looks up ", "from the bar."],
+            Some("stop"),
+            true,
+            true,
+        )),
+        Scripted::sse(openai_sse(&["She ", "whistles."], Some("stop"), true, true)),
+    ])
+    .await;
+    let s = start(v.path(), &fake, &[]);
+    let c = http();
+    let first = "We walk into the Brass Canary and look for Odessa Flint.";
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .json(&json!({
+            "model": "vault-template",
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "temperature": 0.8,
+            "messages": [
+                {"role": "system", "content": "You are the narrator of a gothic tale."},
+                {"role": "user", "content": first},
+            ],
+        }))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .expect("ct")
+        .starts_with("text/event-stream"));
+    let session = r.headers()["x-vaultdm-session"]
+        .to_str()
+        .expect("session")
+        .to_owned();
+    let body = r.text().await.expect("body");
+    let (text, finish) = stream_text(&body);
+    assert_eq!(text, "Odessa looks up from the bar.");
+    assert_eq!(finish.as_deref(), Some("stop"));
+    assert_eq!(sse_data(&body).last().map(String::as_str), Some("[DONE]"));
+    assert!(body.contains("\"usage\""), "{body}");
+
+    // What reached the upstream: vaultdm's system prompt, then the front end's; the full
+    // context with the player's message; the sampling field passed on.
+    let up = fake.requests()[0].json();
+    assert_eq!(up["model"], "test-model");
+    assert_eq!(up["temperature"], json!(0.8));
+    let msgs = up["messages"].as_array().expect("messages");
+    assert_eq!(msgs[0]["role"], "system");
+    let system = msgs[0]["content"].as_str().expect("system");
+    assert!(
+        system.ends_with("You are the narrator of a gothic tale."),
+        "{system}"
+    );
+    assert!(
+        system.len() > 200,
+        "vaultdm's own system prompt comes first"
+    );
+    let sent1 = msgs.last().expect("user")["content"]
+        .as_str()
+        .expect("content")
+        .to_owned();
+    assert!(sent1.contains("Brannock Tull"), "full context: {sent1}");
+    assert!(sent1.contains("Odessa Flint"));
+    assert!(sent1.ends_with(first), "{sent1}");
+
+    // The next request of the same conversation: light context on the new message, the
+    // full context kept where it was first sent, the same session found by the reply.
+    let second = "I ask Odessa about the canary.";
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .json(&json!({
+            "model": "vault-template",
+            "messages": [
+                {"role": "system", "content": "You are the narrator of a gothic tale."},
+                {"role": "user", "content": first},
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": second},
+            ],
+        }))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-vaultdm-session"], session.as_str());
+    assert_eq!(r.headers()["x-vaultdm-context"], "light");
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(j["object"], "chat.completion");
+    assert_eq!(j["choices"][0]["message"]["content"], "She whistles.");
+    assert_eq!(j["choices"][0]["finish_reason"], "stop");
+    let up = fake.requests()[1].json();
+    let msgs = up["messages"].as_array().expect("messages");
+    assert_eq!(msgs.len(), 4, "{msgs:?}");
+    assert_eq!(
+        msgs[1]["content"].as_str(),
+        Some(sent1.as_str()),
+        "the full context is re-sent byte for byte where it was first sent"
+    );
+    assert_eq!(msgs[2]["content"], "Odessa looks up from the bar.");
+    let sent2 = msgs[3]["content"].as_str().expect("content");
+    assert!(sent2.starts_with("[Day "), "light context: {sent2}");
+    assert!(sent2.ends_with(second));
+
+    // The session log holds both exchanges.
+    let log = log_of(v.path(), &session);
+    let said: Vec<(&str, &str)> = log
+        .iter()
+        .map(|r| {
+            (
+                r["role"].as_str().unwrap_or(""),
+                r["text"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            ("player", first),
+            ("dm", "Odessa looks up from the bar."),
+            ("player", second),
+            ("dm", "She whistles."),
+        ]
+    );
+    assert_eq!(log[0]["mode"], "full");
+    assert_eq!(log[2]["mode"], "light");
+    assert!(!s.stderr().contains(SECRET));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_errors_come_back_as_openai_errors() {
+    let v = template();
+    let fake = FakeLlm::start(vec![
+        Scripted::json(401, r#"{"error":{"message":"Incorrect API key provided"}}"#),
+        Scripted::json(400, r#"{"error":{"message":"context too long"}}"#),
+    ])
+    .await;
+    let s = start(v.path(), &fake, &[]);
+    let c = http();
+    let ask = |stream: bool| {
+        c.post(s.url("/v1/chat/completions"))
+            .json(&json!({"model": "vault-template", "stream": stream,
+                "messages": [{"role": "user", "content": "Hello?"}]}))
+            .send()
+    };
+    let r = ask(true).await.expect("send");
+    assert_eq!(r.status(), 502);
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(j["error"]["code"], "upstream_unauthorized");
+    assert_eq!(j["error"]["type"], "upstream_error");
+    let m = j["error"]["message"].as_str().expect("message");
+    assert!(m.contains("401") || m.to_lowercase().contains("key"), "{m}");
+    assert!(!m.contains(SECRET), "the key never leaves the server: {m}");
+    let r = ask(false).await.expect("send");
+    assert_eq!(r.status(), 400);
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(j["error"]["code"], "upstream_rejected");
+    assert!(j["error"]["message"]
+        .as_str()
+        .expect("m")
+        .contains("context too long"));
+
+    // Requests vaultdm refuses itself.
+    for (body, status, code) in [
+        (json!({"messages": []}), 400, "no_user_message"),
+        (
+            json!({"model": "nope/x", "messages": [{"role": "user", "content": "a"}]}),
+            200,
+            "",
+        ),
+    ] {
+        if status == 200 {
+            continue;
+        }
+        let r = c
+            .post(s.url("/v1/chat/completions"))
+            .json(&body)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), status);
+        let j: Value = r.json().await.expect("json");
+        assert_eq!(j["error"]["code"], code);
+    }
+    let r = c.get(s.url("/nowhere")).send().await.expect("send");
+    assert_eq!(r.status(), 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_campaign_without_an_upstream_still_serves_its_canon() {
+    let v = template();
+    let s = Served::start(v.path(), &[], &[]);
+    let c = http();
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .json(&json!({"messages": [{"role": "user", "content": "Hello?"}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 503);
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(j["error"]["code"], "upstream_not_configured");
+    assert!(j["error"]["message"]
+        .as_str()
+        .expect("m")
+        .contains("no LLM provider configured"));
+    let j: Value = c
+        .get(s.url("/campaigns/vault-template/context?message=I+talk+to+Brannock&mode=light"))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(j["mode"], "light");
+    assert!(j["text"].as_str().expect("text").contains("Brannock Tull"));
+    assert!(j["items"].as_array().is_some_and(|i| !i.is_empty()), "{j}");
+    let j: Value = c
+        .get(s.url("/campaigns/vault-template/check"))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(j["errors"], 0);
+    assert_eq!(j["notes"], 32);
+    let r = c
+        .get(s.url("/campaigns/vault-template/context?mode=sideways"))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routes_by_model_prefix_across_vaults() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (a, b) = (
+        dir.path().join("Coldharrow"),
+        dir.path().join("Second Vale"),
+    );
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template");
+    common::copy_dir(&src, &a);
+    common::copy_dir(&src, &b);
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(&["From the vale."], Some("stop"), false, true)),
+        Scripted::sse(openai_sse(&["From the harrow."], Some("stop"), false, true)),
+    ])
+    .await;
+    let b_arg = b.display().to_string();
+    let s = start(&a, &fake, &["--also", &b_arg]);
+    let c = http();
+    let models: Value = c
+        .get(s.url("/v1/models"))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    let ids: Vec<&str> = models["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        vec![
+            "coldharrow",
+            "coldharrow/test-model",
+            "second-vale",
+            "second-vale/test-model"
+        ]
+    );
+    let say = |model: &str, header: Option<&str>, msg: &str| {
+        let mut r = c.post(s.url("/v1/chat/completions")).json(&json!({
+            "model": model, "messages": [{"role": "user", "content": msg}]}));
+        if let Some(h) = header {
+            r = r.header("X-Vaultdm-Campaign", h);
+        }
+        r.send()
+    };
+    let r = say("second-vale/gpt-vale", None, "Where are we?")
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-vaultdm-campaign"], "second-vale");
+    let session = r.headers()["x-vaultdm-session"]
+        .to_str()
+        .expect("s")
+        .to_owned();
+    assert_eq!(fake.requests()[0].json()["model"], "gpt-vale");
+    assert_eq!(log_of(&b, &session).len(), 2);
+    assert!(!a
+        .join(".vaultdm/sessions")
+        .join(format!("{session}.jsonl"))
+        .exists());
+    let r = say("gpt-4o", Some("coldharrow"), "And now?")
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert_eq!(fake.requests()[1].json()["model"], "gpt-4o");
+    let r = say("gpt-4o", None, "Which vault?").await.expect("send");
+    assert_eq!(r.status(), 404);
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(j["error"]["code"], "model_not_found");
+    assert!(j["error"]["message"]
+        .as_str()
+        .expect("m")
+        .contains("coldharrow, second-vale"));
+    assert_eq!(fake.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_public_address_wants_the_token() {
+    let v = template();
+    let s = Served::start(v.path(), &["--listen", "0.0.0.0:0"], &[]);
+    let err = s.stderr();
+    let token = err
+        .split("token for this run: ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no token printed: {err}"))
+        .to_owned();
+    assert!(token.len() >= 32);
+    let c = http();
+    for path in [
+        "/campaigns",
+        "/",
+        "/v1/models",
+        "/campaigns/vault-template/events",
+    ] {
+        let r = c.get(s.url(path)).send().await.expect("send");
+        assert_eq!(r.status(), 401, "{path}");
+        let r = c
+            .get(s.url(path))
+            .bearer_auth("wrong")
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 401, "{path}");
+    }
+    let r = c
+        .get(s.url("/campaigns"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let r = c
+        .get(s.url(&format!("/?token={token}")))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.expect("page").contains("vaultdm"));
+    drop(s);
+
+    // A token of the GM's own is used and never printed.
+    let s = Served::start(
+        v.path(),
+        &["--listen", "0.0.0.0:0"],
+        &[("VAULTDM_SERVE_TOKEN", "correct-horse-battery")],
+    );
+    assert!(!s.stderr().contains("correct-horse-battery"));
+    let r = c
+        .get(s.url("/campaigns"))
+        .bearer_auth("correct-horse-battery")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn browsers_get_cors_only_for_allowed_origins_and_limits_hold() {
+    let v = template();
+    let s = Served::start(
+        v.path(),
+        &[
+            "--cors-origin",
+            "http://localhost:3000",
+            "--max-body-bytes",
+            "2000",
+            "--max-message-chars",
+            "40",
+        ],
+        &[],
+    );
+    let c = http();
+    let pre = |origin: &str| {
+        c.request(reqwest::Method::OPTIONS, s.url("/v1/chat/completions"))
+            .header("Origin", origin)
+            .header("Access-Control-Request-Method", "POST")
+            .header(
+                "Access-Control-Request-Headers",
+                "authorization, content-type",
+            )
+            .send()
+    };
+    let r = pre("http://localhost:3000").await.expect("send");
+    assert_eq!(r.status(), 204);
+    assert_eq!(
+        r.headers()["access-control-allow-origin"],
+        "http://localhost:3000"
+    );
+    let r = pre("https://evil.example").await.expect("send");
+    assert_eq!(r.status(), 403);
+    assert!(r.headers().get("access-control-allow-origin").is_none());
+    let r = c
+        .get(s.url("/campaigns"))
+        .header("Origin", "https://evil.example")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 403);
+    // DNS rebinding: a loopback server answers only to loopback names.
+    let r = c
+        .get(s.url("/campaigns"))
+        .header("Host", "evil.example")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 403);
+
+    let big = "x".repeat(5000);
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .json(&json!({"messages": [{"role": "user", "content": big}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 413);
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(j["error"]["code"], "request_too_large");
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .json(&json!({"messages": [{"role": "user", "content": "y".repeat(41)}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 413);
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(j["error"]["code"], "message_too_long");
+}
+
+/// Reads an SSE body until `until` is seen (or the time is up); returns what was read.
+async fn read_until(r: &mut reqwest::Response, until: &str, within: Duration) -> String {
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + within;
+    while !seen.contains(until) {
+        match tokio::time::timeout_at(deadline, r.chunk()).await {
+            Ok(Ok(Some(b))) => seen.push_str(&String::from_utf8_lossy(&b)),
+            _ => break,
+        }
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn canon_events_follow_note_edits() {
+    let v = template();
+    let s = Served::start(v.path(), &[], &[]);
+    let c = http();
+    let mut r = c
+        .get(s.url("/campaigns/vault-template/events"))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let seen = read_until(&mut r, "event: ready", Duration::from_secs(5)).await;
+    assert!(seen.contains("event: ready"), "{seen}");
+    let note = v.path().join("canon/npcs/odessa-flint.md");
+    let text = std::fs::read_to_string(&note).expect("read");
+    let edited = text.replacen("status: active", "status: dead", 1);
+    assert_ne!(text, edited);
+    std::fs::write(&note, edited).expect("write");
+    let seen = read_until(&mut r, "event: reload", Duration::from_secs(10)).await;
+    assert!(seen.contains("event: reload"), "{seen}");
+    let data = sse_data(&seen)
+        .into_iter()
+        .rfind(|d| d.contains("changes"))
+        .expect("reload data");
+    let j: Value = serde_json::from_str(&data).expect("json");
+    assert!(
+        j["changes"].to_string().contains("Odessa"),
+        "the change names the NPC: {j}"
+    );
+    // The API answers from the new canon at once.
+    let ctx: Value = c
+        .get(s.url("/campaigns/vault-template/context?message=I+look+for+Odessa+Flint"))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert!(
+        ctx["text"]
+            .as_str()
+            .expect("text")
+            .to_lowercase()
+            .contains("dead"),
+        "{ctx}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_reply_keeps_what_arrived() {
+    let v = template();
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![
+        Step::Send(openai_chunk("The wind howls").into_bytes()),
+        Step::Repeat(
+            openai_chunk(" and howls").into_bytes(),
+            2000,
+            Duration::from_millis(20),
+        ),
+    ])])
+    .await;
+    let mut s = start(v.path(), &fake, &[]);
+    let c = http();
+    let mut r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "storm")
+        .json(&json!({"stream": true, "messages": [{"role": "user", "content": "We wait out the storm."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let seen = read_until(&mut r, "and howls and howls", Duration::from_secs(10)).await;
+    assert!(seen.contains("The wind howls"), "{seen}");
+    let status = tokio::task::block_in_place(|| s.terminate(Duration::from_secs(20)))
+        .expect("the server stops within 20 s");
+    assert!(status.success(), "{status:?}: {}", s.stderr());
+    let rest = read_until(&mut r, "[DONE]", Duration::from_secs(5)).await;
+    assert!(
+        rest.contains("reply_cut_off") || rest.contains("[DONE]"),
+        "{rest}"
+    );
+    let log = log_of(v.path(), "storm");
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[1]["role"], "dm");
+    assert!(log[1]["text"]
+        .as_str()
+        .expect("text")
+        .starts_with("The wind howls and howls"));
+    assert_eq!(log[1]["complete"], false);
+    assert_eq!(log[1]["cut_off"], "terminated");
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(v.path().join(".vaultdm/sessions/storm.lock"))
+        .expect("lock file");
+    assert!(lock.try_lock().is_ok(), "the session's lock is released");
+    assert!(s.stderr().contains("every session is saved"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proposals_are_listed_and_accepted_over_the_api() {
+    let v = template();
+    let mut body = openai_sse(&["The strike bell rings out."], None, false, false);
+    body.push_str(&fake_llm::openai_tool_chunk(
+        Some(0),
+        Some("call_1"),
+        Some("propose_canon_changes"),
+        Some(r#"{"changes": [{"op": "event", "text": "The strike bell rang at dusk."}]}"#),
+    ));
+    body.push_str(&fake_llm::openai_finish("tool_calls"));
+    body.push_str("data: [DONE]\n\n");
+    let fake = FakeLlm::start(vec![Scripted::sse(body)]).await;
+    let s = start(v.path(), &fake, &[]);
+    let c = http();
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "bells")
+        .json(&json!({"stream": true, "messages": [{"role": "user", "content": "We listen."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let (text, finish) = stream_text(&r.text().await.expect("body"));
+    assert!(text.starts_with("The strike bell rings out."), "{text}");
+    assert!(text.contains("the DM proposes canon changes"), "{text}");
+    assert!(text.contains("/campaigns/vault-template/sessions/bells/accept"));
+    assert_eq!(finish.as_deref(), Some("stop"));
+    // The tools went upstream; the front end never sees a tool call.
+    assert!(fake.requests()[0].json()["tools"].is_array());
+    let pending: Value = c
+        .get(s.url("/campaigns/vault-template/sessions/bells/pending"))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    let list = pending["pending"].as_array().expect("pending");
+    assert_eq!(list.len(), 1, "{pending}");
+    assert!(list[0]["line"]
+        .as_str()
+        .expect("line")
+        .contains("strike bell"));
+    let r = c
+        .post(s.url("/campaigns/vault-template/sessions/bells/accept"))
+        .json(&json!({"numbers": [1]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let timeline = std::fs::read_to_string(v.path().join("canon/timeline.md")).expect("timeline");
+    assert!(
+        timeline.contains("The strike bell rang at dusk."),
+        "{timeline}"
+    );
+    let pending: Value = c
+        .get(s.url("/campaigns/vault-template/sessions/bells/pending"))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(pending["pending"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_anthropic_upstream_streams_as_openai_chunks() {
+    let v = template();
+    let fake = FakeLlm::start(vec![Scripted::sse(fake_llm::anthropic_sse(
+        &["The mine ", "breathes."],
+        true,
+    ))])
+    .await;
+    let base = fake.base_url();
+    let s = Served::start(
+        v.path(),
+        &[
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &base,
+            "--model",
+            "claude-test",
+        ],
+        &[("ANTHROPIC_API_KEY", SECRET)],
+    );
+    let r = http()
+        .post(s.url("/v1/chat/completions"))
+        .json(
+            &json!({"stream": true, "temperature": 0.3, "stop": "THE END", "seed": 4,
+            "messages": [
+                {"role": "assistant", "content": "Welcome to Coldharrow."},
+                {"role": "user", "content": "We go down the shaft."}]}),
+        )
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let (text, finish) = stream_text(&r.text().await.expect("body"));
+    assert_eq!(text, "The mine breathes.");
+    assert_eq!(finish.as_deref(), Some("stop"));
+    let up = fake.requests()[0].json();
+    assert_eq!(up["model"], "claude-test");
+    assert_eq!(up["temperature"], json!(0.3));
+    assert_eq!(up["stop_sequences"], json!(["THE END"]));
+    assert!(up.get("seed").is_none(), "Anthropic takes no seed");
+    let msgs = up["messages"].as_array().expect("messages");
+    assert_eq!(
+        msgs[0]["role"], "user",
+        "the Messages API starts with a user turn"
+    );
+    assert_eq!(msgs[1]["content"], "Welcome to Coldharrow.");
+    assert_eq!(fake.requests()[0].header("x-api-key"), Some(SECRET));
+}
