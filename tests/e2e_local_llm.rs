@@ -4,6 +4,8 @@
 //! `VAULTDM_E2E_MODEL` names the model (default `smollm2`).
 
 mod common;
+#[path = "support/served.rs"]
+mod served;
 
 use assert_cmd::Command;
 
@@ -61,4 +63,79 @@ fn three_turns_then_resume_against_a_real_server() {
     );
     let log = std::fs::read_to_string(v.path().join(".vaultdm/sessions/e2e.jsonl")).expect("log");
     assert_eq!(log.lines().count(), 8);
+}
+
+/// `vaultdm serve` in front of the real server: a streamed and a plain completion through the
+/// proxy, both with the canon injected and recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_in_front_of_a_real_server() {
+    let Ok(base) = std::env::var("VAULTDM_E2E_BASE_URL") else {
+        eprintln!("skipped: set VAULTDM_E2E_BASE_URL to run against a real server");
+        return;
+    };
+    let model = std::env::var("VAULTDM_E2E_MODEL").unwrap_or_else(|_| "smollm2".into());
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("coldharrow");
+    common::copy_dir(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
+        &root,
+    );
+    let s = served::Served::start(
+        &root,
+        &[
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "--model",
+            &model,
+        ],
+        &[],
+    );
+    let c = reqwest::Client::new();
+    let first = "We enter the Brass Canary.";
+    let t0 = std::time::Instant::now();
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "e2e-serve")
+        .json(
+            &serde_json::json!({"model": "coldharrow", "stream": true, "max_tokens": 40,
+            "messages": [{"role": "user", "content": first}]}),
+        )
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let body = r.text().await.expect("body");
+    let (text, finish) = served::stream_text(&body);
+    eprintln!("streamed in {:?} [{finish:?}]: {text}", t0.elapsed());
+    assert!(!text.trim().is_empty(), "{body}");
+    assert!(
+        matches!(finish.as_deref(), Some("stop" | "length")),
+        "{body}"
+    );
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "e2e-serve")
+        .json(
+            &serde_json::json!({"model": format!("coldharrow/{model}"), "max_tokens": 40,
+            "messages": [{"role": "user", "content": first},
+                         {"role": "assistant", "content": text},
+                         {"role": "user", "content": "I ask Odessa about the canary."}]}),
+        )
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-vaultdm-context"], "light");
+    let j: serde_json::Value = r.json().await.expect("json");
+    let reply = j["choices"][0]["message"]["content"].as_str().unwrap_or("");
+    eprintln!("plain: {reply}");
+    assert!(!reply.trim().is_empty(), "{j}");
+    let log = std::fs::read_to_string(root.join(".vaultdm/sessions/e2e-serve.jsonl")).expect("log");
+    assert_eq!(log.lines().count(), 4);
+    assert!(
+        log.contains("Brannock Tull"),
+        "the full context is in the log"
+    );
 }
