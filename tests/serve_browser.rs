@@ -40,6 +40,7 @@ struct EndSession {
 impl Drop for EndSession {
     fn drop(&mut self) {
         use std::io::{Read, Write};
+        let t = Instant::now();
         let Ok(mut s) = std::net::TcpStream::connect(&self.driver) else {
             return;
         };
@@ -48,12 +49,32 @@ impl Drop for EndSession {
             "DELETE /session/{} HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
             self.id, self.driver
         );
-        let mut answer = String::new();
+        // chromedriver keeps the connection open: read the head and the body it announces.
+        let mut buf = Vec::new();
         if s.write_all(req.as_bytes()).is_ok() {
-            let _ = s.read_to_string(&mut answer);
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = s.read(&mut chunk) {
+                buf.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&buf);
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse::<usize>().ok())?
+                        })
+                        .unwrap_or(0);
+                    if buf.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+            }
         }
+        let answer = String::from_utf8_lossy(&buf);
         eprintln!(
-            "deleted the WebDriver session: {}",
+            "deleted the WebDriver session ({:.1?}): {}",
+            t.elapsed(),
             answer.lines().next().unwrap_or("no answer")
         );
     }
@@ -252,6 +273,7 @@ async fn inspector_page_in_headless_chromium() {
         return;
     };
 
+    let t0 = Instant::now();
     // The vault, in a folder named like the template so the campaign id is `vault-template`.
     let tmp = tempfile::tempdir().expect("tempdir");
     let vault = tmp.path().join("vault-template");
@@ -261,6 +283,7 @@ async fn inspector_page_in_headless_chromium() {
     );
     let (_server, addr) = start_server(&vault);
 
+    eprintln!("{:>6.1?} server up", t0.elapsed());
     // chromedriver.
     let port = free_port();
     let _chromedriver = KillOnDrop(
@@ -297,6 +320,7 @@ async fn inspector_page_in_headless_chromium() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
+    eprintln!("{:>6.1?} chromedriver ready", t0.elapsed());
     // The browser session.
     let profile = tempfile::tempdir().expect("profile dir");
     let caps = json!({"capabilities": {"alwaysMatch": {
@@ -332,6 +356,7 @@ async fn inspector_page_in_headless_chromium() {
         id,
     };
 
+    eprintln!("{:>6.1?} browser session", t0.elapsed());
     // The page finds the campaign and connects to its event stream.
     d.post(
         "/url",
@@ -358,6 +383,7 @@ async fn inspector_page_in_headless_chromium() {
         "{counts}"
     );
 
+    eprintln!("{:>6.1?} page live", t0.elapsed());
     // Type a message and preview it.
     let message = d.element("#message").await;
     d.post(
@@ -413,6 +439,7 @@ async fn inspector_page_in_headless_chromium() {
     )
     .await;
 
+    eprintln!("{:>6.1?} previewed", t0.elapsed());
     // Edit her note on disk: the page hears of it and shows the new canon.
     let note = vault.join("canon/npcs/odessa-flint.md");
     let text = std::fs::read_to_string(&note).expect("read Odessa's note");
@@ -446,6 +473,7 @@ async fn inspector_page_in_headless_chromium() {
         .await;
     assert_eq!(errors, json!(""), "the page shows errors");
 
+    eprintln!("{:>6.1?} live update seen", t0.elapsed());
     // A screenshot, to look at.
     let shot = d
         .call(reqwest::Method::GET, "/screenshot", None)
@@ -464,6 +492,7 @@ async fn inspector_page_in_headless_chromium() {
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
     assert!(png.len() > 5 * 1024, "a {}-byte screenshot", png.len());
 
+    eprintln!("{:>6.1?} screenshot", t0.elapsed());
     // An API error is shown, not swallowed: ask for a mode the server does not know.
     d.js(r#"const m = document.getElementById("mode");
             m.add(new Option("bogus")); m.value = "bogus";
@@ -476,4 +505,5 @@ async fn inspector_page_in_headless_chromium() {
         10,
     )
     .await;
+    eprintln!("{:>6.1?} error shown", t0.elapsed());
 }
