@@ -120,12 +120,7 @@ fn start_server(vault: &std::path::Path, upstream: &str) -> Server {
 }
 
 /// Sends a streaming request; the time to the first non-empty content, and all the text.
-async fn ttft(
-    c: &reqwest::Client,
-    base: &str,
-    body: &Value,
-    session: &str,
-) -> (Duration, String) {
+async fn ttft(c: &reqwest::Client, base: &str, body: &Value, session: &str) -> (Duration, String) {
     let start = Instant::now();
     let mut r = c
         .post(format!("{base}/chat/completions"))
@@ -134,7 +129,10 @@ async fn ttft(
         .send()
         .await
         .expect("send");
-    assert!(r.status().is_success(), "{}", r.status());
+    if !r.status().is_success() {
+        let status = r.status();
+        panic!("{status}: {}", r.text().await.unwrap_or_default());
+    }
     let mut first = None;
     let mut raw = String::new();
     while let Some(b) = r.chunk().await.expect("chunk") {
@@ -185,12 +183,13 @@ fn main() {
         std::fs::write(vault.join(".generated"), "").expect("mark");
     }
     // Sessions of earlier runs would grow the recall index from run to run.
-    let _ = std::fs::remove_dir_all(vault.join(".vaultdm"));
+    clean(&vault);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
+    let root = vault.clone();
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -297,6 +296,21 @@ fn main() {
         assert_eq!(complete, streams, "a stream lost or reordered tokens");
         drop(server);
     });
+    clean(&root);
+}
+
+/// Removes what the runs leave in the vault: session logs and memory notes.
+fn clean(vault: &std::path::Path) {
+    let _ = std::fs::remove_dir_all(vault.join(".vaultdm"));
+    if let Ok(dir) = std::fs::read_dir(vault.join("sessions")) {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // This bench's sessions: transcripts and memory notes.
+            if name.starts_with("bench") || name.starts_with("crowd-") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
 }
 
 /// Some NPC names of the generated vault, for messages that mention them.

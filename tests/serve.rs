@@ -753,3 +753,66 @@ async fn an_anthropic_upstream_streams_as_openai_chunks() {
     assert_eq!(msgs[1]["content"], "Welcome to Coldharrow.");
     assert_eq!(fake.requests()[0].header("x-api-key"), Some(SECRET));
 }
+
+/// An upstream that keeps connections alive (as real servers do) and answers at once.
+async fn keep_alive_upstream() -> String {
+    use axum::routing::post;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            (
+                [("content-type", "text/event-stream")],
+                openai_sse(&["Aye."], Some("stop"), false, true),
+            )
+        }),
+    );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}/v1")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conversations_take_turns_over_kept_alive_connections() {
+    // Each conversation plays on its own thread; a connection pooled by one must never be
+    // handed to another (it would wait on a runtime that is not running).
+    let v = template();
+    std::fs::write(
+        v.path().join("vaultdm.toml"),
+        "[llm]\nfirst_token_timeout = 5\n",
+    )
+    .expect("toml");
+    let base = keep_alive_upstream().await;
+    let s = Served::start(
+        v.path(),
+        &["--provider", "openai", "--base-url", &base, "--model", "m"],
+        &[],
+    );
+    let c = http();
+    for round in 0..3 {
+        for who in ["north", "south", "east"] {
+            let r = c
+                .post(s.url("/v1/chat/completions"))
+                .header("X-Vaultdm-Session", who)
+                .json(&json!({"stream": round % 2 == 0,
+                    "messages": [{"role": "user", "content": format!("{who} {round}")}]}))
+                .send()
+                .await
+                .expect("send");
+            assert_eq!(
+                r.status(),
+                200,
+                "{who} round {round}: {}",
+                r.text().await.unwrap_or_default()
+            );
+            let _ = r.text().await;
+        }
+    }
+    for who in ["north", "south", "east"] {
+        assert_eq!(log_of(v.path(), who).len(), 6);
+    }
+}

@@ -133,16 +133,20 @@ pub fn execute(vault: PathBuf, args: Args) -> anyhow::Result<Outcome> {
         )?;
         drop(err);
         let until = async {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            use tokio::signal::unix::{signal, SignalKind};
+            let wait = |kind: SignalKind| async move {
+                match signal(kind) {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            };
+            // Closing the terminal (SIGHUP) stops as cleanly as Ctrl-C and SIGTERM.
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
-                _ = async {
-                    match term.as_mut() {
-                        Some(t) => { t.recv().await; }
-                        None => std::future::pending::<()>().await,
-                    }
-                } => {}
+                _ = wait(SignalKind::terminate()) => {}
+                _ = wait(SignalKind::hangup()) => {}
             }
             eprintln!("vaultdm serve: stopping: replies in progress are cut off and saved");
         };

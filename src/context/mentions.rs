@@ -87,6 +87,9 @@ struct Pattern {
     how: How,
 }
 
+/// A text searched and what it names.
+type Found = (String, Vec<Mention>);
+
 /// The mention matcher for one canon.
 ///
 /// The patterns (every name, alias, unique short name and head noun, folded) are spread
@@ -100,6 +103,9 @@ pub struct Matcher {
     /// (the target and its names, aliases, items, role or kind): a rebuild prepares only
     /// the entities that changed.
     prepared: std::sync::Arc<Prepared>,
+    /// The last text searched and what it names: one message is looked up by the context,
+    /// the memory's query and its recall reasons, and a scan is one pass per shard.
+    memo: std::sync::Arc<std::sync::Mutex<Option<Found>>>,
 }
 
 #[derive(Debug, Default)]
@@ -720,11 +726,31 @@ impl Matcher {
             shards,
             links,
             prepared: std::sync::Arc::new(prepared),
+            memo: std::sync::Arc::default(),
         }
     }
 
     /// Every entity the message names, in order of first appearance, each once.
     pub fn find(&self, message: &str) -> Vec<Mention> {
+        const MEMO_MAX: usize = 16 * 1024;
+        if message.len() > MEMO_MAX {
+            return self.find_uncached(message);
+        }
+        if let Ok(m) = self.memo.lock() {
+            if let Some((text, found)) = m.as_ref() {
+                if text == message {
+                    return found.clone();
+                }
+            }
+        }
+        let found = self.find_uncached(message);
+        if let Ok(mut m) = self.memo.lock() {
+            *m = Some((message.to_owned(), found.clone()));
+        }
+        found
+    }
+
+    fn find_uncached(&self, message: &str) -> Vec<Mention> {
         let mut out: Vec<(usize, Mention)> = Vec::new();
         let mut seen: HashSet<Target> = HashSet::default();
         let mut push = |pos: usize, m: Mention, out: &mut Vec<(usize, Mention)>| {

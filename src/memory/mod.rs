@@ -117,6 +117,8 @@ pub struct Memory {
     keep: usize,
     /// The exchanges each canon entity was named in (its tag and the last few turns).
     named: rustc_hash::FxHashMap<String, Vec<usize>>,
+    /// The canon entities each exchange names (as tags), by turn.
+    tags: Vec<Vec<String>>,
     /// Passages from before this session (earlier sessions, the GM's session notes).
     prior: usize,
 }
@@ -242,6 +244,7 @@ impl Memory {
         self.glossary.extend(new);
         self.exchanges.push((e.player.clone(), e.dm.clone()));
         self.origin.push(None);
+        self.tags.push(tagged);
     }
 
     /// The query for a message: its words, and the canon entities it names (as tags and as
@@ -369,6 +372,14 @@ impl Memory {
             let head = "Recalled from earlier in this campaign:\n";
             let mut used = count(head);
             let mut chosen: Vec<Recalled> = Vec::new();
+            // What the message names, found once (each passage's names were tagged when
+            // it was indexed).
+            let asked: Vec<_> = m
+                .find(message)
+                .into_iter()
+                .filter(|x| !x.ambiguous)
+                .filter_map(|x| tag(x.target).map(|t| (x, t)))
+                .collect();
             for (turn, score) in hits {
                 let (player, dm) = &self.exchanges[turn];
                 let text = excerpt(player, dm, &|s| overlap(s));
@@ -385,12 +396,8 @@ impl Memory {
                     .map(|t| (*t).to_string())
                     .collect();
                 why.dedup();
-                for x in m.find(message).into_iter().filter(|x| !x.ambiguous) {
-                    let named = m
-                        .find(&format!("{player}\n{dm}"))
-                        .iter()
-                        .any(|y| y.target == x.target);
-                    if named && !why.contains(&x.text) {
+                for (x, t) in &asked {
+                    if self.tags[turn].contains(t) && !why.contains(&x.text) {
                         why.push(x.text.clone());
                     }
                 }

@@ -154,6 +154,8 @@ pub struct Table {
     extracted_moments: RefCell<Vec<String>>,
     /// The last earlier session's cold summary, read once.
     last_previously: std::cell::OnceCell<Option<String>>,
+    /// The prompt history is a front end's (`serve`), not this session's log.
+    front_end_history: std::cell::Cell<bool>,
     /// Canon names for the glossary, built once per canon.
     known: RefCell<Option<std::rc::Rc<recall::KnownNames>>>,
 }
@@ -206,6 +208,7 @@ impl Table {
             extracted_moments: RefCell::default(),
             last_previously: std::cell::OnceCell::new(),
             known: RefCell::default(),
+            front_end_history: std::cell::Cell::new(false),
         })
     }
 

@@ -305,7 +305,17 @@ impl Table {
                 self.history_budget,
             ),
         };
-        self.sync_memory(history);
+        // Memory is this session's log (and earlier sessions'); a front end's history behind
+        // `serve` may be trimmed or reach back before the log, so it is not synced from it.
+        // Each reply brings the memory up to the log (`write_note_with`), so only a session
+        // just opened needs it here.
+        if self.front_end_history.get() {
+            if self.memory.borrow().is_empty() {
+                self.sync_memory(&self.store.history());
+            }
+        } else {
+            self.sync_memory(history);
+        }
         // The hot window if memory takes its whole share; memory covers what is older.
         let hot_budget = match split {
             Some(_) => {
@@ -319,7 +329,10 @@ impl Table {
             hot_from -= 1;
         }
         let mem = self.memory.borrow();
-        let hot_from = mem.prior() + hot_from;
+        // The hot window is the newest exchanges of the history; memory's own are the same
+        // newest ones of the log.
+        let hot = history.len() - hot_from;
+        let hot_from = mem.len().saturating_sub(hot).max(mem.prior());
         // The memory note is read once per message, for all three layers it feeds.
         let note = self.read_note();
         let mut layers = match self.note_glossary(&mem, note.as_ref()) {

@@ -85,7 +85,10 @@ impl Table {
         system: &str,
     ) -> Result<Prepared, super::PlayError> {
         let history = self.exchanges_of(earlier);
-        let mut prepared = self.prepare_over(message, history.clone(), false)?;
+        self.front_end_history.set(true);
+        let prepared = self.prepare_over(message, history.clone(), false);
+        self.front_end_history.set(false);
+        let mut prepared = prepared?;
         let mut messages = Vec::with_capacity(earlier.len() + 1);
         let mut history = history.iter();
         for m in earlier {

@@ -12,7 +12,6 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use futures_util::Stream;
-use serde::Deserialize;
 use serde_json::json;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -78,27 +77,27 @@ pub async fn campaigns(State(app): State<Arc<App>>) -> Response {
     Json(json!({ "campaigns": list })).into_response()
 }
 
-/// Query of `/campaigns/{id}/context`.
-#[derive(Debug, Deserialize)]
-pub struct ContextQuery {
-    /// The player's message.
-    pub message: Option<String>,
-    /// `full`, `light` or `auto` (default).
-    pub mode: Option<String>,
-    /// Token budget.
-    pub budget: Option<usize>,
-    /// Whose point of view.
-    pub pc: Option<String>,
-}
-
 /// `GET /campaigns/{id}/context`: the same JSON as `vaultdm context --format json`.
+///
+/// Query: `message`, `mode` (`full`, `light` or `auto`), `budget` (tokens), `pc`.
 pub async fn context(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    Query(q): Query<ContextQuery>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let c = campaign(&app, &id)?;
-    let mode = match q.mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
+    let budget = match q.get("budget").map(|b| b.trim()).filter(|b| !b.is_empty()) {
+        None => None,
+        Some(b) => Some(b.parse::<usize>().map_err(|_| {
+            ApiError::invalid(
+                "invalid_budget",
+                format!("budget `{b}` is not a number of tokens"),
+            )
+        })?),
+    };
+    let message = q.get("message").cloned();
+    let pc = q.get("pc").cloned().filter(|p| !p.trim().is_empty());
+    let mode = match q.get("mode").map(|m| m.to_ascii_lowercase()).as_deref() {
         None | Some("" | "auto") => ModeChoice::Auto,
         Some("full") => ModeChoice::Full,
         Some("light") => ModeChoice::Light,
@@ -109,7 +108,7 @@ pub async fn context(
             ))
         }
     };
-    if q.message
+    if message
         .as_ref()
         .is_some_and(|m| m.chars().count() > app.limits.max_message_chars)
     {
@@ -127,10 +126,10 @@ pub async fn context(
     let mut opts = Options::with_overrides(
         &s.context,
         Overrides {
-            message: q.message.filter(|m| !m.trim().is_empty()),
+            message: message.filter(|m| !m.trim().is_empty()),
             mode,
-            budget: q.budget,
-            pc: q.pc,
+            budget,
+            pc,
         },
     );
     opts.count_tokens = true;
@@ -259,12 +258,33 @@ pub async fn pending(
     Ok(Json(json!({ "pending": list })).into_response())
 }
 
-/// Body of accept/reject: the proposal numbers (none: all).
-#[derive(Debug, Default, Deserialize)]
-pub struct Numbers {
-    /// Which proposals.
-    #[serde(default)]
-    pub numbers: Vec<usize>,
+/// Which proposals a decision is about: `{"numbers": [1, 2]}` or `{"all": true}`.
+fn numbers_of(body: &[u8]) -> Result<Vec<usize>, ApiError> {
+    let v: serde_json::Value = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::invalid("invalid_json", format!("the body is not JSON: {e}")))?
+    };
+    if v.get("all").and_then(serde_json::Value::as_bool) == Some(true) {
+        return Ok(Vec::new());
+    }
+    let numbers: Vec<usize> = v
+        .get("numbers")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n.as_u64().and_then(|n| usize::try_from(n).ok()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if numbers.is_empty() {
+        return Err(ApiError::invalid(
+            "no_proposals_named",
+            "name the proposals: {\"numbers\": [1, 2]}, or {\"all\": true} for every pending one",
+        ));
+    }
+    Ok(numbers)
 }
 
 async fn decide(app: &App, id: &str, session: &str, d: Decision) -> Result<Response, ApiError> {
@@ -283,23 +303,25 @@ async fn decide(app: &App, id: &str, session: &str, d: Decision) -> Result<Respo
     }
 }
 
-/// `POST /campaigns/{id}/sessions/{session}/accept` with `{"numbers": [1, 2]}` (or none: all).
+/// `POST /campaigns/{id}/sessions/{session}/accept` with `{"numbers": [1, 2]}` or
+/// `{"all": true}`.
 pub async fn accept(
     State(app): State<Arc<App>>,
     Path((id, session)): Path<(String, String)>,
-    body: Option<Json<Numbers>>,
+    body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
-    let n = body.map(|b| b.0.numbers).unwrap_or_default();
+    let n = numbers_of(&body)?;
     decide(&app, &id, &session, Decision::Accept(n)).await
 }
 
-/// `POST /campaigns/{id}/sessions/{session}/reject` with `{"numbers": [1]}` (or none: all).
+/// `POST /campaigns/{id}/sessions/{session}/reject` with `{"numbers": [1]}` or
+/// `{"all": true}`.
 pub async fn reject(
     State(app): State<Arc<App>>,
     Path((id, session)): Path<(String, String)>,
-    body: Option<Json<Numbers>>,
+    body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
-    let n = body.map(|b| b.0.numbers).unwrap_or_default();
+    let n = numbers_of(&body)?;
     decide(&app, &id, &session, Decision::Reject(n)).await
 }
 

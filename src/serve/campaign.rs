@@ -223,14 +223,18 @@ impl Campaign {
         if let Some(c) = find() {
             return Ok(c);
         }
-        let history_budget = match &self.upstream {
-            Upstream::Ready { history_budget, .. } => *history_budget,
-            Upstream::Missing(_) => crate::llm::settings::DEFAULT_HISTORY_BUDGET,
+        let (history_budget, upstream) = match &self.upstream {
+            Upstream::Ready {
+                history_budget,
+                client,
+            } => (*history_budget, Some(client.config().clone())),
+            Upstream::Missing(_) => (crate::llm::settings::DEFAULT_HISTORY_BUDGET, None),
         };
         let setup = super::conversation::Setup {
             root: self.root.clone(),
             state: self.state.clone(),
             history_budget,
+            upstream,
             shutdown: shutdown.clone(),
         };
         let c = Arc::new(Conversation::open(name.to_owned(), setup).await?);

@@ -44,8 +44,12 @@ pub struct Relay {
     pub earlier: Vec<ChatMessage>,
     /// The front end's system text.
     pub system: String,
-    /// The upstream client for this request.
-    pub client: LlmClient,
+    /// The upstream model asked for (`None`: the configured one).
+    pub model: Option<String>,
+    /// The reply length asked for.
+    pub max_tokens: Option<u32>,
+    /// Sampling fields for the upstream, in its own names.
+    pub extra: serde_json::Map<String, serde_json::Value>,
     /// Where the reply goes.
     pub events: mpsc::UnboundedSender<Event>,
 }
@@ -80,6 +84,9 @@ pub struct Setup {
     pub state: Arc<RwLock<Snapshot>>,
     /// The settings' history budget.
     pub history_budget: usize,
+    /// The upstream's configuration (each conversation has its own connection pool: its
+    /// connections live on its thread's runtime, which runs only while it plays a turn).
+    pub upstream: Option<crate::llm::LlmConfig>,
     /// Becomes true when the server stops.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -196,6 +203,17 @@ fn run(
             return;
         }
     };
+    let session = name.clone();
+    let notifier: crate::llm::Notifier = std::sync::Arc::new(move |n: &crate::llm::Notice| {
+        eprintln!("vaultdm serve: session {session}: {n}");
+    });
+    let client = match setup.upstream.clone().map(LlmClient::new).transpose() {
+        Ok(c) => c.map(|c| c.with_notifier(notifier)),
+        Err(e) => {
+            let _ = ready.send(Err(e.to_string()));
+            return;
+        }
+    };
     let mut snap = snapshot(&setup.state);
     let mut table = match open_table(&name, &setup, &snap) {
         Ok(t) => t,
@@ -218,7 +236,7 @@ fn run(
             snap = now;
         }
         match job {
-            Job::Relay(r) => relay(&rt, &mut table, *r, setup.shutdown.clone()),
+            Job::Relay(r) => relay(&rt, &mut table, client.as_ref(), *r, setup.shutdown.clone()),
             Job::Pending(tx) => {
                 let _ = tx.send(table.pending());
             }
@@ -242,6 +260,7 @@ fn run(
 fn relay(
     rt: &tokio::runtime::Runtime,
     table: &mut Table,
+    client: Option<&LlmClient>,
     r: Relay,
     shutdown: watch::Receiver<bool>,
 ) {
@@ -249,9 +268,23 @@ fn relay(
         message,
         earlier,
         system,
-        client,
+        model,
+        max_tokens,
+        extra,
         events,
     } = r;
+    let Some(client) = client else {
+        let error = SendError {
+            error: crate::play::PlayError::Llm(crate::llm::LlmError::NotConfigured {
+                what: "no upstream model".into(),
+            }),
+            message_saved: false,
+            reply_saved: false,
+        };
+        let _ = events.send(Event::Done(Box::new(Err(error))));
+        return;
+    };
+    let client = client.for_request(model.as_deref(), max_tokens, extra);
     let tokens = events.clone();
     let mut on_token = move |t: &str| {
         let _ = tokens.send(Event::Token(t.to_owned()));

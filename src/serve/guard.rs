@@ -32,6 +32,30 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// A query value as its bytes: `%XX` decoded, `+` a space.
+fn percent_decoded(v: &str) -> Vec<u8> {
+    let hex = |c: u8| (c as char).to_digit(16).and_then(|d| u8::try_from(d).ok());
+    let b = v.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let pair = (b[i] == b'%')
+            .then(|| Some((hex(*b.get(i + 1)?)?, hex(*b.get(i + 2)?)?)))
+            .flatten();
+        match (pair, b[i]) {
+            (Some((hi, lo)), _) => {
+                out.push(hi * 16 + lo);
+                i += 3;
+                continue;
+            }
+            (None, b'+') => out.push(b' '),
+            (None, c) => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
 fn host_name(host: &str) -> &str {
     if let Some(rest) = host.strip_prefix('[') {
         return rest.split(']').next().unwrap_or(rest);
@@ -109,7 +133,7 @@ impl Guard {
         req.uri().query().is_some_and(|q| {
             q.split('&')
                 .filter_map(|kv| kv.strip_prefix("token="))
-                .any(|t| same(t.as_bytes(), token.as_bytes()))
+                .any(|t| same(&percent_decoded(t), token.as_bytes()))
         })
     }
 }
@@ -118,17 +142,19 @@ fn refuse(status: StatusCode, code: &'static str, message: &str) -> Response {
     ApiError::new(status, "invalid_request_error", code, message).into_response()
 }
 
-fn cors_headers(r: &mut Response, origin: &str) {
+fn cors_headers(r: &mut Response, origin: &str, asked: Option<&HeaderValue>) {
     let h = r.headers_mut();
     if let Ok(v) = HeaderValue::from_str(origin) {
         h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
     }
     h.insert(header::VARY, HeaderValue::from_static("Origin"));
+    // Whatever headers the page's client sends (the OpenAI JS library adds its own
+    // `x-stainless-*`): an allowed origin is trusted with its headers.
     h.insert(
         header::ACCESS_CONTROL_ALLOW_HEADERS,
-        HeaderValue::from_static(
+        asked.cloned().unwrap_or(HeaderValue::from_static(
             "authorization, content-type, x-vaultdm-campaign, x-vaultdm-session",
-        ),
+        )),
     );
     h.insert(
         header::ACCESS_CONTROL_ALLOW_METHODS,
@@ -174,10 +200,14 @@ pub async fn check(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
             )
         }
     };
+    let asked = req
+        .headers()
+        .get(header::ACCESS_CONTROL_REQUEST_HEADERS)
+        .cloned();
     if req.method() == Method::OPTIONS {
         let mut r = StatusCode::NO_CONTENT.into_response();
         if let Some(o) = &allowed {
-            cors_headers(&mut r, o);
+            cors_headers(&mut r, o, asked.as_ref());
         }
         return r;
     }
@@ -190,13 +220,13 @@ pub async fn check(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
         r.headers_mut()
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         if let Some(o) = &allowed {
-            cors_headers(&mut r, o);
+            cors_headers(&mut r, o, asked.as_ref());
         }
         return r;
     }
     let mut r = next.run(req).await;
     if let Some(o) = &allowed {
-        cors_headers(&mut r, o);
+        cors_headers(&mut r, o, asked.as_ref());
     }
     r
 }
@@ -248,6 +278,14 @@ mod tests {
             g.origin(Some("https://evil.example"), Some("127.0.0.1:5")),
             Err(())
         );
+    }
+
+    #[test]
+    fn tokens_in_addresses_are_decoded() {
+        assert_eq!(percent_decoded("a%20b+c%2F"), b"a b c/");
+        assert_eq!(percent_decoded("100%"), b"100%");
+        assert_eq!(percent_decoded("%zz"), b"%zz");
+        assert_eq!(percent_decoded("%C3%A9"), "é".as_bytes());
     }
 
     #[test]

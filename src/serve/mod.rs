@@ -155,10 +155,11 @@ pub struct Running {
 pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     let mut campaigns: Vec<Arc<Campaign>> = Vec::new();
     let (stop, shutdown) = watch::channel(false);
-    for root in &opts.vaults {
-        let name = std::fs::canonicalize(root)
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    for given in &opts.vaults {
+        let root = std::fs::canonicalize(given).unwrap_or_else(|_| given.clone());
+        let name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| root.display().to_string());
         let mut id = campaign::slug(&name);
         let mut n = 2;
@@ -166,7 +167,6 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
             id = format!("{}-{n}", campaign::slug(&name));
             n += 1;
         }
-        let root = root.clone();
         let (llm, watch) = (opts.llm.clone(), opts.watch.clone());
         let c =
             tokio::task::spawn_blocking(move || Campaign::open(id, &root, &llm, &watch)).await??;

@@ -330,12 +330,10 @@ async fn complete(
     }
     let wanted = headers.get(CAMPAIGN_HEADER).and_then(|h| h.to_str().ok());
     let (campaign, upstream_model) = route(&app.campaigns, &req.model, wanted)?;
-    let client = match &campaign.upstream {
-        Upstream::Ready { client, .. } => client.for_request(
-            upstream_model.as_deref(),
-            req.max_tokens,
-            openai::sampling_for(client.config().provider, &req.sampling),
-        ),
+    let extra = match &campaign.upstream {
+        Upstream::Ready { client, .. } => {
+            openai::sampling_for(client.config().provider, &req.sampling)
+        }
         Upstream::Missing(why) => {
             return Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -361,7 +359,9 @@ async fn complete(
         message,
         earlier,
         system: req.system.clone(),
-        client,
+        model: upstream_model,
+        max_tokens: req.max_tokens,
+        extra,
         events: tx,
     }) {
         return Err(ApiError::new(
@@ -461,16 +461,14 @@ async fn complete(
                     }
                     app.remember_reply(&campaign.id, fnv(&text), &session);
                     let reply = &f.turn.reply;
+                    // A reply cut off on the way keeps what arrived: the players see it, with
+                    // why it stops (a header says so too).
                     if !reply.complete && !reply.hit_token_limit() {
                         let why = reply
                             .cut_off
                             .map_or_else(|| "the reply ended early".to_owned(), |c| c.to_string());
-                        return Err(ApiError::new(
-                            StatusCode::BAD_GATEWAY,
-                            "upstream_error",
-                            "reply_cut_off",
-                            format!("{why} (what arrived is saved in session {session})"),
-                        ));
+                        text.push_str(&format!("\n\n*(vaultdm: the reply stops here: {why})*"));
+                        headers_out.push(header("x-vaultdm-cut-off", &why));
                     }
                     headers_out.push(header(
                         "x-vaultdm-context",

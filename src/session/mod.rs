@@ -192,7 +192,8 @@ pub fn list_sessions(vault: &Path) -> Result<Vec<SessionInfo>, SessionError> {
         let Some(name) = path.file_stem().and_then(|s| s.to_str()) else {
             continue;
         };
-        if validate_name(name).is_err() {
+        // `<name>.changes.jsonl` is the session's change log (write-back), not a session.
+        if name.ends_with(".changes") || validate_name(name).is_err() {
             continue;
         }
         let loaded = store::load_file(&path)?;

@@ -539,8 +539,9 @@ impl Store {
             path: self.journal_path.clone(),
             source,
         };
+        // Not synced here: the journal matters once text arrives, and the first flush syncs
+        // the header with it (a journal left with no text recovers as nothing).
         file.write_all(format!("{header}\n").as_bytes())
-            .and_then(|()| file.sync_data())
             .map_err(io)?;
         Ok(Journal {
             file,
