@@ -26,7 +26,7 @@ impl Served {
             .arg("serve")
             .arg("--vault")
             .arg(vault);
-        if !args.iter().any(|a| *a == "--listen") {
+        if !args.contains(&"--listen") {
             cmd.args(["--listen", "127.0.0.1:0"]);
         }
         cmd.args(args)
