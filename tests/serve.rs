@@ -816,3 +816,33 @@ async fn conversations_take_turns_over_kept_alive_connections() {
         assert_eq!(log_of(v.path(), who).len(), 6);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_reply_that_breaks_off_keeps_its_text() {
+    let v = template();
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![
+        Step::Send(openai_chunk("The lamp gutters").into_bytes()),
+        Step::Send(openai_chunk(" and dies").into_bytes()),
+        Step::Drop,
+    ])])
+    .await;
+    let s = start(v.path(), &fake, &[]);
+    let r = http()
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "dark")
+        .json(&json!({"messages": [{"role": "user", "content": "We light the lamp."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("x-vaultdm-cut-off").is_some());
+    let j: Value = r.json().await.expect("json");
+    let text = j["choices"][0]["message"]["content"]
+        .as_str()
+        .expect("text");
+    assert!(text.starts_with("The lamp gutters and dies"), "{text}");
+    assert!(text.contains("vaultdm: the reply stops here"), "{text}");
+    let log = log_of(v.path(), "dark");
+    assert_eq!(log[1]["text"], "The lamp gutters and dies");
+    assert_eq!(log[1]["complete"], false);
+}

@@ -484,6 +484,19 @@ async fn complete(
                     );
                     return Ok(with_headers(axum::Json(body).into_response(), headers_out));
                 }
+                // Text arrived before the upstream failed: the players keep it, with why
+                // it stops (as a stream ends with its error event after the text).
+                Err(e) if e.reply_saved && !text.is_empty() => {
+                    let why = e.error.to_string();
+                    let first_line = why.lines().next().unwrap_or(&why).to_owned();
+                    text.push_str(&format!(
+                        "\n\n*(vaultdm: the reply stops here: {first_line})*"
+                    ));
+                    headers_out.push(header("x-vaultdm-cut-off", &first_line));
+                    app.remember_reply(&campaign.id, fnv(&text), &session);
+                    let body = openai::completion(&id, created, &shown_model, &text, "stop", None);
+                    return Ok(with_headers(axum::Json(body).into_response(), headers_out));
+                }
                 Err(e) => return Err(openai::error_of(&e)),
             },
             None => {
