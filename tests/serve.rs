@@ -846,3 +846,44 @@ async fn a_plain_reply_that_breaks_off_keeps_its_text() {
     assert_eq!(log[1]["text"], "The lamp gutters and dies");
     assert_eq!(log[1]["complete"], false);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_without_the_header_is_named_by_its_opening() {
+    let v = template();
+    let base = keep_alive_upstream().await;
+    let s = Served::start(
+        v.path(),
+        &["--provider", "openai", "--base-url", &base, "--model", "m"],
+        &[],
+    );
+    let c = http();
+    let session = |greeting: &'static str, said: &'static str| {
+        let c = c.clone();
+        let url = s.url("/v1/chat/completions");
+        async move {
+            let r = c
+                .post(url)
+                .json(&json!({"messages": [
+                    {"role": "system", "content": "Any system text"},
+                    {"role": "assistant", "content": greeting},
+                    {"role": "user", "content": said}]}))
+                .send()
+                .await
+                .expect("send");
+            assert_eq!(r.status(), 200);
+            r.headers()["x-vaultdm-session"]
+                .to_str()
+                .expect("name")
+                .to_owned()
+        }
+    };
+    let a = session("The mine bell tolls.", "We go in.").await;
+    let b = session("Snow on the Row.", "We go in.").await;
+    let a2 = session("The mine bell tolls.", "We go in.").await;
+    assert!(
+        a.starts_with("serve-") && a.len() == "serve-".len() + 12,
+        "{a}"
+    );
+    assert_ne!(a, b, "another greeting is another conversation");
+    assert_eq!(a, a2, "the same opening finds its session again");
+}

@@ -111,7 +111,8 @@ pub fn route(
 }
 
 /// The session of a request: the header; else the session whose reply the conversation's
-/// last assistant message is; else one named after the conversation's first message.
+/// last assistant message is; else one named after the conversation's opening (its greeting,
+/// if it opens with one, and its first user message).
 fn session_of(
     app: &App,
     campaign: &Campaign,
@@ -134,12 +135,17 @@ fn session_of(
             return Ok(s);
         }
     }
-    let first = req
-        .messages
-        .iter()
-        .find(|m| m.role == crate::llm::Role::User)
-        .map_or("", |m| m.content.as_str());
-    Ok(format!("serve-{:012x}", fnv(first) & 0xffff_ffff_ffff))
+    // The conversation's opening: its greeting (a character card's first message, when the
+    // front end opens with one) and the first thing the players said.
+    let mut opening = String::new();
+    for m in &req.messages {
+        opening.push_str(m.content.trim());
+        opening.push('\u{1f}');
+        if m.role == crate::llm::Role::User {
+            break;
+        }
+    }
+    Ok(format!("serve-{:012x}", fnv(&opening) & 0xffff_ffff_ffff))
 }
 
 fn header(name: &'static str, value: &str) -> Option<(axum::http::HeaderName, HeaderValue)> {
