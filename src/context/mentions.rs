@@ -97,7 +97,9 @@ type Found = (String, Vec<Mention>);
 /// reload ([`Matcher::rebuilt`]) builds again only the shards whose patterns changed.
 #[derive(Debug, Clone)]
 pub struct Matcher {
-    shards: Vec<Shard>,
+    /// Shared between a matcher and the ones rebuilt from it: an unchanged shard is the
+    /// same allocation, not a copy of its patterns.
+    shards: Vec<std::sync::Arc<Shard>>,
     links: std::sync::Arc<Links>,
     /// Each entity's prepared names and head nouns, by a hash of what they are made from
     /// (the target and its names, aliases, items, role or kind): a rebuild prepares only
@@ -718,7 +720,7 @@ impl Matcher {
                 let (texts, patterns): (Vec<String>, Vec<Pattern>) = entries.into_iter().unzip();
                 match old.and_then(|o| o.shards.get(i)) {
                     Some(s) if s.texts == texts && s.patterns == patterns => s.clone(),
-                    _ => Shard::build(texts, patterns),
+                    _ => std::sync::Arc::new(Shard::build(texts, patterns)),
                 }
             })
             .collect();
