@@ -328,8 +328,9 @@ async fn routes_by_model_prefix_across_vaults() {
         Scripted::sse(openai_sse(&["From the harrow."], Some("stop"), false, true)),
     ])
     .await;
-    let b_arg = b.display().to_string();
-    let s = start(&a, &fake, &["--also", &b_arg]);
+    let (a_arg, b_arg) = (a.display().to_string(), b.display().to_string());
+    // `--vault A B A`: A and B (a folder named twice is one campaign).
+    let s = start(&a, &fake, &[&b_arg, &a_arg]);
     let c = http();
     let models: Value = c
         .get(s.url("/v1/models"))

@@ -109,7 +109,7 @@ fn execute(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Watch(args) => watch::execute(&find_vault(cli.vault)?, args),
         Command::Review(args) => review::execute(&find_vault(cli.vault)?, args),
         Command::Prompt(args) => prompt::execute(&find_vault(cli.vault)?, args),
-        Command::Serve(args) => serve::execute(find_vault(cli.vault)?, args),
+        Command::Serve(args) => serve::execute(cli.vault, args),
         Command::Session(args) => session::execute(&find_vault(cli.vault)?, args),
     }
 }

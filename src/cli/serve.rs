@@ -14,11 +14,15 @@ use std::time::Duration;
 /// Arguments of `serve`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    /// The vaults to serve (each a campaign, its id the folder's name); with none, --vault
+    /// or the vault found as for every command.
+    #[arg(value_name = "DIR")]
+    pub vaults: Vec<PathBuf>,
     /// Where to listen. Anything but a loopback address needs a token (one is made and
     /// printed when none is set).
     #[arg(long, default_value = "127.0.0.1:8765", value_name = "ADDR:PORT")]
     pub listen: SocketAddr,
-    /// More vaults to serve beside --vault (each is a campaign, its id the folder's name).
+    /// More vaults to serve (the same as naming them as arguments).
     #[arg(long = "also", value_name = "DIR")]
     pub also: Vec<PathBuf>,
     /// The bearer token every request must carry.
@@ -54,9 +58,14 @@ fn new_token() -> anyhow::Result<String> {
 }
 
 /// Runs `serve` until Ctrl-C or SIGTERM.
-pub fn execute(vault: PathBuf, args: Args) -> anyhow::Result<Outcome> {
-    let mut vaults = vec![vault];
-    vaults.extend(args.also.iter().cloned());
+pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
+    let mut vaults = Vec::new();
+    if vault.is_some() || (args.vaults.is_empty() && args.also.is_empty()) {
+        vaults.push(super::find_vault(vault)?);
+    }
+    for v in args.vaults.iter().chain(&args.also) {
+        vaults.push(super::find_vault(Some(v.clone()))?);
+    }
     let mut token = args.token.clone().filter(|t| !t.trim().is_empty());
     let mut made = false;
     if token.is_none() && !args.listen.ip().is_loopback() {

@@ -157,6 +157,10 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     let (stop, shutdown) = watch::channel(false);
     for given in &opts.vaults {
         let root = std::fs::canonicalize(given).unwrap_or_else(|_| given.clone());
+        // The same folder named twice is one campaign.
+        if campaigns.iter().any(|c| c.root == root) {
+            continue;
+        }
         let name = root
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
