@@ -888,3 +888,35 @@ async fn a_conversation_without_the_header_is_named_by_its_opening() {
     assert_ne!(a, b, "another greeting is another conversation");
     assert_eq!(a, a2, "the same opening finds its session again");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_of_proposals_only_streams_the_appendix_once() {
+    let v = template();
+    let mut body = String::new();
+    body.push_str(&fake_llm::openai_tool_chunk(
+        Some(0),
+        Some("call_1"),
+        Some("propose_canon_changes"),
+        Some(r#"{"changes": [{"op": "event", "text": "The bell cracked."}]}"#),
+    ));
+    body.push_str(&fake_llm::openai_finish("tool_calls"));
+    body.push_str("data: [DONE]\n\n");
+    let fake = FakeLlm::start(vec![Scripted::sse(body)]).await;
+    let s = start(v.path(), &fake, &[]);
+    let r = http()
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "quiet")
+        .json(&json!({"stream": true, "messages": [{"role": "user", "content": "We wait."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let (text, finish) = stream_text(&r.text().await.expect("body"));
+    assert_eq!(
+        text.matches("the DM proposes canon changes").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("The bell cracked."), "{text}");
+    assert_eq!(finish.as_deref(), Some("stop"));
+}

@@ -412,7 +412,7 @@ async fn complete(
                     return Ok(stream_response(
                         Streaming {
                             rx,
-                            first: Some(text),
+                            first: Some(String::new()),
                             id,
                             created,
                             model: shown_model,
