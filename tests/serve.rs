@@ -920,3 +920,59 @@ async fn a_reply_of_proposals_only_streams_the_appendix_once() {
     assert!(text.contains("The bell cracked."), "{text}");
     assert_eq!(finish.as_deref(), Some("stop"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_conversation_gives_its_session_back() {
+    let v = template();
+    let base = keep_alive_upstream().await;
+    let s = Served::start(
+        v.path(),
+        &[
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--close-idle-after",
+            "1",
+        ],
+        &[],
+    );
+    let c = http();
+    let say = |n: u32| {
+        c.post(s.url("/v1/chat/completions"))
+            .header("X-Vaultdm-Session", "lull")
+            .json(&json!({"messages": [{"role": "user", "content": format!("Turn {n}.")}]}))
+            .send()
+    };
+    assert_eq!(say(1).await.expect("send").status(), 200);
+    let lock = v.path().join(".vaultdm/sessions/lull.lock");
+    let held = || {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&lock)
+            .expect("lock file")
+            .try_lock()
+            .is_err()
+    };
+    assert!(held(), "the session is the server's while it plays");
+    let mut released = false;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if !held() {
+            released = true;
+            break;
+        }
+    }
+    assert!(
+        released,
+        "an idle conversation's session is unlocked: {}",
+        s.stderr()
+    );
+    assert!(s.stderr().contains("closed 1 idle conversation"));
+    // The next request opens it again and the log goes on.
+    assert_eq!(say(2).await.expect("send").status(), 200);
+    assert_eq!(log_of(v.path(), "lull").len(), 4);
+}

@@ -41,6 +41,10 @@ pub struct Args {
     /// Longest player message, in characters.
     #[arg(long, default_value_t = Limits::default().max_message_chars)]
     pub max_message_chars: usize,
+    /// Close a conversation idle for this many seconds (its session is saved and unlocked,
+    /// and opens again on its next request).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
+    pub close_idle_after: u64,
     /// Poll the folders instead of using native file events.
     #[arg(long)]
     pub poll: bool,
@@ -90,6 +94,7 @@ pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
             max_tokens: args.llm.max_tokens,
             history_budget: args.llm.history_budget,
         },
+        close_idle_after: Duration::from_secs(args.close_idle_after.max(1)),
         watch: WatchOptions {
             poll: args.poll,
             debounce: Duration::from_millis(150),

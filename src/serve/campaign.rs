@@ -252,6 +252,27 @@ impl Campaign {
             .and_then(|c| c.get(name).cloned())
     }
 
+    /// Closes the conversations idle for `idle` or longer that no request holds (a turn
+    /// still streaming ends first): their sessions are flushed and unlocked, and open again
+    /// on their next request. Returns how many were closed.
+    pub fn close_idle(&self, idle: Duration) -> usize {
+        let idle_ones: Vec<Arc<Conversation>> = match self.conversations.lock() {
+            Ok(mut m) => {
+                let names: Vec<String> = m
+                    .iter()
+                    .filter(|(_, c)| Arc::strong_count(c) == 1 && c.idle_for() >= idle)
+                    .map(|(n, _)| n.clone())
+                    .collect();
+                names.iter().filter_map(|n| m.remove(n)).collect()
+            }
+            Err(_) => Vec::new(),
+        };
+        for c in &idle_ones {
+            c.close();
+        }
+        idle_ones.len()
+    }
+
     /// Stops the watcher and closes every conversation (their session records are flushed
     /// and their locks released).
     pub fn close(&self) {

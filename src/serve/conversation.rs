@@ -74,6 +74,8 @@ pub struct Conversation {
     pub name: String,
     jobs: Mutex<Option<std::sync::mpsc::Sender<Job>>>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// When a job last came in.
+    last_used: Mutex<std::time::Instant>,
 }
 
 /// What a conversation's thread needs from its campaign.
@@ -107,6 +109,7 @@ impl Conversation {
                 name,
                 jobs: Mutex::new(Some(tx)),
                 thread: Mutex::new(Some(thread)),
+                last_used: Mutex::new(std::time::Instant::now()),
             }),
             Ok(Err(e)) => {
                 let _ = thread.join();
@@ -116,7 +119,18 @@ impl Conversation {
         }
     }
 
+    /// How long since a job last came in.
+    pub fn idle_for(&self) -> std::time::Duration {
+        self.last_used
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default()
+    }
+
     fn send(&self, job: Job) -> bool {
+        if let Ok(mut t) = self.last_used.lock() {
+            *t = std::time::Instant::now();
+        }
         self.jobs
             .lock()
             .ok()

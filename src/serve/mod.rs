@@ -67,6 +67,8 @@ pub struct ServeOptions {
     pub llm: LlmFlags,
     /// How to watch the vaults.
     pub watch: WatchOptions,
+    /// A conversation idle this long is closed (its session unlocked) until its next request.
+    pub close_idle_after: std::time::Duration,
 }
 
 /// The running server's shared state.
@@ -149,6 +151,7 @@ pub struct Running {
     app: Arc<App>,
     listener: tokio::net::TcpListener,
     stop: watch::Sender<bool>,
+    close_idle_after: std::time::Duration,
 }
 
 /// Loads every vault, binds the address. Errors name the vault or the address.
@@ -194,6 +197,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         app,
         listener,
         stop,
+        close_idle_after: opts.close_idle_after,
     })
 }
 
@@ -209,9 +213,38 @@ impl Running {
             listener,
             stop,
             campaigns,
+            close_idle_after,
             ..
         } = self;
         let mut stopped = stop.subscribe();
+        // Idle conversations give their sessions back (a `chat` or `review` may want them).
+        let reaper = {
+            let campaigns = campaigns.clone();
+            let tick = (close_idle_after / 4).clamp(
+                std::time::Duration::from_millis(200),
+                std::time::Duration::from_secs(60),
+            );
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(tick);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    every.tick().await;
+                    let campaigns = campaigns.clone();
+                    let _ = tokio::task::spawn_blocking(move || {
+                        for c in &campaigns {
+                            let n = c.close_idle(close_idle_after);
+                            if n > 0 {
+                                eprintln!(
+                                    "vaultdm serve: {}: closed {n} idle conversation(s); their sessions are saved and unlocked",
+                                    c.id
+                                );
+                            }
+                        }
+                    })
+                    .await;
+                }
+            })
+        };
         let signal = async move {
             until.await;
             let _ = stop.send(true);
@@ -222,6 +255,7 @@ impl Running {
         let server = axum::serve(listener, router(app)).with_graceful_shutdown(graceful);
         let run = tokio::spawn(async move { server.await });
         signal.await;
+        reaper.abort();
         // Streams end on their own once their turns are cut off; give them a moment.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(10), run).await;
         tokio::task::spawn_blocking(move || {
