@@ -177,7 +177,7 @@ fn appendix(f: &Finished, campaign: &str, session: &str) -> Option<String> {
             .map(|v| format!("{}. {}", v.number, v.line))
             .collect();
         return Some(format!(
-            "\n\n*(vaultdm: the DM proposes canon changes — {} — review them in the inspector, with `POST /campaigns/{campaign}/sessions/{session}/accept`, or `vaultdm review --session {session}` once the server stops)*",
+            "\n\n*(vaultdm: the DM proposes canon changes — {} — review them in the inspector (/), with `POST /campaigns/{campaign}/sessions/{session}/accept`, or with `vaultdm review --session {session}` once the server lets the session go)*",
             lines.join("; ")
         ));
     }
