@@ -976,3 +976,46 @@ async fn an_idle_conversation_gives_its_session_back() {
     assert_eq!(say(2).await.expect("send").status(), 200);
     assert_eq!(log_of(v.path(), "lull").len(), 4);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_conversation_recalls_the_gms_session_notes() {
+    // The session notes are indexed once per canon and shared by the conversations.
+    let v = template();
+    std::fs::create_dir_all(v.path().join("notes/sessions")).expect("dir");
+    std::fs::write(
+        v.path().join("notes/sessions/session-3.md"),
+        "---\ntype: session\n---\n# Session 3\n\nThe party paid the ferryman with a silver thimble to cross the Blackwater at night.\n",
+    )
+    .expect("note");
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(&["Aye."], Some("stop"), false, true)),
+        Scripted::sse(openai_sse(&["Aye."], Some("stop"), false, true)),
+    ])
+    .await;
+    let s = start(v.path(), &fake, &[]);
+    let c = http();
+    for who in ["east", "west"] {
+        let r = c
+            .post(s.url("/v1/chat/completions"))
+            .header("X-Vaultdm-Session", who)
+            .json(&json!({"messages": [{"role": "user",
+                "content": "What did we pay the ferryman with to cross the Blackwater?"}]}))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 200);
+    }
+    for (i, up) in fake.requests().iter().enumerate() {
+        let j = up.json();
+        let last = j["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .expect("user message")
+            .to_owned();
+        assert!(
+            last.contains("silver thimble") && last.contains("session note"),
+            "conversation {i} recalls the session note: {last}"
+        );
+    }
+}

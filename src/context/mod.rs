@@ -190,6 +190,11 @@ impl Engine {
         &self.campaign
     }
 
+    /// The campaign, shared: the same `Arc` for as long as canon is unchanged.
+    pub fn campaign_arc(&self) -> &Arc<Campaign> {
+        &self.campaign
+    }
+
     /// The mention matcher.
     pub fn matcher(&self) -> &Matcher {
         self.matcher

@@ -123,6 +123,19 @@ pub struct Turn {
     pub proposals: Proposals,
 }
 
+/// The memory of a campaign's session notes, indexed once and shared by every table that
+/// plays it (one per conversation behind `serve`): the canon it was built from, the moments
+/// kept, the memory.
+pub type NoteMemory = std::sync::Arc<
+    std::sync::Mutex<
+        Option<(
+            std::sync::Arc<crate::canon::Campaign>,
+            usize,
+            crate::memory::Memory,
+        )>,
+    >,
+>;
+
 /// One running session with the DM.
 pub struct Table {
     engine: Engine,
@@ -156,6 +169,8 @@ pub struct Table {
     last_previously: std::cell::OnceCell<Option<String>>,
     /// The prompt history is a front end's (`serve`), not this session's log.
     front_end_history: std::cell::Cell<bool>,
+    /// The memory of the GM's session notes, shared by the tables of one campaign (`serve`).
+    note_memory: Option<NoteMemory>,
     /// Canon names for the glossary, built once per canon.
     known: RefCell<Option<std::rc::Rc<recall::KnownNames>>>,
 }
@@ -209,6 +224,7 @@ impl Table {
             last_previously: std::cell::OnceCell::new(),
             known: RefCell::default(),
             front_end_history: std::cell::Cell::new(false),
+            note_memory: None,
         })
     }
 

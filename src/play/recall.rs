@@ -130,9 +130,8 @@ impl Table {
         let known = |t: &str| names.covers(t);
         let m = self.engine.matcher();
         if mem.len() - mem.prior() > history.len() || mem.is_empty() {
-            *mem = Memory::default();
-            mem.set_kept(self.memory_config.moments_kept);
-            for (origin, e) in self.prior_passages() {
+            *mem = self.notes_memory(m, &known);
+            for (origin, e) in self.log_passages() {
                 mem.add_prior(&e, &origin, m, &known);
             }
         }
@@ -250,7 +249,7 @@ impl Table {
 
     /// What this session remembers from before it: the GM's session notes, then every
     /// earlier session's exchanges, oldest session first.
-    fn prior_passages(&self) -> Vec<(String, Exchange)> {
+    fn note_passages(&self) -> Vec<(String, Exchange)> {
         let mut out = Vec::new();
         for s in &self.engine.campaign().sessions {
             if let Some(summary) = &s.summary {
@@ -264,6 +263,12 @@ impl Table {
                 ));
             }
         }
+        out
+    }
+
+    /// The exchanges of the vault's other sessions, oldest session first.
+    fn log_passages(&self) -> Vec<(String, Exchange)> {
+        let mut out = Vec::new();
         let vault = self.store.vault();
         let mut list = crate::session::list_sessions(vault).unwrap_or_default();
         list.sort_by_key(|s| s.last_time);
@@ -278,6 +283,45 @@ impl Table {
             }
         }
         out
+    }
+
+    /// A memory holding the GM's session notes (the first passages before this session):
+    /// indexed once per canon for all the tables sharing [`super::NoteMemory`].
+    fn notes_memory(
+        &self,
+        m: &crate::context::mentions::Matcher,
+        known: &dyn Fn(&str) -> bool,
+    ) -> Memory {
+        let kept = self.memory_config.moments_kept;
+        let build = || {
+            let mut mem = Memory::default();
+            mem.set_kept(kept);
+            for (origin, e) in self.note_passages() {
+                mem.add_prior(&e, &origin, m, known);
+            }
+            mem
+        };
+        let Some(shared) = &self.note_memory else {
+            return build();
+        };
+        let campaign = self.engine.campaign_arc();
+        // Held while building: tables opening together wait for one build.
+        let Ok(mut slot) = shared.lock() else {
+            return build();
+        };
+        if let Some((c, k, mem)) = slot.as_ref() {
+            if std::sync::Arc::ptr_eq(c, campaign) && *k == kept {
+                return mem.clone();
+            }
+        }
+        let mem = build();
+        *slot = Some((campaign.clone(), kept, mem.clone()));
+        mem
+    }
+
+    /// Shares the memory of the session notes with the other tables of the campaign.
+    pub fn share_note_memory(&mut self, shared: super::NoteMemory) {
+        self.note_memory = Some(shared);
     }
 
     /// The memory layers for `message` and the history budget left beside them.

@@ -96,6 +96,8 @@ pub struct Campaign {
     conversations: Mutex<HashMap<String, Arc<Conversation>>>,
     /// Held while a conversation opens (two requests of a new conversation at once).
     opening: tokio::sync::Mutex<()>,
+    /// The session notes' memory, indexed once per canon for every conversation.
+    note_memory: crate::play::NoteMemory,
     stop: Arc<AtomicBool>,
     watcher: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// How the watcher reads the folder.
@@ -185,6 +187,7 @@ impl Campaign {
             upstream,
             conversations: Mutex::new(HashMap::new()),
             opening: tokio::sync::Mutex::new(()),
+            note_memory: crate::play::NoteMemory::default(),
             stop,
             watcher: Mutex::new(Some(watcher)),
             backend,
@@ -235,6 +238,7 @@ impl Campaign {
             state: self.state.clone(),
             history_budget,
             upstream,
+            note_memory: self.note_memory.clone(),
             shutdown: shutdown.clone(),
         };
         let c = Arc::new(Conversation::open(name.to_owned(), setup).await?);

@@ -89,6 +89,8 @@ pub struct Setup {
     /// The upstream's configuration (each conversation has its own connection pool: its
     /// connections live on its thread's runtime, which runs only while it plays a turn).
     pub upstream: Option<crate::llm::LlmConfig>,
+    /// The campaign's shared memory of its session notes.
+    pub note_memory: crate::play::NoteMemory,
     /// Becomes true when the server stops.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -192,6 +194,7 @@ fn open_table(name: &str, setup: &Setup, snap: &Snapshot) -> Result<Table, Strin
     )
     .map_err(|e| e.to_string())?;
     table.set_review(snap.review);
+    table.share_note_memory(setup.note_memory.clone());
     // The front end keeps the conversation: no cold summaries (they would hold up the end of
     // every reply); recall and the story so far still come from this session's log.
     table.set_memory_config(crate::config::MemoryConfig {
