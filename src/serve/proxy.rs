@@ -186,7 +186,10 @@ fn appendix(f: &Finished, campaign: &str, session: &str) -> Option<String> {
 
 struct Streaming {
     rx: mpsc::UnboundedReceiver<Event>,
-    first: Option<String>,
+    /// The event already taken from `rx` (the first, read before answering).
+    pending: Option<Event>,
+    /// The assistant role went out with the first chunk.
+    started: bool,
     id: String,
     created: i64,
     model: String,
@@ -207,21 +210,32 @@ impl Streaming {
     }
 
     async fn next(&mut self) -> Option<String> {
-        if let Some(t) = self.first.take() {
-            self.shown.push_str(&t);
-            return Some(self.data(json!({"role": "assistant", "content": t}), None));
-        }
         if self.done {
             return None;
         }
-        match self.rx.recv().await {
+        let event = match self.pending.take() {
+            Some(e) => Some(e),
+            None => self.rx.recv().await,
+        };
+        // The first chunk names the role, whatever comes first.
+        let first = !std::mem::replace(&mut self.started, true);
+        let mut out = String::new();
+        if first && !matches!(event, Some(Event::Token(_))) {
+            out.push_str(&self.data(json!({"role": "assistant", "content": ""}), None));
+        }
+        match event {
             Some(Event::Token(t)) => {
                 self.shown.push_str(&t);
-                Some(self.data(json!({"content": t}), None))
+                let delta = if first {
+                    json!({"role": "assistant", "content": t})
+                } else {
+                    json!({"content": t})
+                };
+                out.push_str(&self.data(delta, None));
+                Some(out)
             }
             Some(Event::Done(r)) => {
                 self.done = true;
-                let mut out = String::new();
                 match *r {
                     Ok(f) => {
                         if let Some(a) = appendix(&f, &self.campaign, &self.session) {
@@ -272,7 +286,8 @@ impl Streaming {
             }
             None => {
                 self.done = true;
-                Some(format!(
+                Some(
+                    out + &format!(
                     "data: {}\n\ndata: [DONE]\n\n",
                     ApiError::new(
                         StatusCode::INTERNAL_SERVER_ERROR,
@@ -281,7 +296,8 @@ impl Streaming {
                         "the session stopped before the reply ended (the server is shutting down)",
                     )
                     .body()
-                ))
+                ),
+                )
             }
         }
     }
@@ -383,52 +399,14 @@ async fn complete(
         header("x-vaultdm-campaign", &campaign.id),
         header("x-vaultdm-session", &session),
     ];
-    // Nothing is answered before the first token: an upstream that fails before it gets an
-    // error status the front end shows, not an empty stream.
-    let first = rx.recv().await;
-    let first_text = match first {
-        Some(Event::Token(t)) => t,
+    // Nothing is answered before the first event: an upstream that fails before any text
+    // gets an error status the front end shows, not an empty stream.
+    let first = match rx.recv().await {
         Some(Event::Done(r)) => match *r {
             Err(e) => return Err(openai::error_of(&e)),
-            Ok(f) => {
-                // A reply with no text (only proposals, or empty).
-                let text = appendix(&f, &campaign.id, &session).unwrap_or_default();
-                app.remember_reply(&campaign.id, fnv(&text), &session);
-                headers_out.push(header(
-                    "x-vaultdm-context",
-                    if f.full() { "full" } else { "light" },
-                ));
-                let body = openai::completion(
-                    &id,
-                    created,
-                    &shown_model,
-                    &text,
-                    openai::finish_reason(&f.turn.reply),
-                    f.turn.reply.usage.as_ref(),
-                );
-                if req.stream {
-                    let (tx, rx) = mpsc::unbounded_channel();
-                    let _ = tx.send(Event::Done(Box::new(Ok(f))));
-                    return Ok(stream_response(
-                        Streaming {
-                            rx,
-                            first: Some(String::new()),
-                            id,
-                            created,
-                            model: shown_model,
-                            include_usage: req.include_usage,
-                            campaign: campaign.id.clone(),
-                            session,
-                            shown: String::new(),
-                            app,
-                            done: false,
-                        },
-                        headers_out,
-                    ));
-                }
-                return Ok(with_headers(axum::Json(body).into_response(), headers_out));
-            }
+            Ok(f) => Event::Done(Box::new(Ok(f))),
         },
+        Some(e) => e,
         None => {
             return Err(ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -442,7 +420,8 @@ async fn complete(
         return Ok(stream_response(
             Streaming {
                 rx,
-                first: Some(first_text),
+                pending: Some(first),
+                started: false,
                 id,
                 created,
                 model: shown_model,
@@ -456,55 +435,55 @@ async fn complete(
             headers_out,
         ));
     }
-    let mut text = first_text;
+    let mut text = String::new();
+    let mut pending = Some(first);
     loop {
-        match rx.recv().await {
+        let event = match pending.take() {
+            Some(e) => Some(e),
+            None => rx.recv().await,
+        };
+        match event {
             Some(Event::Token(t)) => text.push_str(&t),
-            Some(Event::Done(r)) => match *r {
-                Ok(f) => {
-                    if let Some(a) = appendix(&f, &campaign.id, &session) {
-                        text.push_str(&a);
+            Some(Event::Done(r)) => {
+                let (finish, usage) = match *r {
+                    Ok(f) => {
+                        if let Some(a) = appendix(&f, &campaign.id, &session) {
+                            text.push_str(&a);
+                        }
+                        let reply = &f.turn.reply;
+                        // A reply cut off on the way keeps what arrived: the players see it,
+                        // with why it stops (a header says so too).
+                        if !reply.complete && !reply.hit_token_limit() {
+                            let why = reply.cut_off.map_or_else(
+                                || "the reply ended early".to_owned(),
+                                |c| c.to_string(),
+                            );
+                            cut_off(&mut text, &mut headers_out, &why);
+                        }
+                        headers_out.push(header(
+                            "x-vaultdm-context",
+                            if f.full() { "full" } else { "light" },
+                        ));
+                        (openai::finish_reason(reply), reply.usage)
                     }
-                    app.remember_reply(&campaign.id, fnv(&text), &session);
-                    let reply = &f.turn.reply;
-                    // A reply cut off on the way keeps what arrived: the players see it, with
-                    // why it stops (a header says so too).
-                    if !reply.complete && !reply.hit_token_limit() {
-                        let why = reply
-                            .cut_off
-                            .map_or_else(|| "the reply ended early".to_owned(), |c| c.to_string());
-                        text.push_str(&format!("\n\n*(vaultdm: the reply stops here: {why})*"));
-                        headers_out.push(header("x-vaultdm-cut-off", &why));
+                    // Text arrived before the upstream failed: the players keep it, with why
+                    // it stops (as a stream ends with its error event after the text).
+                    Err(e) if e.reply_saved && !text.is_empty() => {
+                        let why = e.error.to_string();
+                        cut_off(
+                            &mut text,
+                            &mut headers_out,
+                            why.lines().next().unwrap_or(&why),
+                        );
+                        ("stop", None)
                     }
-                    headers_out.push(header(
-                        "x-vaultdm-context",
-                        if f.full() { "full" } else { "light" },
-                    ));
-                    let body = openai::completion(
-                        &id,
-                        created,
-                        &shown_model,
-                        &text,
-                        openai::finish_reason(reply),
-                        reply.usage.as_ref(),
-                    );
-                    return Ok(with_headers(axum::Json(body).into_response(), headers_out));
-                }
-                // Text arrived before the upstream failed: the players keep it, with why
-                // it stops (as a stream ends with its error event after the text).
-                Err(e) if e.reply_saved && !text.is_empty() => {
-                    let why = e.error.to_string();
-                    let first_line = why.lines().next().unwrap_or(&why).to_owned();
-                    text.push_str(&format!(
-                        "\n\n*(vaultdm: the reply stops here: {first_line})*"
-                    ));
-                    headers_out.push(header("x-vaultdm-cut-off", &first_line));
-                    app.remember_reply(&campaign.id, fnv(&text), &session);
-                    let body = openai::completion(&id, created, &shown_model, &text, "stop", None);
-                    return Ok(with_headers(axum::Json(body).into_response(), headers_out));
-                }
-                Err(e) => return Err(openai::error_of(&e)),
-            },
+                    Err(e) => return Err(openai::error_of(&e)),
+                };
+                app.remember_reply(&campaign.id, fnv(&text), &session);
+                let body =
+                    openai::completion(&id, created, &shown_model, &text, finish, usage.as_ref());
+                return Ok(with_headers(axum::Json(body).into_response(), headers_out));
+            }
             None => {
                 return Err(ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -515,6 +494,16 @@ async fn complete(
             }
         }
     }
+}
+
+/// The last line of a plain reply that broke off, and its header.
+fn cut_off(
+    text: &mut String,
+    headers: &mut Vec<Option<(axum::http::HeaderName, HeaderValue)>>,
+    why: &str,
+) {
+    text.push_str(&format!("\n\n*(vaultdm: the reply stops here: {why})*"));
+    headers.push(header("x-vaultdm-cut-off", why));
 }
 
 fn with_headers(
