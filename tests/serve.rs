@@ -67,6 +67,17 @@ fn log_of(vault: &Path, session: &str) -> Vec<Value> {
         .collect()
 }
 
+/// GET a URL and read its JSON body.
+async fn get_json(c: &reqwest::Client, url: String) -> Value {
+    c.get(url)
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json")
+}
+
 fn http() -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
@@ -284,25 +295,15 @@ async fn a_campaign_without_an_upstream_still_serves_its_canon() {
         .as_str()
         .expect("m")
         .contains("no LLM provider configured"));
-    let j: Value = c
-        .get(s.url("/campaigns/vault-template/context?message=I+talk+to+Brannock&mode=light"))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let j: Value = get_json(
+        &c,
+        s.url("/campaigns/vault-template/context?message=I+talk+to+Brannock&mode=light"),
+    )
+    .await;
     assert_eq!(j["mode"], "light");
     assert!(j["text"].as_str().expect("text").contains("Brannock Tull"));
     assert!(j["items"].as_array().is_some_and(|i| !i.is_empty()), "{j}");
-    let j: Value = c
-        .get(s.url("/campaigns/vault-template/check"))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let j: Value = get_json(&c, s.url("/campaigns/vault-template/check")).await;
     assert_eq!(j["errors"], 0);
     assert_eq!(j["notes"], 32);
     let r = c
@@ -332,14 +333,7 @@ async fn routes_by_model_prefix_across_vaults() {
     // `--vault A B A`: A and B (a folder named twice is one campaign).
     let s = start(&a, &fake, &[&b_arg, &a_arg]);
     let c = http();
-    let models: Value = c
-        .get(s.url("/v1/models"))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let models: Value = get_json(&c, s.url("/v1/models")).await;
     let ids: Vec<&str> = models["data"]
         .as_array()
         .expect("data")
@@ -570,14 +564,11 @@ async fn canon_events_follow_note_edits() {
         "the change names the NPC: {j}"
     );
     // The API answers from the new canon at once.
-    let ctx: Value = c
-        .get(s.url("/campaigns/vault-template/context?message=I+look+for+Odessa+Flint"))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let ctx: Value = get_json(
+        &c,
+        s.url("/campaigns/vault-template/context?message=I+look+for+Odessa+Flint"),
+    )
+    .await;
     assert!(
         ctx["text"]
             .as_str()
@@ -668,14 +659,11 @@ async fn proposals_are_listed_and_accepted_over_the_api() {
     assert_eq!(finish.as_deref(), Some("stop"));
     // The tools went upstream; the front end never sees a tool call.
     assert!(fake.requests()[0].json()["tools"].is_array());
-    let pending: Value = c
-        .get(s.url("/campaigns/vault-template/sessions/bells/pending"))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let pending: Value = get_json(
+        &c,
+        s.url("/campaigns/vault-template/sessions/bells/pending"),
+    )
+    .await;
     let list = pending["pending"].as_array().expect("pending");
     assert_eq!(list.len(), 1, "{pending}");
     assert!(list[0]["line"]
@@ -694,14 +682,11 @@ async fn proposals_are_listed_and_accepted_over_the_api() {
         timeline.contains("The strike bell rang at dusk."),
         "{timeline}"
     );
-    let pending: Value = c
-        .get(s.url("/campaigns/vault-template/sessions/bells/pending"))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let pending: Value = get_json(
+        &c,
+        s.url("/campaigns/vault-template/sessions/bells/pending"),
+    )
+    .await;
     assert_eq!(pending["pending"], json!([]));
 }
 

@@ -408,15 +408,7 @@ impl Table {
     ) -> Result<Turn, SendError> {
         let prepared = match self.prepare_with(message, false) {
             Ok(p) => p,
-            Err(error) => {
-                // Keep the words even though nothing can be sent.
-                let saved = self.store.record_player(message, None, None).is_ok();
-                return Err(SendError {
-                    error,
-                    message_saved: saved,
-                    reply_saved: false,
-                });
-            }
+            Err(error) => return Err(self.unsent(message, error)),
         };
         self.send_prepared(message, prepared, on_token, cancel)
             .await
@@ -462,14 +454,10 @@ impl Table {
         cancel: C,
     ) -> Result<Turn, SendError> {
         let Some(client) = self.client.clone() else {
-            let saved = self.store.record_player(message, None, None).is_ok();
-            return Err(SendError {
-                error: PlayError::Llm(LlmError::NotConfigured {
-                    what: "no provider configured".into(),
-                }),
-                message_saved: saved,
-                reply_saved: false,
+            let error = PlayError::Llm(LlmError::NotConfigured {
+                what: "no provider configured".into(),
             });
+            return Err(self.unsent(message, error));
         };
         let mode = match prepared.injected.mode {
             Mode::Full => ContextMode::Full,
@@ -608,6 +596,16 @@ impl Table {
                     reply_saved,
                 })
             }
+        }
+    }
+
+    /// A message that cannot be sent: its words are still kept in the session log.
+    fn unsent(&mut self, message: &str, error: PlayError) -> SendError {
+        let saved = self.store.record_player(message, None, None).is_ok();
+        SendError {
+            error,
+            message_saved: saved,
+            reply_saved: false,
         }
     }
 

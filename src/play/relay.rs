@@ -141,14 +141,7 @@ impl Table {
     ) -> Result<Turn, SendError> {
         let prepared = match self.prepare_relay(message, earlier, system) {
             Ok(p) => p,
-            Err(error) => {
-                let saved = self.store.record_player(message, None, None).is_ok();
-                return Err(SendError {
-                    error,
-                    message_saved: saved,
-                    reply_saved: false,
-                });
-            }
+            Err(error) => return Err(self.unsent(message, error)),
         };
         let kept = self.client.replace(client);
         let turn = self
