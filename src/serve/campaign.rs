@@ -37,9 +37,38 @@ pub struct Snapshot {
     pub check: Arc<Report>,
     /// The campaign's name, from canon.
     pub name: String,
-    /// Canon changes by the version that brought them, oldest first (the last
-    /// [`KEPT_CHANGES`]).
-    pub changes: Vec<(u64, String)>,
+    /// Canon changes since the server started, for conversations to catch up.
+    pub changes: Arc<Changes>,
+}
+
+/// Canon changes by the version that brought them, oldest first: the last
+/// [`KEPT_CHANGES`], and the newest version whose changes are no longer all kept.
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    kept: Vec<(u64, String)>,
+    dropped: u64,
+}
+
+impl Changes {
+    /// Adds a version's changes, dropping the oldest past [`KEPT_CHANGES`].
+    pub fn push(&mut self, version: u64, changes: impl IntoIterator<Item = String>) {
+        self.kept.extend(changes.into_iter().map(|c| (version, c)));
+        let excess = self.kept.len().saturating_sub(KEPT_CHANGES);
+        for (v, _) in self.kept.drain(..excess) {
+            self.dropped = self.dropped.max(v);
+        }
+    }
+
+    /// The changes after `version`, and whether some of them are no longer kept.
+    pub fn since(&self, version: u64) -> (Vec<String>, bool) {
+        let changes = self
+            .kept
+            .iter()
+            .filter(|(v, _)| *v > version)
+            .map(|(_, c)| c.clone())
+            .collect();
+        (changes, self.dropped > version)
+    }
 }
 
 impl Snapshot {
@@ -52,20 +81,8 @@ impl Snapshot {
             review: loaded.config.write.review,
             memory: loaded.config.memory.clone(),
             check: Arc::new(Report::of(root, loaded)),
-            changes: Vec::new(),
+            changes: Arc::default(),
         }
-    }
-
-    /// The changes after `version`, and whether some were no longer kept.
-    pub fn changes_since(&self, version: u64) -> (Vec<String>, bool) {
-        let missed = self.changes.first().is_some_and(|(v, _)| *v > version + 1);
-        let changes = self
-            .changes
-            .iter()
-            .filter(|(v, _)| *v > version)
-            .map(|(_, c)| c.clone())
-            .collect();
-        (changes, missed)
     }
 }
 
@@ -330,10 +347,8 @@ fn watch_loop(
             let version = s.version + 1;
             let mut next = Snapshot::of(root, live.loaded(), live.engine().clone(), version);
             next.changes = std::mem::take(&mut s.changes);
-            next.changes
-                .extend(reload.changes.iter().map(|c| (version, c.to_string())));
-            let excess = next.changes.len().saturating_sub(KEPT_CHANGES);
-            next.changes.drain(..excess);
+            Arc::make_mut(&mut next.changes)
+                .push(version, reload.changes.iter().map(ToString::to_string));
             *s = next;
         }
         if let Ok(json) = serde_json::to_string(&reload) {
@@ -345,7 +360,21 @@ fn watch_loop(
 
 #[cfg(test)]
 mod tests {
-    use super::slug;
+    use super::{slug, Changes, KEPT_CHANGES};
+
+    #[test]
+    fn changes_since_a_version_and_whether_some_were_dropped() {
+        let mut c = Changes::default();
+        c.push(1, ["a".to_string()]);
+        c.push(3, ["b".to_string(), "c".to_string()]); // version 2 changed nothing
+        assert_eq!(c.since(1), (vec!["b".to_string(), "c".to_string()], false));
+        assert_eq!(c.since(0).0.len(), 3);
+        c.push(4, (0..KEPT_CHANGES).map(|i| format!("x{i}")));
+        let (kept, missed) = c.since(1);
+        assert_eq!(kept.len(), KEPT_CHANGES);
+        assert!(missed, "versions 1-3 fell out");
+        assert_eq!(c.since(3), (kept.clone(), false));
+    }
 
     #[test]
     fn slugs() {

@@ -244,10 +244,21 @@ fn run(
     }
     let _ = ready.send(Ok(()));
     for job in jobs {
-        let now = snapshot(&setup.state);
-        if now.version != snap.version {
-            let (changes, _) = now.changes_since(snap.version);
+        let moved = setup
+            .state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .version
+            != snap.version;
+        if moved {
+            let now = snapshot(&setup.state);
+            let (changes, missed) = now.changes.since(snap.version);
             table.canon_reloaded(now.engine.clone(), changes);
+            // More changes than the campaign keeps: the list would be partial, so the next
+            // message carries the whole canon again.
+            if missed {
+                table.force_full();
+            }
             table.context_settings(&now.context);
             table.set_review(now.review);
             snap = now;
