@@ -1004,3 +1004,114 @@ async fn every_conversation_recalls_the_gms_session_notes() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vault_in_its_gms_own_layout_is_served_as_it_is_read() {
+    // Numbered folders, a template folder, session logs, quests in Open/Completed: the
+    // layout `vaultdm init --adopt` reads without a `canon/` folder.
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("Harbour Campaign");
+    common::copy_dir(&common::fixture("adopt-numbered"), &root);
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &["The fence grins."],
+        Some("stop"),
+        false,
+        true,
+    ))])
+    .await;
+    let s = start(&root, &fake, &[]);
+    let c = http();
+    let list = get_json(&c, s.url("/campaigns")).await;
+    assert_eq!(list["campaigns"][0]["id"], "harbour-campaign");
+    let check = get_json(&c, s.url("/campaigns/harbour-campaign/check")).await;
+    assert_eq!(check["errors"], 0, "{check}");
+    let ctx = get_json(
+        &c,
+        s.url("/campaigns/harbour-campaign/context?message=We+ask+Brannoch+about+the+cartographer&mode=light"),
+    )
+    .await;
+    let text = ctx["text"].as_str().expect("text");
+    assert!(text.contains("Brannoch"), "{text}");
+    assert!(
+        !text.contains("NPC Template"),
+        "templates are not canon: {text}"
+    );
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .json(&json!({"model": "harbour-campaign",
+            "messages": [{"role": "user", "content": "We ask Brannoch about the missing cartographer."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let sent = fake.requests()[0].json();
+    let last = sent["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .expect("user message")
+        .to_owned();
+    assert!(
+        last.contains("Brannoch") && last.contains("The Missing Cartographer"),
+        "the full context of the GM's own notes: {last}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_reply_loses_at_most_the_last_half_second() {
+    let v = template();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse_steps(vec![
+            Step::Send(openai_chunk("The wind howls").into_bytes()),
+            Step::Repeat(
+                openai_chunk(" and howls").into_bytes(),
+                2000,
+                Duration::from_millis(20),
+            ),
+        ]),
+        Scripted::sse(openai_sse(&["Morning comes."], Some("stop"), false, true)),
+    ])
+    .await;
+    let s = start(v.path(), &fake, &[]);
+    let c = http();
+    let mut r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "gale")
+        .json(&json!({"stream": true, "messages": [{"role": "user", "content": "We shelter."}]}))
+        .send()
+        .await
+        .expect("send");
+    let _ = read_until(
+        &mut r,
+        "and howls and howls and howls",
+        Duration::from_secs(10),
+    )
+    .await;
+    // Let a journal flush (every half second) pass, then SIGKILL: no shutdown code runs.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &s.pid().to_string()])
+        .status();
+    drop(s);
+    // A new server opens the session again: the journal becomes a cut-off reply.
+    let s = start(v.path(), &fake, &[]);
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "gale")
+        .json(
+            &json!({"messages": [{"role": "user", "content": "We shelter."},
+            {"role": "user", "content": "Is it morning?"}]}),
+        )
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let log = log_of(v.path(), "gale");
+    assert_eq!(log[0]["text"], "We shelter.");
+    assert_eq!(log[1]["role"], "dm");
+    assert!(log[1]["text"]
+        .as_str()
+        .expect("text")
+        .starts_with("The wind howls and howls"));
+    assert_eq!(log[1]["cut_off"], "crashed");
+}
