@@ -194,6 +194,13 @@ pub fn folder_kind(seg: &str) -> Option<NoteKind> {
         | "cast"
         | "persons"
         | "major npcs"
+        | "important people"
+        | "notable people"
+        | "key people"
+        | "important npcs"
+        | "notable npcs"
+        | "key npcs"
+        | "notable figures"
         | "minor npcs"
         | "creatures"
         | "allies"
@@ -516,6 +523,9 @@ mod tests {
     )]
     #[case("notes/a.md", "tags: [heist/events/pc]\n", NoteKind::Lore)]
     #[case("notes/a.md", "tags: [place]\n", NoteKind::Location)]
+    // The deepest folder that names a kind wins: people listed under a place.
+    #[case("World/Places/Alrathion/Important People/Tunda.md", "", NoteKind::Npc)]
+    #[case("Places/Alrathion/Notable NPCs/Tunda.md", "", NoteKind::Npc)]
     #[case("notes/a.md", "tags: [quest]\n", NoteKind::Thread)]
     #[case("notes/a.md", "tags: [party]\n", NoteKind::Party)]
     #[case("notes/a.md", "type: party\n", NoteKind::Party)]
