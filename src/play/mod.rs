@@ -320,17 +320,17 @@ impl Table {
     }
 
     fn prepare_with(&self, message: &str, explain: bool) -> Result<Prepared, PlayError> {
-        self.prepare_over(message, self.store.history(), explain)
+        self.prepare_over(message, &self.store.history(), explain)
     }
 
     /// [`Table::prepare`] over a given prompt history (a front end's, for `vaultdm serve`).
     fn prepare_over(
         &self,
         message: &str,
-        history: Vec<Exchange>,
+        history: &[Exchange],
         explain: bool,
     ) -> Result<Prepared, PlayError> {
-        let mode = self.mode_choice(message, &history);
+        let mode = self.mode_choice(message, history);
         let opts = Options {
             message: Some(message.to_string()),
             mode,
@@ -362,7 +362,7 @@ impl Table {
                 block.push('\n');
             }
         }
-        let (memory, history_budget) = self.recall(message, &history, &block, shares);
+        let (memory, history_budget) = self.recall(message, history, &block, shares);
         let mut context = block.clone();
         let layers = memory.block();
         if !layers.is_empty() {
@@ -374,7 +374,7 @@ impl Table {
         let prompt = build_prompt(
             &PromptInput {
                 system: &self.system,
-                history: &history,
+                history,
                 player_message: message,
                 context: &context,
                 history_budget,

@@ -86,7 +86,7 @@ impl Table {
     ) -> Result<Prepared, super::PlayError> {
         let history = self.exchanges_of(earlier);
         self.front_end_history.set(true);
-        let prepared = self.prepare_over(message, history.clone(), false);
+        let prepared = self.prepare_over(message, &history, false);
         self.front_end_history.set(false);
         let mut prepared = prepared?;
         let mut messages = Vec::with_capacity(earlier.len() + 1);
