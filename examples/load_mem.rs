@@ -93,6 +93,24 @@ fn main() -> ExitCode {
         "(peak - baseline) / size: {:.2}x",
         peak.saturating_sub(before) as f64 / bytes.max(1) as f64
     );
+    let (mut blocks, mut text_len, mut links, mut fm) = (0, 0, 0, 0);
+    let mut link_bytes = 0;
+    for n in &loaded.vault.notes {
+        blocks += n.body.blocks.len();
+        for b in &n.body.blocks {
+            text_len += b.text.len();
+        }
+        links += n.links.len();
+        for l in &n.links {
+            link_bytes += l.target.note.len();
+        }
+        fm += n.frontmatter.iter().count();
+    }
+    println!(
+        "held by notes:    {blocks} blocks ({:.1} MiB of text), {links} links ({:.1} MiB of targets), {fm} frontmatter keys",
+        mb(text_len as u64),
+        mb(link_bytes as u64)
+    );
     drop(loaded);
     ExitCode::SUCCESS
 }

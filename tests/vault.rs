@@ -77,7 +77,7 @@ fn crlf_note_reads_like_lf_with_the_same_lines() {
     assert_eq!(n.name(), "Eve Sorrel");
     assert_eq!(n.frontmatter.line_of("location"), 10);
     assert_eq!(n.links.len(), 1);
-    assert_eq!(n.links[0].target.note, "the-gilded-eel");
+    assert_eq!(&*n.links[0].target.note, "the-gilded-eel");
     assert_eq!(n.links[0].line, 10);
     assert_eq!(n.body.title(), Some("Eve Sorrel"));
     assert_eq!(n.body.sections[1].line, 12);
@@ -112,7 +112,7 @@ fn all_text(n: &Note) -> String {
     n.body
         .blocks
         .iter()
-        .map(|b| b.text.as_str())
+        .map(|b| &*b.text)
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -142,7 +142,7 @@ fn callouts_inline_fields_and_tags() {
         .blocks
         .iter()
         .filter(|b| b.callout.as_deref() == Some("secret"))
-        .map(|b| b.text.as_str())
+        .map(|b| &*b.text)
         .collect();
     assert_eq!(secret, ["Hidden debt\nShe owes Mother Ashka forty crowns."]);
     let fields: Vec<_> = n
@@ -168,7 +168,7 @@ fn every_wikilink_form_with_its_line() {
         .iter()
         .map(|l| {
             (
-                l.target.note.as_str(),
+                &*l.target.note,
                 l.target.heading.as_deref(),
                 l.target.alias.as_deref(),
                 l.embed,
@@ -204,7 +204,7 @@ fn tag_line_is_not_a_description() {
     let n = note(&v, "notes/lighthouse.md");
     assert_eq!(n.tags, ["place"]);
     assert_eq!(
-        n.body.first_paragraph().map(|b| b.text.as_str()),
+        n.body.first_paragraph().map(|b| &*b.text),
         Some("The lamp has not been lit in ten years.")
     );
 }
@@ -214,7 +214,7 @@ fn unquoted_wikilink_in_frontmatter_is_a_link() {
     let v = vault("variants");
     let n = note(&v, "heist/party/fenn.md");
     assert_eq!(n.links.len(), 1);
-    assert_eq!(n.links[0].target.note, "the-gilded-eel");
+    assert_eq!(&*n.links[0].target.note, "the-gilded-eel");
     assert_eq!(n.links[0].target.alias.as_deref(), Some("the Eel"));
     assert_eq!(n.links[0].key.as_deref(), Some("location"));
     assert_eq!(n.links[0].line, 5);
@@ -380,7 +380,7 @@ fn yaml_error_message_is_readable_and_keeps_the_body() {
     );
     assert_eq!(n.name(), "Yaml Error");
     assert_eq!(
-        n.body.first_paragraph().map(|b| b.text.as_str()),
+        n.body.first_paragraph().map(|b| &*b.text),
         Some("Still has a body.")
     );
 }

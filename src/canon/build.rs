@@ -75,7 +75,7 @@ impl Ctx<'_> {
         };
         let target = as_single_link(&raw)
             .or_else(|| leading_link(&raw))
-            .map_or(raw.clone(), |t| t.note);
+            .map_or(raw.clone(), |t| t.note.into());
         let line = note.frontmatter.line_of(key);
         match self.vault.resolve_from(&target, Some(&note.path)) {
             Resolution::Found(i) => {
@@ -473,7 +473,7 @@ fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
                     b.line,
                     priority,
                     diags,
-                    b.section,
+                    b.section as usize,
                     &mut warned_section,
                 );
                 out.push(t);
@@ -514,7 +514,7 @@ fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
                     b.line,
                     priority,
                     diags,
-                    b.section,
+                    b.section as usize,
                     &mut warned_section,
                 );
                 let tail: Vec<&str> = b.text.lines().skip(1).collect();

@@ -81,7 +81,7 @@ pub fn split(text: &str) -> Split<'_> {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Frontmatter {
     /// One entry per key, sorted by key: (lower-cased key, value, 1-based file line).
-    entries: Vec<(String, Value, usize)>,
+    entries: Vec<(compact_str::CompactString, Value, usize)>,
     /// 1-based file line of the opening fence (0 when there is no frontmatter).
     pub line: usize,
 }
@@ -179,7 +179,7 @@ impl Frontmatter {
                 };
                 let recovered = recovered
                     .into_iter()
-                    .map(|(k, v, i)| (k, v, split.yaml_line + i))
+                    .map(|(k, v, i)| (k.into(), v, split.yaml_line + i))
                     .collect();
                 fm.set(recovered, path, diags);
                 // Nothing lost (`title: Session 0 – Scene 2: Lysa's House`, which Obsidian
@@ -224,13 +224,14 @@ impl Frontmatter {
     /// Keeps one entry per key (the last, as YAML readers do) and warns about the others.
     fn set(
         &mut self,
-        mut entries: Vec<(String, Value, usize)>,
+        mut entries: Vec<(compact_str::CompactString, Value, usize)>,
         path: &str,
         diags: &mut Vec<Diagnostic>,
     ) {
         // Stable: a key's repeats stay in document order.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(String, Value, usize)> = Vec::with_capacity(entries.len());
+        let mut out: Vec<(compact_str::CompactString, Value, usize)> =
+            Vec::with_capacity(entries.len());
         let mut first_line = 0;
         for e in entries {
             match out.last_mut() {
@@ -255,7 +256,7 @@ impl Frontmatter {
         self.entries = out;
     }
 
-    fn find(&self, key: &str) -> Option<&(String, Value, usize)> {
+    fn find(&self, key: &str) -> Option<&(compact_str::CompactString, Value, usize)> {
         self.entries
             .binary_search_by(|e| e.0.as_str().cmp(key))
             .ok()
@@ -293,15 +294,20 @@ impl Frontmatter {
         if key.is_empty() {
             return;
         }
-        if let Err(i) = self.entries.binary_search_by(|e| e.0.cmp(&key)) {
+        if let Err(i) = self.entries.binary_search_by(|e| e.0.as_str().cmp(&key)) {
             self.entries
-                .insert(i, (key, Value::String(value.trim().to_string()), line));
+                .insert(i, (key.into(), Value::String(value.trim().into()), line));
         }
     }
 
+    /// Gives back the slack of the key table: a parsed note lives for the whole session.
+    pub fn shrink_to_fit(&mut self) {
+        self.entries.shrink_to_fit();
+    }
+
     /// All keys and values, keys lower-cased, in key order.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
-        self.entries.iter().map(|(k, v, _)| (k, v))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.entries.iter().map(|(k, v, _)| (k.as_str(), v))
     }
 
     /// True when the note has no frontmatter values.
@@ -320,12 +326,12 @@ fn line_index(text: &str, at: usize) -> usize {
 
 /// The top-level entries of parsed frontmatter: keys as trimmed lower-case text (a key
 /// that is not text, `1:` or `true:`, becomes its text), lines mapped to the file.
-fn from_map(map: Map, first_line: usize) -> Vec<(String, Value, usize)> {
+fn from_map(map: Map, first_line: usize) -> Vec<(compact_str::CompactString, Value, usize)> {
     map.into_iter()
         .map(|e| {
             let key = match e.key {
                 Value::String(s) => s,
-                other => value_text(&other).unwrap_or_default(),
+                other => value_text(&other).unwrap_or_default().into(),
             };
             // Most keys are already trimmed lower-case ASCII: keep their allocation.
             let key = if key.bytes().all(|b| !b.is_ascii_uppercase() && b.is_ascii())
@@ -333,7 +339,7 @@ fn from_map(map: Map, first_line: usize) -> Vec<(String, Value, usize)> {
             {
                 key
             } else {
-                key.trim().to_lowercase()
+                key.trim().to_lowercase().into()
             };
             (key, e.value, first_line + e.line - 1)
         })
@@ -367,7 +373,7 @@ fn line_by_line(yaml: &str) -> Vec<(String, Value, usize)> {
             let item = line.trim_start().strip_prefix("- ");
             match (list.as_mut(), item) {
                 (Some((_, items, _)), Some(item)) if !item.contains(": ") => {
-                    items.push(Value::String(unquote(item.trim()).to_string()));
+                    items.push(Value::String(unquote(item.trim()).into()));
                 }
                 _ => list = None,
             }
@@ -389,22 +395,22 @@ fn line_by_line(yaml: &str) -> Vec<(String, Value, usize)> {
             continue;
         }
         let v = if link_first && !value.ends_with("]]") || value.starts_with("![[") {
-            Value::String(value.to_string())
+            Value::String(value.into())
         } else if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
             if inner.starts_with('[') && inner.ends_with(']') {
-                Value::String(value.to_string()) // an unquoted [[wikilink]]
+                Value::String(value.into()) // an unquoted [[wikilink]]
             } else {
                 Value::List(
                     split_commas(inner)
                         .into_iter()
-                        .map(|i| Value::String(unquote(&i).to_string()))
+                        .map(|i| Value::String(unquote(&i).into()))
                         .collect(),
                 )
             }
         } else if value.starts_with(['[', '{']) {
             continue;
         } else {
-            Value::String(unquote(value).to_string())
+            Value::String(unquote(value).into())
         };
         out.push((key, v, i));
     }
@@ -567,7 +573,7 @@ pub fn value_int(v: &Value) -> Result<Option<i64>, String> {
                     return Ok(Some(n));
                 }
             }
-            Err(s.clone())
+            Err(s.to_string())
         }
         other => Err(value_text(other).unwrap_or_else(|| "a list".into())),
     }
@@ -815,7 +821,7 @@ mod tests {
             if d.iter().any(|d| d.code == "yaml-syntax") {
                 let lower = yaml.to_lowercase();
                 for (k, v) in f.iter() {
-                    prop_assert!(lower.contains(k.as_str()), "key {:?} in {:?}", k, yaml);
+                    prop_assert!(lower.contains(k), "key {:?} in {:?}", k, yaml);
                     // Each item (a list's text joins its items with `, `).
                     let texts = match v {
                         Value::List(_) => value_list(v),

@@ -12,12 +12,13 @@ type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 /// A parsed link target.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LinkTarget {
-    /// The note part: a name, stem or vault path (may end in `.md`).
-    pub note: String,
+    /// The note part: a name, stem or vault path (may end in `.md`); kept inline when short,
+    /// as most are (a vault holds one of these per link).
+    pub note: compact_str::CompactString,
     /// The `#Heading` (or `#^block`) part, if any.
-    pub heading: Option<String>,
+    pub heading: Option<Box<str>>,
     /// The `|Alias` part, if any.
-    pub alias: Option<String>,
+    pub alias: Option<Box<str>>,
 }
 
 impl LinkTarget {
@@ -25,19 +26,19 @@ impl LinkTarget {
     /// A trailing backslash before `|` (from tables, `\|`) is dropped.
     pub fn parse(inner: &str) -> LinkTarget {
         let (dest, alias) = match inner.split_once('|') {
-            Some((d, a)) => (d, Some(a.trim().to_string()).filter(|a| !a.is_empty())),
+            Some((d, a)) => (d, Some(a.trim()).filter(|a| !a.is_empty()).map(Box::from)),
             None => (inner, None),
         };
         let dest = dest.trim().trim_end_matches('\\').trim();
         let (note, heading) = match dest.split_once('#') {
             Some((n, h)) => (
                 n.trim(),
-                Some(h.trim().to_string()).filter(|h| !h.is_empty()),
+                Some(h.trim()).filter(|h| !h.is_empty()).map(Box::from),
             ),
             None => (dest, None),
         };
         LinkTarget {
-            note: note.to_string(),
+            note: note.into(),
             heading,
             alias,
         }
@@ -46,7 +47,7 @@ impl LinkTarget {
     /// The text a reader sees: the alias, else the note's last path segment without `.md`.
     pub fn display(&self) -> String {
         if let Some(a) = &self.alias {
-            return a.clone();
+            return a.to_string();
         }
         let last = self.note.rsplit('/').next().unwrap_or(&self.note);
         strip_md(last).to_string()
@@ -190,32 +191,43 @@ pub enum Resolution {
 /// Lookup tables from every name a note can be linked by to the notes that carry it.
 #[derive(Debug, Clone, Default)]
 pub struct LinkIndex {
-    paths: HashMap<String, Vec<usize>>,
+    paths: Table,
     /// Every proper end of a path that starts after a `/` and holds one (`npcs/ida` for
     /// `canon/npcs/ida`): partial paths are looked up, not searched for.
-    suffixes: HashMap<String, Vec<usize>>,
-    stems: HashMap<String, Vec<usize>>,
-    names: HashMap<String, Vec<usize>>,
-    slugs: HashMap<String, Vec<usize>>,
+    suffixes: Table,
+    stems: Table,
+    names: Table,
+    slugs: Table,
 }
 
-fn push(map: &mut HashMap<String, Vec<usize>>, key: String, idx: usize) {
+/// One lookup table: key -> the notes carrying it. Keys are short names kept inline and
+/// almost every key names one or two notes, so most entries allocate nothing of their own
+/// (a 10k-note vault has ~65k keys).
+type Table = HashMap<compact_str::CompactString, smallvec::SmallVec<[u32; 2]>>;
+
+fn push(map: &mut Table, key: &str, idx: usize) {
     if key.is_empty() {
         return;
     }
-    let v = map.entry(key).or_default();
+    let idx = note_slot(idx);
+    let v = map.entry(key.into()).or_default();
     if !v.contains(&idx) {
         v.push(idx);
     }
 }
 
-fn push_suffixes(map: &mut HashMap<String, Vec<usize>>, path: &str, idx: usize) {
+/// A note index as the tables keep it.
+fn note_slot(idx: usize) -> u32 {
+    u32::try_from(idx).expect("fewer than 4 billion notes")
+}
+
+fn push_suffixes(map: &mut Table, path: &str, idx: usize) {
     let mut rest = path;
     while let Some((_, tail)) = rest.split_once('/') {
         if !tail.contains('/') {
             break;
         }
-        push(map, tail.to_string(), idx);
+        push(map, tail, idx);
         rest = tail;
     }
 }
@@ -240,16 +252,17 @@ impl LinkIndex {
     /// Adds a note by its precomputed keys.
     pub fn add_keys(&mut self, idx: usize, k: NoteKeys) {
         push_suffixes(&mut self.suffixes, &k.path, idx);
-        push(&mut self.paths, k.path, idx);
-        push(&mut self.stems, k.stem, idx);
-        push(&mut self.slugs, k.slug, idx);
-        for n in k.names {
+        push(&mut self.paths, &k.path, idx);
+        push(&mut self.stems, &k.stem, idx);
+        push(&mut self.slugs, &k.slug, idx);
+        for n in &k.names {
             push(&mut self.names, n, idx);
         }
     }
 
     /// Removes a note from every table (used by incremental reloads).
     pub fn remove(&mut self, idx: usize) {
+        let idx = note_slot(idx);
         for map in [
             &mut self.paths,
             &mut self.suffixes,
@@ -258,7 +271,7 @@ impl LinkIndex {
             &mut self.slugs,
         ] {
             map.retain(|_, v| {
-                v.retain(|&i| i != idx);
+                v.retain(|i| *i != idx);
                 !v.is_empty()
             });
         }
@@ -267,6 +280,7 @@ impl LinkIndex {
     /// Renumbers note indices after a note was inserted at `at` (`inserted`) or removed
     /// from `at` (not inserted): every index at or after the spot moves by one.
     pub fn shift(&mut self, at: usize, inserted: bool) {
+        let at = note_slot(at);
         for map in [
             &mut self.paths,
             &mut self.suffixes,
@@ -307,21 +321,21 @@ impl LinkIndex {
             return (Tier::Path, Resolution::NotFound);
         }
         let key = norm_key(t);
-        let found = |v: &[usize]| match v {
+        let found = |v: &[u32]| match v {
             [] => Resolution::NotFound,
-            [one] => Resolution::Found(*one),
+            [one] => Resolution::Found(*one as usize),
             many => {
-                let mut v = many.to_vec();
+                let mut v: Vec<usize> = many.iter().map(|&i| i as usize).collect();
                 v.sort_unstable();
                 Resolution::Ambiguous(v)
             }
         };
-        if let Some(v) = self.paths.get(&key) {
+        if let Some(v) = self.paths.get(key.as_str()) {
             return (Tier::Path, found(v));
         }
         if key.contains('/') {
             // A partial path: the notes whose path ends with it.
-            if let Some(v) = self.suffixes.get(&key).filter(|v| !v.is_empty()) {
+            if let Some(v) = self.suffixes.get(key.as_str()).filter(|v| !v.is_empty()) {
                 return (Tier::Suffix, found(v));
             }
         }
@@ -329,10 +343,10 @@ impl LinkIndex {
         if let Some(v) = self.stems.get(last).filter(|v| !v.is_empty()) {
             return (Tier::Stem, found(v));
         }
-        if let Some(v) = self.names.get(&key).filter(|v| !v.is_empty()) {
+        if let Some(v) = self.names.get(key.as_str()).filter(|v| !v.is_empty()) {
             return (Tier::Name, found(v));
         }
-        if let Some(v) = self.slugs.get(&slug(t)).filter(|v| !v.is_empty()) {
+        if let Some(v) = self.slugs.get(slug(t).as_str()).filter(|v| !v.is_empty()) {
             return (Tier::Slug, found(v));
         }
         (Tier::Path, Resolution::NotFound)
@@ -361,7 +375,7 @@ mod tests {
         #[case] alias: Option<&str>,
     ) {
         let t = LinkTarget::parse(inner);
-        assert_eq!(t.note, note);
+        assert_eq!(&*t.note, note);
         assert_eq!(t.heading.as_deref(), heading);
         assert_eq!(t.alias.as_deref(), alias);
     }
@@ -369,7 +383,7 @@ mod tests {
     #[test]
     fn finds_links_and_embeds() {
         let found = find_wikilinks("a [[One]] b ![[Two.png]] [[]] [[Three|3]] [[open");
-        let names: Vec<_> = found.iter().map(|f| f.target.note.as_str()).collect();
+        let names: Vec<_> = found.iter().map(|f| &*f.target.note).collect();
         assert_eq!(names, ["One", "Two.png", "Three"]);
         assert!(found[1].embed);
         assert_eq!(found[2].target.display(), "3");
@@ -488,9 +502,9 @@ mod tests {
             if let Some(h) = &h { inner.push('#'); inner.push_str(h); }
             if let Some(a) = &a { inner.push('|'); inner.push_str(a); }
             let t = LinkTarget::parse(&inner);
-            prop_assert_eq!(t.note, note.trim().to_string());
-            prop_assert_eq!(t.heading, h.map(|h| h.trim().to_string()).filter(|h| !h.is_empty()));
-            prop_assert_eq!(t.alias, a.map(|a| a.trim().to_string()).filter(|a| !a.is_empty()));
+            prop_assert_eq!(&*t.note, note.trim());
+            prop_assert_eq!(t.heading.as_deref(), h.as_deref().map(str::trim).filter(|h| !h.is_empty()));
+            prop_assert_eq!(t.alias.as_deref(), a.as_deref().map(str::trim).filter(|a| !a.is_empty()));
         }
 
         #[test]

@@ -28,17 +28,18 @@ pub struct Block {
     pub kind: BlockKind,
     /// Plain text: links shown as their display text, emphasis markers removed, soft
     /// breaks kept as `\n`.
-    pub text: String,
+    pub text: Box<str>,
     /// 1-based file line where the block starts.
     pub line: usize,
     /// Index of the section the block belongs to.
-    pub section: usize,
+    pub section: u32,
     /// The text of a leading `**strong**` span, if the block opens with one.
-    pub strong_prefix: Option<String>,
-    /// The callout type (lower-case) when the block sits inside `> [!type]`.
-    pub callout: Option<String>,
+    pub strong_prefix: Option<Box<str>>,
+    /// The callout type (lower-case) when the block sits inside `> [!type]`, shared by
+    /// the callout's blocks.
+    pub callout: Option<std::sync::Arc<str>>,
     /// List nesting depth (0 outside lists).
-    pub depth: usize,
+    pub depth: u16,
     /// False for a block with no words of its own: only links or embeds (a navigation line,
     /// an image, an index list), ornaments, arrows and separators.
     pub prose: bool,
@@ -111,7 +112,10 @@ impl Body {
         Some(
             self.blocks
                 .iter()
-                .filter(|b| b.section > idx && b.section < end || b.section == idx)
+                .filter(|b| {
+                    let s = b.section as usize;
+                    s > idx && s < end || s == idx
+                })
                 .filter(|b| !matches!(b.kind, BlockKind::Heading(_)))
                 .collect(),
         )
@@ -125,7 +129,7 @@ impl Body {
             .blocks
             .iter()
             .find(|b| matches!(b.kind, BlockKind::Heading(_)) || b.prose)?;
-        (first.kind == BlockKind::Heading(1)).then_some(first.text.as_str())
+        (first.kind == BlockKind::Heading(1)).then_some(&*first.text)
     }
 
     /// The first paragraph that reads as a summary: not a heading, list or callout, not only
@@ -141,7 +145,7 @@ impl Body {
     /// or Admonition that is not a GM secret, else the first two bullets with words.
     pub fn summary(&self) -> Option<String> {
         if let Some(p) = self.first_paragraph() {
-            return Some(p.text.clone());
+            return Some(p.text.to_string());
         }
         let callout = self.blocks.iter().find(|b| {
             b.kind == BlockKind::Paragraph
@@ -149,12 +153,12 @@ impl Body {
                 && is_summary_text(b)
         });
         if let Some(c) = callout {
-            return Some(c.text.clone());
+            return Some(c.text.to_string());
         }
         // Voice and personality bullets are read as the voice, not the summary.
         let voice_section = |b: &Block| {
             self.sections
-                .get(b.section)
+                .get(b.section as usize)
                 .and_then(|s| s.heading.as_deref())
                 .is_some_and(|h| {
                     matches!(
@@ -173,7 +177,7 @@ impl Body {
                     && !voice_section(b)
             })
             .take(2)
-            .map(|b| b.text.as_str())
+            .map(|b| &*b.text)
             .collect();
         let mut out = String::new();
         for b in bullets {
@@ -388,66 +392,67 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
     let mut stack: Vec<Open> = Vec::new();
     let mut list_depth = 0usize;
     let mut quote_depth = 0usize;
-    let mut callout: Option<String> = None;
+    let mut callout: Option<std::sync::Arc<str>> = None;
     let mut callout_pending = false;
     let mut skip_code = 0usize;
     let mut in_link: Vec<(LinkTarget, bool, bool)> = Vec::new(); // target, has_pothole, wrote_text
     let mut strong = 0usize;
     let mut row: Option<(Vec<String>, usize)> = None;
 
-    let flush = |open: Open, out: &mut Body, depth: usize, callout: &Option<String>| {
-        let text = if has_byte(&open.text, b':') {
-            strip_icons(open.text.trim())
-        } else {
-            // Trimmed in place: one allocation per block, not two.
-            let mut text = open.text;
-            let end = text.trim_end().len();
-            text.truncate(end);
-            let start = text.len() - text.trim_start().len();
-            text.drain(..start);
-            text
-        };
-        if text.is_empty() && !matches!(open.kind, BlockKind::Heading(_)) {
-            return;
-        }
-        let line = line_of(open.start);
-        let prose = open.words || matches!(open.kind, BlockKind::Heading(_));
-        if let BlockKind::Heading(level) = open.kind {
-            out.sections.push(Section {
-                heading: Some(text.clone()),
-                level,
-                line,
-            });
-        }
-        let has_field = find_pair(&text, ':').is_some();
-        // Only a block with a `::` is split into lines.
-        for (i, l) in has_field
-            .then(|| text.lines().enumerate())
-            .into_iter()
-            .flatten()
-        {
-            if let Some((k, v)) = find_pair(l, ':').map(|at| (&l[..at], &l[at + 2..])) {
-                let k = k.trim().trim_start_matches(['-', '*', '[']).trim();
-                if !k.is_empty() && k.len() <= 40 && !k.contains(['`', ':']) {
-                    out.fields.push(InlineField {
-                        key: k.to_lowercase(),
-                        value: v.trim().trim_end_matches(']').trim().to_string(),
-                        line: line + i,
-                    });
+    let flush =
+        |open: Open, out: &mut Body, depth: usize, callout: &Option<std::sync::Arc<str>>| {
+            let text = if has_byte(&open.text, b':') {
+                strip_icons(open.text.trim())
+            } else {
+                // Trimmed in place: one allocation per block, not two.
+                let mut text = open.text;
+                let end = text.trim_end().len();
+                text.truncate(end);
+                let start = text.len() - text.trim_start().len();
+                text.drain(..start);
+                text
+            };
+            if text.is_empty() && !matches!(open.kind, BlockKind::Heading(_)) {
+                return;
+            }
+            let line = line_of(open.start);
+            let prose = open.words || matches!(open.kind, BlockKind::Heading(_));
+            if let BlockKind::Heading(level) = open.kind {
+                out.sections.push(Section {
+                    heading: Some(text.clone()),
+                    level,
+                    line,
+                });
+            }
+            let has_field = find_pair(&text, ':').is_some();
+            // Only a block with a `::` is split into lines.
+            for (i, l) in has_field
+                .then(|| text.lines().enumerate())
+                .into_iter()
+                .flatten()
+            {
+                if let Some((k, v)) = find_pair(l, ':').map(|at| (&l[..at], &l[at + 2..])) {
+                    let k = k.trim().trim_start_matches(['-', '*', '[']).trim();
+                    if !k.is_empty() && k.len() <= 40 && !k.contains(['`', ':']) {
+                        out.fields.push(InlineField {
+                            key: k.to_lowercase(),
+                            value: v.trim().trim_end_matches(']').trim().to_string(),
+                            line: line + i,
+                        });
+                    }
                 }
             }
-        }
-        out.blocks.push(Block {
-            kind: open.kind,
-            text,
-            line,
-            section: out.sections.len() - 1,
-            strong_prefix: open.strong_prefix,
-            callout: callout.clone(),
-            depth,
-            prose,
-        });
-    };
+            out.blocks.push(Block {
+                kind: open.kind,
+                text: text.into_boxed_str(),
+                line,
+                section: (out.sections.len() - 1) as u32,
+                strong_prefix: open.strong_prefix.map(String::into_boxed_str),
+                callout: callout.clone(),
+                depth: depth.min(u16::MAX as usize) as u16,
+                prose,
+            });
+        };
 
     // The statblock being read: its YAML so far and its line.
     let mut statblock: Option<(String, usize)> = None;
@@ -575,7 +580,10 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                             if let Some(rest) = t.strip_prefix("[!") {
                                 if let Some(end) = rest.find(']') {
                                     callout = Some(
-                                        rest[..end].trim_end_matches(['-', '+']).to_lowercase(),
+                                        rest[..end]
+                                            .trim_end_matches(['-', '+'])
+                                            .to_lowercase()
+                                            .into(),
                                     );
                                     o.text =
                                         rest[end + 1..].trim_start_matches(['-', '+']).to_string();
@@ -723,12 +731,13 @@ fn admonition_blocks(out: &mut Body, kind: &str, text: &str, at: usize, lines: &
         }
     }
     let inner = parse_body(&content, at, lines);
-    let section = out.sections.len() - 1;
+    let section = (out.sections.len() - 1) as u32;
+    let kind: std::sync::Arc<str> = kind.into();
     for mut b in inner.blocks {
         if matches!(b.kind, BlockKind::Heading(_)) {
             continue;
         }
-        b.callout = Some(kind.to_string());
+        b.callout = Some(kind.clone());
         b.section = section;
         out.blocks.push(b);
     }
@@ -801,10 +810,13 @@ mod tests {
         let b = parse("# Title\n\nIntro para.\n\n## Personality\n- Speaks softly.\n- Bites nails.\n  - nested\n\n## Other\ntext\n");
         assert_eq!(b.title(), Some("Title"));
         let p = b.section_blocks(&["personality"]).expect("test input");
-        let texts: Vec<_> = p.iter().map(|b| b.text.as_str()).collect();
+        let texts: Vec<_> = p.iter().map(|b| &*b.text).collect();
         assert_eq!(texts, ["Speaks softly.", "Bites nails.", "nested"]);
         assert_eq!(p[0].line, 6);
-        assert_eq!(b.first_paragraph().expect("test input").text, "Intro para.");
+        assert_eq!(
+            &*b.first_paragraph().expect("test input").text,
+            "Intro para."
+        );
     }
 
     #[test]
@@ -833,11 +845,11 @@ mod tests {
             "Meet [[Mother Ashka]] at [[the-gilded-eel|the Eel]] or [[Note#Head]]. ![[map.png]]\n",
         );
         assert_eq!(
-            b.blocks[0].text,
+            &*b.blocks[0].text,
             "Meet Mother Ashka at the Eel or Note. map.png"
         );
         assert_eq!(b.links.len(), 4);
-        assert_eq!(b.links[1].target.note, "the-gilded-eel");
+        assert_eq!(&*b.links[1].target.note, "the-gilded-eel");
         assert!(b.links[3].embed);
     }
 
@@ -848,7 +860,10 @@ mod tests {
             b.blocks[0].strong_prefix.as_deref(),
             Some("The Forged Pass")
         );
-        assert_eq!(b.blocks[0].text, "The Forged Pass — summary\n→ Next: do it");
+        assert_eq!(
+            &*b.blocks[0].text,
+            "The Forged Pass — summary\n→ Next: do it"
+        );
         assert_eq!(b.fields[0].key, "status");
         assert_eq!(b.fields[0].value, "alive #npc/alive and #1 not");
         assert_eq!(

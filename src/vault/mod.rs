@@ -286,7 +286,7 @@ impl Vault {
                 let key = links::norm_key(target);
                 let e = uncreated
                     .entry(key.clone())
-                    .or_insert_with(|| (n.path.clone(), line, target.clone(), 0, 0));
+                    .or_insert_with(|| (n.path.clone(), line, target.to_string(), 0, 0));
                 e.3 += 1;
                 if seen_here.insert(key) {
                     e.4 += 1;

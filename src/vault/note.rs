@@ -19,7 +19,7 @@ pub struct NoteLink {
     /// True for embeds.
     pub embed: bool,
     /// The frontmatter key holding the link, for links in frontmatter.
-    pub key: Option<String>,
+    pub key: Option<Box<str>>,
 }
 
 /// A parsed Markdown note.
@@ -206,7 +206,7 @@ impl Note {
                         target: found.target,
                         line: note.frontmatter.line_of(key),
                         embed: found.embed,
-                        key: Some(key.clone()),
+                        key: Some(key.into()),
                     });
                 }
             }
@@ -219,6 +219,7 @@ impl Note {
             key: None,
         }));
         // Parsed notes live for the whole session: give back growth slack.
+        note.frontmatter.shrink_to_fit();
         note.body.blocks.shrink_to_fit();
         note.body.sections.shrink_to_fit();
         note.body.fields.shrink_to_fit();
@@ -280,7 +281,7 @@ mod tests {
         assert!(n.diagnostics.is_empty(), "{:?}", n.diagnostics);
         assert_eq!(n.name(), "Orla");
         assert_eq!(n.tags, ["heist/pc", "pc", "rogue"]);
-        assert_eq!(n.links[0].target.note, "Mother Ashka");
+        assert_eq!(&*n.links[0].target.note, "Mother Ashka");
         assert_eq!(n.links[0].line, 7);
     }
 
@@ -308,11 +309,7 @@ mod tests {
             "p.md",
             b"---\nlocation: [[The Eel]]\nfriends: \"[[A]], [[B|Bee]]\"\n---\n",
         );
-        let t: Vec<_> = n
-            .links
-            .iter()
-            .map(|l| (l.target.note.as_str(), l.line))
-            .collect();
+        let t: Vec<_> = n.links.iter().map(|l| (&*l.target.note, l.line)).collect();
         assert_eq!(t, [("A", 3), ("B", 3), ("The Eel", 2)]);
     }
 }

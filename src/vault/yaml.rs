@@ -40,8 +40,9 @@ pub enum Value {
     Int(i64),
     /// A finite float, `.inf` or `.nan`.
     Float(f64),
-    /// Text: quoted, block (`|`, `>`) or plain text that is no other type.
-    String(String),
+    /// Text: quoted, block (`|`, `>`) or plain text that is no other type (kept inline
+    /// when short, as most frontmatter values are).
+    String(compact_str::CompactString),
     /// A block or flow list.
     List(Vec<Value>),
     /// A block or flow mapping.
@@ -203,11 +204,11 @@ pub fn resolve_plain(s: &str) -> Value {
     }
     // Every number starts with a digit, a sign or a dot.
     if !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.')) {
-        return Value::String(s.to_owned());
+        return Value::String(s.into());
     }
     match parse_int(s) {
         Int::Yes(i) => return Value::Int(i),
-        Int::TooLarge => return Value::String(s.to_owned()),
+        Int::TooLarge => return Value::String(s.into()),
         Int::No => {}
     }
     if !leading_zero_digits(s) {
@@ -215,7 +216,7 @@ pub fn resolve_plain(s: &str) -> Value {
             return Value::Float(f);
         }
     }
-    Value::String(s.to_owned())
+    Value::String(s.into())
 }
 
 enum Int {
@@ -490,7 +491,7 @@ fn quoted(s: &str) -> Option<(Value, &str)> {
         if body.as_bytes()[end] == b'\\' {
             return None;
         }
-        return Some((Value::String(body[..end].to_owned()), &body[end + 1..]));
+        return Some((Value::String(body[..end].into()), &body[end + 1..]));
     }
     // Single quotes: `''` is a quote.
     let mut out = String::new();
@@ -502,7 +503,7 @@ fn quoted(s: &str) -> Option<(Value, &str)> {
             out.push('\'');
             rest = &rest[end + 2..];
         } else {
-            return Some((Value::String(out), &rest[end + 1..]));
+            return Some((Value::String(out.into()), &rest[end + 1..]));
         }
     }
 }
@@ -732,7 +733,7 @@ fn scalar(
         text
     };
     if is_core(tag, "str") {
-        return Value::String(text.into_owned());
+        return Value::String(text.into());
     }
     let resolve = style == ScalarStyle::Plain
         || ["null", "bool", "int", "float"]
@@ -741,7 +742,7 @@ fn scalar(
     if resolve {
         resolve_plain(&text)
     } else {
-        Value::String(text.into_owned())
+        Value::String(text.into())
     }
 }
 

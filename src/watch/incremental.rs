@@ -46,7 +46,7 @@ fn ref_targets(note: &Note) -> Vec<String> {
         let mut texts = value_list(v);
         texts.extend(value_text(v));
         for t in texts {
-            out.extend(find_wikilinks(&t).into_iter().map(|l| l.target.note));
+            out.extend(find_wikilinks(&t).into_iter().map(|l| l.target.note.into()));
             out.push(t);
         }
     }
