@@ -593,3 +593,41 @@ fn thousands_sharing_an_alias_is_one_short_warning() {
     );
     assert!(shared[0].message.len() < 400);
 }
+
+/// Lore notes lose the blocks canon never reads as they are parsed (to keep a big vault's
+/// memory down): canon, its problems and every note's name must come out exactly as from
+/// the whole notes, on every fixture layout and the bundled vault.
+#[test]
+fn shedding_lore_bodies_changes_nothing_canon_reads() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut vaults: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("tests/fixtures"))
+        .expect("fixtures")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    vaults.push(root.join("vault-template"));
+    vaults.sort();
+    let mut shed = 0;
+    for dir in &vaults {
+        let loaded = vaultdm::canon::Loaded::load(dir).expect("loads");
+        let scope = vaultdm::vault::Scope::detect(dir, &loaded.config.folders.templates);
+        let whole = vaultdm::vault::Vault::load_scoped(dir, scope).expect("loads");
+        let built = vaultdm::canon::build(&whole, &loaded.config, &loaded.files);
+        assert_eq!(built.campaign, loaded.built.campaign, "{}", dir.display());
+        assert_eq!(
+            format!("{:?}", built.diagnostics),
+            format!("{:?}", loaded.built.diagnostics),
+            "{}",
+            dir.display()
+        );
+        assert_eq!(whole.notes.len(), loaded.vault.notes.len());
+        for (w, l) in whole.notes.iter().zip(&loaded.vault.notes) {
+            assert_eq!(w.name(), l.name(), "{}", w.path);
+            assert_eq!(w.links, l.links, "{}", w.path);
+            assert_eq!(w.diagnostics, l.diagnostics, "{}", w.path);
+            shed += w.body.blocks.len() - l.body.blocks.len();
+        }
+    }
+    assert!(shed > 0, "no fixture has a lore note with a body to shed");
+}

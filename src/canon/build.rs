@@ -1121,6 +1121,17 @@ fn settle_parties(c: &mut Campaign, config: &Config) {
     c.active_party = Some((idx, why));
 }
 
+/// Drops from a freshly parsed note what [`build`] and everything after it never read: of a
+/// lore note only its name, aliases, summary, links and tags are used, so the blocks after
+/// its title and summary go. Run on every note as it is parsed, it keeps a vault of long
+/// world-building notes from being held whole (half of a big vault's bytes are lore).
+pub(crate) fn shed_unread(note: &mut Note, config: &Config) {
+    if note.path != OPEN_THREADS && note.path != TIMELINE && kind_of(note, config) == NoteKind::Lore
+    {
+        note.body.keep_title_and_summary();
+    }
+}
+
 /// Builds the campaign from a vault's notes, its configuration and the other files canon
 /// reads ([`CanonFiles`], read by the loading step): a pure step, no file is read here.
 pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {

@@ -60,7 +60,12 @@ impl Loaded {
     pub fn load_then(root: &Path, after_read: impl FnOnce()) -> Result<Loaded, VaultError> {
         let (config, config_diagnostics) = Config::load(root);
         let scope = crate::vault::Scope::detect(root, &config.folders.templates);
-        let vault = Vault::load_scoped_then(root, scope, after_read)?;
+        let vault = Vault::load_scoped_then(
+            root,
+            scope,
+            |note| build::shed_unread(note, &config),
+            after_read,
+        )?;
         let files = CanonFiles::read(root);
         let built = build(&vault, &config, &files);
         Ok(Loaded {

@@ -65,6 +65,8 @@ pub fn clean(s: &str, max: usize) -> String {
     if cut {
         out.push('…');
     }
+    // Canon text lives as long as the session: no slack from the source-sized buffer.
+    out.shrink_to_fit();
     out
 }
 

@@ -73,9 +73,9 @@ pub fn write_explain(out: &mut impl Write, inj: &Injected) -> std::io::Result<()
 /// Runs `context`.
 pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     // The vocabulary loads on a second thread once the parse no longer needs both cores.
-    let loaded = Loaded::load_then(root, crate::tokens::warm_up_in_background)?;
+    let mut loaded = Loaded::load_then(root, crate::tokens::warm_up_in_background)?;
     super::report_skipped(&loaded);
-    let engine = Engine::for_vault(root, &loaded)?;
+    let engine = Engine::taking_canon(root, &mut loaded)?;
     let mode = if args.full {
         ModeChoice::Full
     } else if args.light {

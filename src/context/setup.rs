@@ -25,6 +25,15 @@ impl Engine {
         let templates = load_templates(root, &loaded.config)?;
         Ok(Engine::new(loaded.built.campaign.clone(), templates))
     }
+
+    /// Like [`Engine::for_vault`], moving the campaign out of `loaded` instead of copying
+    /// it, for a one-shot command that reads canon afterwards only through the engine
+    /// (`context`: on a 10k-note vault the copy was ~9 MB at the process's peak).
+    pub fn taking_canon(root: &Path, loaded: &mut Loaded) -> Result<Engine, TemplateError> {
+        let templates = load_templates(root, &loaded.config)?;
+        let campaign = std::mem::take(&mut loaded.built.campaign);
+        Ok(Engine::new(campaign, templates))
+    }
 }
 
 /// What a command line (or a caller) asks for over the vault's `[context]` defaults.

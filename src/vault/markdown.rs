@@ -125,11 +125,15 @@ impl Body {
     /// image, a navigation line) come before it. A `# Profile` section further down a
     /// template-made note is not the note's name.
     pub fn title(&self) -> Option<&str> {
-        let first = self
-            .blocks
-            .iter()
-            .find(|b| matches!(b.kind, BlockKind::Heading(_)) || b.prose)?;
+        let first = &self.blocks[self.title_block()?];
         (first.kind == BlockKind::Heading(1)).then_some(&*first.text)
+    }
+
+    /// The block [`Body::title`] reads: the first heading or block with words.
+    fn title_block(&self) -> Option<usize> {
+        self.blocks
+            .iter()
+            .position(|b| matches!(b.kind, BlockKind::Heading(_)) || b.prose)
     }
 
     /// The first paragraph that reads as a summary: not a heading, list or callout, not only
@@ -144,16 +148,38 @@ impl Body {
     /// A summary for a note: [`Body::first_paragraph`], else the first paragraph of a callout
     /// or Admonition that is not a GM secret, else the first two bullets with words.
     pub fn summary(&self) -> Option<String> {
-        if let Some(p) = self.first_paragraph() {
-            return Some(p.text.to_string());
+        let picked = self.summary_blocks();
+        let mut out = String::new();
+        for b in picked.iter().map(|&i| &self.blocks[i]) {
+            if b.kind != BlockKind::ListItem {
+                return Some(b.text.to_string());
+            }
+            if !out.is_empty() {
+                out.push_str(if out.ends_with(['.', '!', '?']) {
+                    " "
+                } else {
+                    "; "
+                });
+            }
+            out.push_str(b.text.trim());
         }
-        let callout = self.blocks.iter().find(|b| {
-            b.kind == BlockKind::Paragraph
-                && b.callout.as_deref().is_some_and(|c| !is_secret_callout(c))
-                && is_summary_text(b)
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// The blocks [`Body::summary`] is made of: one paragraph, or up to two bullets.
+    fn summary_blocks(&self) -> Vec<usize> {
+        let paragraph = self.blocks.iter().position(|b| {
+            b.kind == BlockKind::Paragraph && b.callout.is_none() && is_summary_text(b)
         });
-        if let Some(c) = callout {
-            return Some(c.text.to_string());
+        let callout = || {
+            self.blocks.iter().position(|b| {
+                b.kind == BlockKind::Paragraph
+                    && b.callout.as_deref().is_some_and(|c| !is_secret_callout(c))
+                    && is_summary_text(b)
+            })
+        };
+        if let Some(p) = paragraph.or_else(callout) {
+            return vec![p];
         }
         // Voice and personality bullets are read as the voice, not the summary.
         let voice_section = |b: &Block| {
@@ -167,30 +193,35 @@ impl Body {
                     )
                 })
         };
-        let bullets: Vec<&str> = self
-            .blocks
+        self.blocks
             .iter()
-            .filter(|b| {
+            .enumerate()
+            .filter(|(_, b)| {
                 b.kind == BlockKind::ListItem
                     && b.callout.is_none()
                     && is_summary_text(b)
                     && !voice_section(b)
             })
             .take(2)
-            .map(|b| &*b.text)
-            .collect();
-        let mut out = String::new();
-        for b in bullets {
-            if !out.is_empty() {
-                out.push_str(if out.ends_with(['.', '!', '?']) {
-                    " "
-                } else {
-                    "; "
-                });
-            }
-            out.push_str(b.trim());
-        }
-        (!out.is_empty()).then_some(out)
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Drops every block after the last one [`Body::title`] and [`Body::summary`] read, and
+    /// the sections after that block's, for a note of which nothing else is ever read (a
+    /// lore note: canon keeps its name, aliases and summary). Both answer the same
+    /// afterwards; links, tags and fields are kept.
+    pub fn keep_title_and_summary(&mut self) {
+        let last = self
+            .summary_blocks()
+            .into_iter()
+            .chain(self.title_block())
+            .max();
+        self.blocks.truncate(last.map_or(0, |i| i + 1));
+        self.blocks.shrink_to_fit();
+        let sections = self.blocks.last().map_or(1, |b| b.section as usize + 1);
+        self.sections.truncate(sections);
+        self.sections.shrink_to_fit();
     }
 }
 
@@ -803,6 +834,44 @@ mod tests {
 
     fn parse(s: &str) -> Body {
         parse_body(s, 0, &LineIndex::new(s))
+    }
+
+    #[test]
+    fn keeping_title_and_summary_keeps_what_they_read() {
+        let cases = [
+            // A paragraph summary, then a long body.
+            "# The Sunken Library\n\nA drowned archive under the bay.\n\n## History\nBuilt in the old empire.\n\n- shelves\n- eels\n",
+            // Only a callout says what it is; a secret callout first is skipped.
+            "# Eel Cult\n\n> [!secret]\n> They own the mayor.\n\n> [!info]\n> A cult that fishes at night.\n\n## Rites\nMore text.\n",
+            // Bullets, the voice section's skipped, the rest after.
+            "# Gate\n\n## Voice\n- growls\n\n## Facts\n- Old iron.\n- Never closed\n- third\n\nLater paragraph.\n",
+            // Nothing with words: navigation and tags only.
+            "← back | next →\n\n#lore #place\n",
+            // No title: the summary alone.
+            "Plain opening words.\n\n## More\nDetail.\n",
+            "",
+        ];
+        for text in cases {
+            let full = parse(text);
+            let mut kept = full.clone();
+            kept.keep_title_and_summary();
+            assert_eq!(kept.title(), full.title(), "{text:?}");
+            assert_eq!(kept.summary(), full.summary(), "{text:?}");
+            assert_eq!(kept.links, full.links);
+            assert!(kept.blocks.len() <= full.blocks.len());
+            assert!(!kept.sections.is_empty());
+            for b in &kept.blocks {
+                assert!((b.section as usize) < kept.sections.len());
+            }
+        }
+        let mut long = parse(cases[0]);
+        long.keep_title_and_summary();
+        let texts: Vec<&str> = long.blocks.iter().map(|b| &*b.text).collect();
+        assert_eq!(
+            texts,
+            ["The Sunken Library", "A drowned archive under the bay."]
+        );
+        assert_eq!(long.sections.len(), 2);
     }
 
     #[test]

@@ -109,15 +109,18 @@ impl Vault {
 
     /// Loads every note under `root` that `scope` counts as a note.
     pub fn load_scoped(root: &Path, scope: Scope) -> Result<Vault, VaultError> {
-        Self::load_scoped_then(root, scope, || {})
+        Self::load_scoped_then(root, scope, |_| {}, || {})
     }
 
-    /// Like [`Vault::load_scoped`], calling `after_read` once every note is read and parsed,
-    /// before the link index is built: work that should not take a core from the parse
-    /// (loading the token vocabulary) starts there.
+    /// Like [`Vault::load_scoped`], with two hooks: `each_note` gets every note as soon as it
+    /// is parsed, on the thread that parsed it (canon drops there what it will never read,
+    /// so a big vault is never held whole), and `after_read` runs once every note is read
+    /// and parsed, before the link index is built: work that should not take a core from
+    /// the parse (loading the token vocabulary) starts there.
     pub fn load_scoped_then(
         root: &Path,
         mut scope: Scope,
+        each_note: impl Fn(&mut Note) + Sync,
         after_read: impl FnOnce(),
     ) -> Result<Vault, VaultError> {
         let meta = std::fs::metadata(root).map_err(|source| VaultError::NotAFolder {
@@ -144,7 +147,11 @@ impl Vault {
             let notes: Vec<Note> = rx
                 .into_iter()
                 .par_bridge()
-                .map(|f| read_note(&f.abs, &f.rel))
+                .map(|f| {
+                    let mut note = read_note(&f.abs, &f.rel);
+                    each_note(&mut note);
+                    note
+                })
                 .collect();
             (notes, walker.join())
         });
