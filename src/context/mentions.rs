@@ -200,11 +200,12 @@ fn key_of(t: Target, parts: &[&str], lists: &[&[String]]) -> u64 {
     h.finish()
 }
 
-/// `[[link]]` keys (path, stem, slug) of every entity note, and the ids they came from
-/// (equal ids give equal keys, so a reload that renames nothing reuses them).
+/// `[[link]]` keys (path, stem, slug) of every entity note, and a hash of the ids they came
+/// from, in order (equal ids give equal keys, so a reload that moves no note reuses them;
+/// hashing the new ids reads half the memory comparing them with the old ones would).
 #[derive(Debug, Default)]
 struct Links {
-    ids: Vec<(String, Target)>,
+    ids: u64,
     keys: HashMap<String, Target>,
 }
 
@@ -697,30 +698,27 @@ fn links_for(c: &Campaign, old: Option<&Arc<Links>>) -> Arc<Links> {
                 .filter(|(_, t)| !t.id.contains('#'))
                 .map(|(i, t)| (&t.id, Target::Thread(i))),
         );
-    let ids: Vec<(&String, Target)> = ids.collect();
-    match old {
-        Some(o)
-            if o.ids.len() == ids.len()
-                && o.ids
-                    .iter()
-                    .zip(&ids)
-                    .all(|(a, b)| (&a.0, a.1) == (b.0, b.1)) =>
-        {
-            o.clone()
+    let hash = {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        let mut h = std::hash::BuildHasherDefault::<rustc_hash::FxHasher>::default().build_hasher();
+        for (id, t) in ids.clone() {
+            id.hash(&mut h);
+            t.hash(&mut h);
         }
+        h.finish()
+    };
+    match old {
+        Some(o) if o.ids == hash => o.clone(),
         _ => {
             let mut keys: HashMap<String, Target> = HashMap::default();
-            for &(id, t) in &ids {
+            for (id, t) in ids {
                 let p = strip_md(id);
                 keys.insert(norm_key(p), t);
                 let stem = p.rsplit('/').next().unwrap_or(p);
                 keys.entry(norm_key(stem)).or_insert(t);
                 keys.entry(slug(stem)).or_insert(t);
             }
-            Arc::new(Links {
-                ids: ids.into_iter().map(|(id, t)| (id.clone(), t)).collect(),
-                keys,
-            })
+            Arc::new(Links { ids: hash, keys })
         }
     }
 }

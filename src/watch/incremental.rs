@@ -224,8 +224,12 @@ pub(crate) fn update(
 
     // Notes whose references may resolve differently now.
     if !changed_keys.is_empty() {
+        // Sorted, and searched: the vault's reference keys are tens of thousands, and
+        // hashing each of them again was most of a rename's reload.
+        let mut changed: Vec<u64> = changed_keys.into_iter().collect();
+        changed.sort_unstable();
         for (path, keys) in &deps.refs {
-            if keys.iter().any(|k| changed_keys.contains(k)) {
+            if keys.iter().any(|k| changed.binary_search(k).is_ok()) {
                 rebuilt.insert(path.clone());
             }
         }
