@@ -333,13 +333,30 @@ fn replace_sorted<T>(
     } else {
         v.retain(|e| !gone.contains(key(e)));
     }
-    for e in new {
-        if !taken.contains(key(&e)) {
-            continue;
+    let mut new: Vec<T> = new.into_iter().filter(|e| taken.contains(key(e))).collect();
+    if new.len() == 1 {
+        if let Some(e) = new.pop() {
+            let at = v.partition_point(|x| key(x) <= key(&e));
+            v.insert(at, e);
         }
-        let at = v.partition_point(|x| key(x) <= key(&e));
-        v.insert(at, e);
+        return;
     }
+    // One merge, not an insert each: a timeline or open-threads file brings hundreds of
+    // entities, and inserting them one by one moved the vector's tail as many times.
+    // Stable, and old entities before new ones with the same key, as inserting each after
+    // every entity with a key not greater than its own would place them.
+    new.sort_by(|a, b| key(a).cmp(key(b)));
+    let old = std::mem::take(v);
+    let mut out = Vec::with_capacity(old.len() + new.len());
+    let mut new = new.into_iter().peekable();
+    for e in old {
+        while let Some(n) = new.next_if(|n| key(n) < key(&e)) {
+            out.push(n);
+        }
+        out.push(e);
+    }
+    out.extend(new);
+    *v = out;
 }
 
 /// Replaces, in `built`, everything that came from the `rebuilt` and `removed` notes with
@@ -583,5 +600,35 @@ mod tests {
             &[("canon/npcs/dead/marlena.md", BASE[1].1)],
             &["canon/npcs/marlena.md"],
         );
+    }
+
+    proptest::proptest! {
+        /// The one-pass merge puts entities where inserting each after every entity with
+        /// a key not greater than its own did (equal keys: old ones first, new in order).
+        #[test]
+        fn replace_sorted_is_insertion_one_by_one(
+            old in proptest::collection::vec(0u8..12, 0..40),
+            new in proptest::collection::vec((0u8..12, 0u16..1000), 0..30),
+            gone in proptest::collection::btree_set(0u8..12, 0..6),
+            taken in proptest::collection::btree_set(0u8..12, 0..12),
+        ) {
+            let key = |k: u8| format!("k{k:02}");
+            let mut old: Vec<(String, u16)> =
+                old.into_iter().enumerate().map(|(i, k)| (key(k), i as u16)).collect();
+            old.sort_by(|a, b| a.0.cmp(&b.0));
+            let new: Vec<(String, u16)> = new.into_iter().map(|(k, n)| (key(k), n)).collect();
+            let gone_keys: Vec<String> = gone.into_iter().map(key).collect();
+            let gone: BTreeSet<&str> = gone_keys.iter().map(String::as_str).collect();
+            let taken: BTreeSet<String> = taken.into_iter().map(key).collect();
+            let mut want = old.clone();
+            want.retain(|e| !gone.contains(e.0.as_str()));
+            for e in new.iter().filter(|e| taken.contains(&e.0)) {
+                let at = want.partition_point(|x| x.0 <= e.0);
+                want.insert(at, e.clone());
+            }
+            let mut got = old;
+            replace_sorted(&mut got, new, &gone, &taken, |e| e.0.as_str());
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 }
