@@ -3,9 +3,9 @@
 //! `one_note_hp` edits a PC's HP and times `Live::apply` on that one path: re-read and parse
 //! the note, update the link index in place, rebuild canon, diff, reuse the mention matcher
 //! (no name changed), rebuild the engine. Issue 5 asks for under 20 ms. `one_note_name`
-//! renames the PC instead, so the matcher is rebuilt too. `files_500` rewrites 500 notes and
-//! applies them as one reload; `cold_load` is `Live::load` from nothing, the thing a burst
-//! reload must stay well under. Writing the files is outside the timed part.
+//! renames the PC instead, so the matcher is patched too (the shards holding its names
+//! built again). `files_500` rewrites 500 notes and applies them as one reload;
+//! `cold_load` is `Live::load` from nothing, the thing a burst reload must stay well under. Writing the files is outside the timed part.
 //! Run with `cargo bench --bench reload -- --warm-up-time 1 --measurement-time 5`.
 
 // criterion_group! generates an undocumented `pub fn`.

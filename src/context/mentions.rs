@@ -11,7 +11,7 @@ use crate::names::{fold_name, fold_text, norm_key, slug};
 use crate::vault::links::{find_wikilinks, strip_md};
 use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 // FxHash: keys are the campaign's own names; a rename rebuilds these maps while the GM waits.
 type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
@@ -94,27 +94,97 @@ type Found = (String, Vec<Mention>);
 ///
 /// The patterns (every name, alias, unique short name and head noun, folded) are spread
 /// over [`SHARDS`] automata by a hash of their text. A rename changes a few patterns, so a
-/// reload ([`Matcher::rebuilt`]) builds again only the shards whose patterns changed.
+/// reload ([`Matcher::rebuilt`]) patches the pattern table for the entities whose names
+/// changed and builds again only the shards whose patterns changed.
 #[derive(Debug, Clone)]
 pub struct Matcher {
     /// Shared between a matcher and the ones rebuilt from it: an unchanged shard is the
     /// same allocation, not a copy of its patterns.
-    shards: Vec<std::sync::Arc<Shard>>,
-    links: std::sync::Arc<Links>,
-    /// Each entity's prepared names and head nouns, by a hash of what they are made from
+    shards: Vec<Arc<Shard>>,
+    links: Arc<Links>,
+    /// Each entity's prepared names and head nouns, with a hash of what they are made from
     /// (the target and its names, aliases, items, role or kind): a rebuild prepares only
-    /// the entities that changed.
-    prepared: std::sync::Arc<Prepared>,
+    /// the entities that changed, and a patch knows which ones did.
+    prepared: Arc<Prepared>,
+    /// Who holds each short name and head noun, by the pattern text it would make, spread
+    /// like the shards (`index[i]` for the texts of `shards[i]`): what a patch needs to
+    /// decide whether a short name or head noun is unique once an entity changed.
+    index: Vec<Arc<Bucket>>,
     /// The last text searched and what it names: one message is looked up by the context,
     /// the memory's query and its recall reasons, and a scan is one pass per shard.
-    memo: std::sync::Arc<std::sync::Mutex<Option<Found>>>,
+    memo: Arc<std::sync::Mutex<Option<Found>>>,
 }
 
+/// The entity kinds whose names make patterns, in the order a build adds them (the order of
+/// [`Target`] without items).
+const KINDS: usize = 6;
+
+/// Each entity's prepared names (PCs, then NPCs, locations, threads, lore, sessions) and
+/// head nouns (NPCs, then locations), each with the hash it was prepared from.
 #[derive(Debug, Default)]
 struct Prepared {
-    adds: HashMap<u64, std::sync::Arc<Adds>>,
-    heads: HashMap<u64, std::sync::Arc<Vec<String>>>,
+    /// How many entities of each kind, in the order of `adds`.
+    counts: [usize; KINDS],
+    adds: Vec<(u64, Arc<Adds>)>,
+    heads: Vec<(u64, Arc<Vec<String>>)>,
 }
+
+impl Prepared {
+    /// Where the entity owning `t` is in `adds` (an item belongs to its PC).
+    fn slot(&self, t: Target) -> usize {
+        let (kind, i) = match t {
+            Target::Pc(i) | Target::Item(i, _) => (0, i),
+            Target::Npc(i) => (1, i),
+            Target::Location(i) => (2, i),
+            Target::Thread(i) => (3, i),
+            Target::Lore(i) => (4, i),
+            Target::Session(i) => (5, i),
+        };
+        self.counts[..kind].iter().sum::<usize>() + i
+    }
+
+    /// The entity at `slot` in `heads`.
+    fn head_owner(&self, slot: usize) -> Target {
+        if slot < self.counts[1] {
+            Target::Npc(slot)
+        } else {
+            Target::Location(slot - self.counts[1])
+        }
+    }
+}
+
+fn counts(c: &Campaign) -> [usize; KINDS] {
+    [
+        c.pcs.len(),
+        c.npcs.len(),
+        c.locations.len(),
+        c.threads.len(),
+        c.lore.len(),
+        c.sessions.len(),
+    ]
+}
+
+/// The entity a pattern's target belongs to (an item's PC).
+fn owner_of(t: Target) -> Target {
+    match t {
+        Target::Item(i, _) => Target::Pc(i),
+        t => t,
+    }
+}
+
+/// Short names and head nouns keyed by the pattern text they would make.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Bucket {
+    /// A folded short name -> the entities whose names have it (sorted, each once).
+    firsts: HashMap<String, Vec<Target>>,
+    /// `the <head>` folded -> each head noun folding to it and the entities holding that
+    /// head noun (sorted by head, targets sorted, each once).
+    heads: HashMap<String, Vec<(String, Vec<Target>)>>,
+}
+
+/// A reload patches the matcher when at most this many entities' names or head nouns
+/// changed (and no entity came or went); more, and it builds the matcher again.
+const PATCH_MAX: usize = 64;
 
 /// A hash of a target and the texts its patterns are made from.
 fn key_of(t: Target, parts: &[&str], lists: &[&[String]]) -> u64 {
@@ -130,11 +200,12 @@ fn key_of(t: Target, parts: &[&str], lists: &[&[String]]) -> u64 {
     h.finish()
 }
 
-/// `[[link]]` keys (path, stem, slug) of every entity note, and the ids they came from
-/// (equal ids give equal keys, so a reload that renames nothing reuses them).
+/// `[[link]]` keys (path, stem, slug) of every entity note, and a hash of the ids they came
+/// from, in order (equal ids give equal keys, so a reload that moves no note reuses them;
+/// hashing the new ids reads half the memory comparing them with the old ones would).
 #[derive(Debug, Default)]
 struct Links {
-    ids: Vec<(String, Target)>,
+    ids: u64,
     keys: HashMap<String, Target>,
 }
 
@@ -291,6 +362,12 @@ const VAGUE_NOUNS: &[&str] = &[
 /// to be a name.
 fn prepare(text: &str) -> Option<(String, bool)> {
     let folded = fold_name(text);
+    let cap = needs_capital(&folded)?;
+    Some((folded, cap))
+}
+
+/// Whether a folded text needs a capital to count; None when it is too short to be a name.
+fn needs_capital(folded: &str) -> Option<bool> {
     if folded
         .chars()
         .filter(|c| c.is_alphanumeric())
@@ -301,8 +378,17 @@ fn prepare(text: &str) -> Option<(String, bool)> {
         return None;
     }
     let single = !folded.contains(' ');
-    let needs_capital = single && common_words().contains(folded.as_str());
-    Some((folded, needs_capital))
+    Some(single && common_words().contains(folded))
+}
+
+/// The pattern text a head noun makes (`the chapel`).
+fn head_text(head: &str) -> String {
+    fold_name(&format!("the {head}"))
+}
+
+/// Whether a head noun held by `holders` entities may stand for one of them.
+fn head_counts(head: &str, holders: usize) -> bool {
+    holders == 1 && head.chars().count() >= 4 && !VAGUE_NOUNS.contains(&head)
 }
 
 impl Builder {
@@ -479,16 +565,256 @@ fn npc_heads(name: &str, role: Option<&str>) -> Vec<String> {
     v
 }
 
+/// Each entity's names and head nouns, prepared on both cores, reusing `old`'s for every
+/// entity whose names (and role or kind) did not change.
+fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
+    let counts = counts(c);
+    // The prepared names of the entity of `kind` at `i` in `old`, when made from `key`.
+    let old_adds = |kind: usize, i: usize, key: u64| -> Option<Arc<Adds>> {
+        let o = old.filter(|o| i < o.counts[kind])?;
+        let (k, a) = &o.adds[o.counts[..kind].iter().sum::<usize>() + i];
+        (*k == key).then(|| a.clone())
+    };
+    let cached = |kind: usize, i: usize, key: u64, make: &dyn Fn() -> Adds| {
+        let a = old_adds(kind, i, key).unwrap_or_else(|| Arc::new(make()));
+        (key, a)
+    };
+    let pcs: Vec<(u64, Arc<Adds>)> = par_map(&c.pcs, |i, p| {
+        let key = key_of(Target::Pc(i), &[&p.name], &[&p.aliases, &p.inventory]);
+        cached(0, i, key, &|| {
+            let mut a = Adds::names(&p.name, &p.aliases, Target::Pc(i), true);
+            for (j, item) in p.inventory.iter().enumerate() {
+                let item = item.trim();
+                a.add(item, Target::Item(i, j), How::Item);
+                if let Some(s) = strip_article(item) {
+                    a.add(s, Target::Item(i, j), How::Item);
+                }
+            }
+            a
+        })
+    });
+    let named = |kind: usize, i: usize, t: Target, name: &str, aliases: &[String], person| {
+        let key = key_of(t, &[name], &[aliases]);
+        cached(kind, i, key, &|| Adds::names(name, aliases, t, person))
+    };
+    let npcs: Vec<(u64, Arc<Adds>)> = par_map(&c.npcs, |i, n| {
+        named(1, i, Target::Npc(i), &n.name, &n.aliases, true)
+    });
+    let locations: Vec<(u64, Arc<Adds>)> = par_map(&c.locations, |i, l| {
+        named(2, i, Target::Location(i), &l.name, &l.aliases, false)
+    });
+    let threads: Vec<(u64, Arc<Adds>)> = par_map(&c.threads, |i, t| {
+        named(3, i, Target::Thread(i), &t.title, &t.aliases, false)
+    });
+    let lore: Vec<(u64, Arc<Adds>)> = par_map(&c.lore, |i, l| {
+        named(4, i, Target::Lore(i), &l.name, &l.aliases, false)
+    });
+    let sessions: Vec<(u64, Arc<Adds>)> = par_map(&c.sessions, |i, s| {
+        let key = key_of(Target::Session(i), &[&s.name], &[]);
+        cached(5, i, key, &|| {
+            // The whole title only: a word of "Session 4: Floon's Rescue" is no mention.
+            let mut a = Adds::default();
+            a.add(&s.name, Target::Session(i), How::Name);
+            a
+        })
+    });
+    // `the chapel`, `the doctor`, `the foreman`: a place's or person's head nouns.
+    let heads_of = |slot: Option<usize>,
+                    t: Target,
+                    name: &str,
+                    other: Option<&str>,
+                    make: &dyn Fn() -> Vec<String>| {
+        let key = key_of(t, &[name, other.unwrap_or("\u{0}")], &[]);
+        let h = slot
+            .and_then(|s| old.and_then(|o| o.heads.get(s)))
+            .filter(|(k, _)| *k == key)
+            .map_or_else(|| Arc::new(make()), |(_, h)| h.clone());
+        (key, h)
+    };
+    let npc_heads: Vec<(u64, Arc<Vec<String>>)> = par_map(&c.npcs, |i, n| {
+        let role = n.role.as_deref();
+        let slot = old.filter(|o| i < o.counts[1]).map(|_| i);
+        heads_of(slot, Target::Npc(i), &n.name, role, &|| {
+            npc_heads(&n.name, role)
+        })
+    });
+    let place_heads: Vec<(u64, Arc<Vec<String>>)> = par_map(&c.locations, |i, l| {
+        let kind = l.kind.as_deref();
+        let slot = old.filter(|o| i < o.counts[2]).map(|o| o.counts[1] + i);
+        heads_of(slot, Target::Location(i), &l.name, kind, &|| {
+            place_heads(&l.name, kind)
+        })
+    });
+    Prepared {
+        counts,
+        adds: pcs
+            .into_iter()
+            .chain(npcs)
+            .chain(locations)
+            .chain(threads)
+            .chain(lore)
+            .chain(sessions)
+            .collect(),
+        heads: npc_heads.into_iter().chain(place_heads).collect(),
+    }
+}
+
+/// `[[link]]` keys of every entity note: `old`'s when no id changed.
+fn links_for(c: &Campaign, old: Option<&Arc<Links>>) -> Arc<Links> {
+    let ids = c
+        .pcs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (&p.id, Target::Pc(i)))
+        .chain(
+            c.npcs
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (&n.id, Target::Npc(i))),
+        )
+        .chain(
+            c.locations
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (&l.id, Target::Location(i))),
+        )
+        .chain(
+            c.lore
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (&l.id, Target::Lore(i))),
+        )
+        .chain(
+            c.sessions
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (&s.id, Target::Session(i))),
+        )
+        // Thread notes (threads from canon/open-threads.md have a `#Title` id, no note).
+        .chain(
+            c.threads
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| !t.id.contains('#'))
+                .map(|(i, t)| (&t.id, Target::Thread(i))),
+        );
+    let hash = {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        let mut h = std::hash::BuildHasherDefault::<rustc_hash::FxHasher>::default().build_hasher();
+        for (id, t) in ids.clone() {
+            id.hash(&mut h);
+            t.hash(&mut h);
+        }
+        h.finish()
+    };
+    match old {
+        Some(o) if o.ids == hash => o.clone(),
+        _ => {
+            let mut keys: HashMap<String, Target> = HashMap::default();
+            for (id, t) in ids {
+                let p = strip_md(id);
+                keys.insert(norm_key(p), t);
+                let stem = p.rsplit('/').next().unwrap_or(p);
+                keys.entry(norm_key(stem)).or_insert(t);
+                keys.entry(slug(stem)).or_insert(t);
+            }
+            Arc::new(Links { ids: hash, keys })
+        }
+    }
+}
+
+/// The pattern `text` makes in `now`, when the entities at `changed` (sorted slots) are the
+/// only ones whose names changed since the pattern was `was`, and `bucket` (the text's)
+/// already holds the new short names and head nouns. The same rules as a build:
+/// names, aliases and items first (every entity adding the text, in campaign order, the
+/// first deciding how it matches), then a short name exactly one entity has, then the
+/// first head noun (by spelling) exactly one entity holds.
+fn pattern_at(
+    text: &str,
+    was: Option<&Pattern>,
+    changed: &[usize],
+    now: &Prepared,
+    bucket: &Bucket,
+) -> Option<Pattern> {
+    // The entities adding the text: as before, less the changed ones, plus the changed
+    // ones adding it now.
+    let mut owners: Vec<usize> = Vec::new();
+    if let Some(p) = was.filter(|p| matches!(p.how, How::Name | How::Alias | How::Item)) {
+        owners.extend(p.targets.iter().map(|t| now.slot(owner_of(*t))));
+    }
+    owners.retain(|s| changed.binary_search(s).is_err());
+    owners.extend(
+        changed
+            .iter()
+            .copied()
+            .filter(|&s| now.adds[s].1.adds.iter().any(|a| a.0 == text)),
+    );
+    owners.sort_unstable();
+    owners.dedup();
+    let mut pattern: Option<Pattern> = None;
+    for s in owners {
+        for (folded, needs_capital, t, how) in &now.adds[s].1.adds {
+            if folded != text {
+                continue;
+            }
+            match &mut pattern {
+                None => {
+                    pattern = Some(Pattern {
+                        targets: vec![*t],
+                        needs_capital: *needs_capital,
+                        how: *how,
+                    });
+                }
+                Some(p) => {
+                    if !p.targets.contains(t) {
+                        p.targets.push(*t);
+                    }
+                }
+            }
+        }
+    }
+    if pattern.is_some() {
+        return pattern;
+    }
+    if let Some(&[t]) = bucket.firsts.get(text).map(Vec::as_slice) {
+        if let Some(cap) = needs_capital(text) {
+            return Some(Pattern {
+                targets: vec![t],
+                needs_capital: cap,
+                how: How::ShortName,
+            });
+        }
+    }
+    let (_, holders) = bucket
+        .heads
+        .get(text)?
+        .iter()
+        .find(|(h, ts)| head_counts(h, ts.len()))?;
+    Some(Pattern {
+        targets: vec![holders[0]],
+        needs_capital: needs_capital(text)?,
+        how: How::HeadNoun,
+    })
+}
+
 impl Matcher {
     /// Builds the matcher for a campaign.
     pub fn new(c: &Campaign) -> Matcher {
         Matcher::build(c, None)
     }
 
-    /// The matcher for a changed campaign, reusing every automaton of `self` whose
-    /// patterns did not change (a rename rebuilds one or two of [`SHARDS`]).
+    /// The matcher for a changed campaign; always equal to [`Matcher::new`] on `c`.
+    ///
+    /// When no entity came or went and few changed their names, aliases, items, role or
+    /// kind, `self`'s pattern table is patched: only the texts those entities' names make
+    /// or made are decided again (with every other entity sharing them, so a short name
+    /// becomes unique or ambiguous as it should), and only the shards whose patterns
+    /// changed are built again (a rename rebuilds a few of [`SHARDS`]). Otherwise the
+    /// matcher is built again, reusing every entity's prepared names and every automaton
+    /// that did not change.
     pub fn rebuilt(&self, c: &Campaign) -> Matcher {
-        Matcher::build(c, Some(self))
+        self.patched(c)
+            .unwrap_or_else(|| Matcher::build(c, Some(self)))
     }
 
     /// How many automata `self` shares with `other`.
@@ -504,210 +830,88 @@ impl Matcher {
     fn build(c: &Campaign, old: Option<&Matcher>) -> Matcher {
         // Each entity's names are folded on both cores, then merged in campaign order (the
         // first to add a text decides how it matches, as a serial build would).
-        let old_prepared = old.map(|o| &o.prepared);
-        let cached = |key: u64, make: &dyn Fn() -> Adds| -> (u64, std::sync::Arc<Adds>) {
-            match old_prepared.and_then(|p| p.adds.get(&key)) {
-                Some(a) => (key, a.clone()),
-                None => (key, std::sync::Arc::new(make())),
-            }
-        };
-        let pcs: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.pcs, |i, p| {
-            let key = key_of(Target::Pc(i), &[&p.name], &[&p.aliases, &p.inventory]);
-            cached(key, &|| {
-                let mut a = Adds::names(&p.name, &p.aliases, Target::Pc(i), true);
-                for (j, item) in p.inventory.iter().enumerate() {
-                    let item = item.trim();
-                    a.add(item, Target::Item(i, j), How::Item);
-                    if let Some(s) = strip_article(item) {
-                        a.add(s, Target::Item(i, j), How::Item);
-                    }
-                }
-                a
-            })
-        });
-        let named = |t: Target, name: &str, aliases: &[String], person: bool| {
-            let key = key_of(t, &[name], &[aliases]);
-            cached(key, &|| Adds::names(name, aliases, t, person))
-        };
-        let npcs: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.npcs, |i, n| {
-            named(Target::Npc(i), &n.name, &n.aliases, true)
-        });
-        let locations: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.locations, |i, l| {
-            named(Target::Location(i), &l.name, &l.aliases, false)
-        });
-        let threads: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.threads, |i, t| {
-            named(Target::Thread(i), &t.title, &t.aliases, false)
-        });
-        let lore: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.lore, |i, l| {
-            named(Target::Lore(i), &l.name, &l.aliases, false)
-        });
-        let sessions: Vec<(u64, std::sync::Arc<Adds>)> = par_map(&c.sessions, |i, s| {
-            let key = key_of(Target::Session(i), &[&s.name], &[]);
-            cached(key, &|| {
-                // The whole title only: a word of "Session 4: Floon's Rescue" is no
-                // mention.
-                let mut a = Adds::default();
-                a.add(&s.name, Target::Session(i), How::Name);
-                a
-            })
-        });
-        let mut prepared = Prepared::default();
+        let prepared = prepare_all(c, old.map(|o| &*o.prepared));
         let mut b = Builder {
             by_text: HashMap::default(),
         };
-        let ordered: Vec<(u64, std::sync::Arc<Adds>)> = pcs
-            .into_iter()
-            .chain(npcs)
-            .chain(locations)
-            .chain(threads)
-            .chain(lore)
-            .chain(sessions)
-            .collect();
-        for (_, a) in &ordered {
+        for (_, a) in &prepared.adds {
             for (folded, needs_capital, t, how) in &a.adds {
                 b.insert(folded.clone(), *needs_capital, *t, *how);
             }
         }
+        let mut index: Vec<Bucket> = vec![Bucket::default(); SHARDS];
         // Given names, surnames and titles only when exactly one entity has them and they are
         // no entity's full name or alias.
-        // key -> the one target holding it, or None when several do.
-        let mut count: HashMap<&str, Option<Target>> = HashMap::default();
-        for (_, a) in &ordered {
+        for (_, a) in &prepared.adds {
             for (key, _, t) in &a.firsts {
-                count
-                    .entry(key)
-                    .and_modify(|one| {
-                        if *one != Some(*t) {
-                            *one = None;
+                let firsts = &mut index[shard_of(key)].firsts;
+                match firsts.get_mut(key) {
+                    Some(holders) => {
+                        if holders.last() != Some(t) {
+                            holders.push(*t);
                         }
-                    })
-                    .or_insert(Some(*t));
+                    }
+                    None => {
+                        firsts.insert(key.clone(), vec![*t]);
+                    }
+                }
             }
         }
-        let unique: Vec<(String, bool, Target)> = ordered
+        let unique: Vec<(String, bool, Target)> = prepared
+            .adds
             .iter()
             .flat_map(|(_, a)| a.firsts.iter())
             .filter(|(key, _, _)| {
-                count.get(key.as_str()).is_some_and(Option::is_some) && !b.by_text.contains_key(key)
+                index[shard_of(key)]
+                    .firsts
+                    .get(key)
+                    .is_some_and(|h| h.len() == 1)
+                    && !b.by_text.contains_key(key)
             })
             .filter_map(|(key, cap, t)| cap.map(|cap| (key.clone(), cap, *t)))
             .collect();
-        drop(count);
         for (key, cap, t) in unique {
             b.insert(key, cap, t, How::ShortName);
         }
-        for (key, a) in ordered {
-            prepared.adds.insert(key, a);
-        }
         // `the chapel`, `the doctor`, `the foreman`: a place's or person's head noun, when
         // exactly one entity holds it.
-        let heads_of =
-            |t: Target, name: &str, other: Option<&str>, make: &dyn Fn() -> Vec<String>| {
-                let key = key_of(t, &[name, other.unwrap_or("\u{0}")], &[]);
-                let h = match old_prepared.and_then(|p| p.heads.get(&key)) {
-                    Some(h) => h.clone(),
-                    None => std::sync::Arc::new(make()),
-                };
-                (key, t, h)
-            };
-        let npc_heads: Vec<(u64, Target, std::sync::Arc<Vec<String>>)> =
-            par_map(&c.npcs, |i, n| {
-                let role = n.role.as_deref();
-                heads_of(Target::Npc(i), &n.name, role, &|| npc_heads(&n.name, role))
-            });
-        let place_heads: Vec<(u64, Target, std::sync::Arc<Vec<String>>)> =
-            par_map(&c.locations, |i, l| {
-                let kind = l.kind.as_deref();
-                heads_of(Target::Location(i), &l.name, kind, &|| {
-                    place_heads(&l.name, kind)
-                })
-            });
-        let mut heads: HashMap<String, HashSet<Target>> = HashMap::default();
-        for (key, t, hs) in npc_heads.into_iter().chain(place_heads) {
+        let mut heads: HashMap<&str, Vec<Target>> = HashMap::default();
+        for (slot, (_, hs)) in prepared.heads.iter().enumerate() {
+            let t = prepared.head_owner(slot);
             for h in hs.iter() {
-                heads.entry(h.clone()).or_default().insert(t);
+                let holders = heads.entry(h.as_str()).or_default();
+                if holders.last() != Some(&t) {
+                    holders.push(t);
+                }
             }
-            prepared.heads.insert(key, hs);
         }
-        let mut heads: Vec<(String, Target)> = heads
-            .into_iter()
-            .filter(|(h, ts)| {
-                ts.len() == 1 && h.chars().count() >= 4 && !VAGUE_NOUNS.contains(&h.as_str())
-            })
-            .filter_map(|(h, ts)| ts.into_iter().next().map(|t| (h, t)))
+        let mut unique: Vec<(&str, Target)> = heads
+            .iter()
+            .filter(|(h, ts)| head_counts(h, ts.len()))
+            .map(|(h, ts)| (*h, ts[0]))
             .collect();
-        heads.sort();
-        for (h, t) in heads {
+        unique.sort();
+        for (h, t) in unique {
             let text = format!("the {h}");
             if !b.by_text.contains_key(&fold_name(&text)) {
                 b.add_how(&text, t, How::HeadNoun);
             }
         }
+        for (h, ts) in heads {
+            let text = head_text(h);
+            index[shard_of(&text)]
+                .heads
+                .entry(text)
+                .or_default()
+                .push((h.to_string(), ts));
+        }
+        for bucket in &mut index {
+            for list in bucket.heads.values_mut() {
+                list.sort();
+            }
+        }
         // Links: paths and stems of every entity note.
-        let ids = c
-            .pcs
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (&p.id, Target::Pc(i)))
-            .chain(
-                c.npcs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| (&n.id, Target::Npc(i))),
-            )
-            .chain(
-                c.locations
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| (&l.id, Target::Location(i))),
-            )
-            .chain(
-                c.lore
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| (&l.id, Target::Lore(i))),
-            )
-            .chain(
-                c.sessions
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (&s.id, Target::Session(i))),
-            )
-            // Thread notes (threads from canon/open-threads.md have a `#Title` id, no note).
-            .chain(
-                c.threads
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, t)| !t.id.contains('#'))
-                    .map(|(i, t)| (&t.id, Target::Thread(i))),
-            );
-        let ids: Vec<(&String, Target)> = ids.collect();
-        let links = match old {
-            Some(o)
-                if o.links.ids.len() == ids.len()
-                    && o.links
-                        .ids
-                        .iter()
-                        .zip(&ids)
-                        .all(|(a, b)| (&a.0, a.1) == (b.0, b.1)) =>
-            {
-                o.links.clone()
-            }
-            _ => {
-                let mut keys: HashMap<String, Target> = HashMap::default();
-                for &(id, t) in &ids {
-                    let p = strip_md(id);
-                    keys.insert(norm_key(p), t);
-                    let stem = p.rsplit('/').next().unwrap_or(p);
-                    keys.entry(norm_key(stem)).or_insert(t);
-                    keys.entry(slug(stem)).or_insert(t);
-                }
-                std::sync::Arc::new(Links {
-                    ids: ids.into_iter().map(|(id, t)| (id.clone(), t)).collect(),
-                    keys,
-                })
-            }
-        };
+        let links = links_for(c, old.map(|o| &o.links));
         let mut parts: Vec<Vec<(String, Pattern)>> = vec![Vec::new(); SHARDS];
         for (text, pattern) in b.by_text {
             parts[shard_of(&text)].push((text, pattern));
@@ -720,16 +924,146 @@ impl Matcher {
                 let (texts, patterns): (Vec<String>, Vec<Pattern>) = entries.into_iter().unzip();
                 match old.and_then(|o| o.shards.get(i)) {
                     Some(s) if s.texts == texts && s.patterns == patterns => s.clone(),
-                    _ => std::sync::Arc::new(Shard::build(texts, patterns)),
+                    _ => Arc::new(Shard::build(texts, patterns)),
                 }
             })
             .collect();
         Matcher {
             shards,
             links,
-            prepared: std::sync::Arc::new(prepared),
-            memo: std::sync::Arc::default(),
+            prepared: Arc::new(prepared),
+            index: index.into_iter().map(Arc::new).collect(),
+            memo: Arc::default(),
         }
+    }
+
+    /// `self` patched for `c` (see [`Matcher::rebuilt`]); None when entities came or went
+    /// or more than [`PATCH_MAX`] changed.
+    fn patched(&self, c: &Campaign) -> Option<Matcher> {
+        let old = &*self.prepared;
+        if counts(c) != old.counts {
+            return None;
+        }
+        let now = prepare_all(c, Some(old));
+        let changed: Vec<usize> = (0..now.adds.len())
+            .filter(|&i| now.adds[i].0 != old.adds[i].0)
+            .collect();
+        let changed_heads: Vec<usize> = (0..now.heads.len())
+            .filter(|&i| now.heads[i].0 != old.heads[i].0)
+            .collect();
+        if changed.len() + changed_heads.len() > PATCH_MAX {
+            return None;
+        }
+        // The texts whose pattern may change, and the short names and head nouns as they
+        // are now (a bucket is copied only when one of its texts changes).
+        let mut index = self.index.clone();
+        let mut texts: Vec<String> = Vec::new();
+        for &slot in &changed {
+            let (was, is) = (&old.adds[slot].1, &now.adds[slot].1);
+            texts.extend(was.adds.iter().chain(&is.adds).map(|a| a.0.clone()));
+            for (key, _, t) in &was.firsts {
+                let bucket = Arc::make_mut(&mut index[shard_of(key)]);
+                if let Some(holders) = bucket.firsts.get_mut(key) {
+                    holders.retain(|h| h != t);
+                    if holders.is_empty() {
+                        bucket.firsts.remove(key);
+                    }
+                }
+                texts.push(key.clone());
+            }
+            for (key, _, t) in &is.firsts {
+                let bucket = Arc::make_mut(&mut index[shard_of(key)]);
+                let holders = bucket.firsts.entry(key.clone()).or_default();
+                if let Err(at) = holders.binary_search(t) {
+                    holders.insert(at, *t);
+                }
+                texts.push(key.clone());
+            }
+        }
+        for &slot in &changed_heads {
+            let t = old.head_owner(slot);
+            for h in old.heads[slot].1.iter() {
+                let text = head_text(h);
+                let bucket = Arc::make_mut(&mut index[shard_of(&text)]);
+                if let Some(list) = bucket.heads.get_mut(&text) {
+                    if let Ok(at) = list.binary_search_by(|(x, _)| x.as_str().cmp(h)) {
+                        list[at].1.retain(|x| *x != t);
+                        if list[at].1.is_empty() {
+                            list.remove(at);
+                        }
+                    }
+                    if list.is_empty() {
+                        bucket.heads.remove(&text);
+                    }
+                }
+                texts.push(text);
+            }
+            for h in now.heads[slot].1.iter() {
+                let text = head_text(h);
+                let bucket = Arc::make_mut(&mut index[shard_of(&text)]);
+                let list = bucket.heads.entry(text.clone()).or_default();
+                match list.binary_search_by(|(x, _)| x.as_str().cmp(h)) {
+                    Ok(at) => {
+                        if let Err(p) = list[at].1.binary_search(&t) {
+                            list[at].1.insert(p, t);
+                        }
+                    }
+                    Err(at) => list.insert(at, (h.clone(), vec![t])),
+                }
+                texts.push(text);
+            }
+        }
+        texts.sort_unstable();
+        texts.dedup();
+        // Each text's pattern decided again; a shard is built again only when one changed.
+        let mut edits: Vec<Vec<(String, Option<Pattern>)>> = vec![Vec::new(); SHARDS];
+        for text in texts {
+            let s = shard_of(&text);
+            let shard = &self.shards[s];
+            let was = shard
+                .texts
+                .binary_search(&text)
+                .ok()
+                .map(|i| &shard.patterns[i]);
+            let is = pattern_at(&text, was, &changed, &now, &index[s]);
+            if is.as_ref() != was {
+                edits[s].push((text, is));
+            }
+        }
+        let shards = self
+            .shards
+            .par_iter()
+            .zip(edits)
+            .map(|(shard, edits)| {
+                if edits.is_empty() {
+                    return shard.clone();
+                }
+                let mut texts = shard.texts.clone();
+                let mut patterns = shard.patterns.clone();
+                for (text, p) in edits {
+                    match (texts.binary_search(&text), p) {
+                        (Ok(i), Some(p)) => patterns[i] = p,
+                        (Ok(i), None) => {
+                            texts.remove(i);
+                            patterns.remove(i);
+                        }
+                        (Err(i), Some(p)) => {
+                            texts.insert(i, text);
+                            patterns.insert(i, p);
+                        }
+                        (Err(_), None) => {}
+                    }
+                }
+                Arc::new(Shard::build(texts, patterns))
+            })
+            .collect();
+        Some(Matcher {
+            shards,
+            links: links_for(c, Some(&self.links)),
+            prepared: Arc::new(now),
+            index,
+            memo: Arc::default(),
+        })
     }
 
     /// Every entity the message names, in order of first appearance, each once.
@@ -988,13 +1322,8 @@ mod tests {
             .prepared
             .adds
             .iter()
-            .filter(|(k, a)| {
-                before
-                    .prepared
-                    .adds
-                    .get(*k)
-                    .is_some_and(|b| std::sync::Arc::ptr_eq(a, b))
-            })
+            .zip(&before.prepared.adds)
+            .filter(|(a, b)| Arc::ptr_eq(&a.1, &b.1))
             .count();
         assert_eq!(reused, rebuilt.prepared.adds.len() - 1);
         for msg in [
@@ -1005,5 +1334,316 @@ mod tests {
             assert_eq!(rebuilt.find(msg), fresh.find(msg), "{msg}");
         }
         assert_eq!(rebuilt.find("Lord Halden Sauvin")[0].target, Target::Npc(2));
+    }
+
+    /// Random renames, alias, item, role and kind edits, ids moved, entities added and
+    /// removed: a matcher patched (or rebuilt) after each one is the matcher built from
+    /// nothing, table for table, and finds the same mentions.
+    mod patch {
+        use super::*;
+        use crate::canon::{Location, Lore, Pc, Priority, Session, Thread};
+        use proptest::prelude::*;
+
+        // Few words, so names share given names, surnames, titles and head nouns, and
+        // collide with other entities' aliases; some common words, some Unicode.
+        const WORDS: &[&str] = &[
+            "Halden",
+            "Sauvage",
+            "Merrin",
+            "Grey",
+            "Flint",
+            "Al",
+            "Jory",
+            "Ada",
+            "Vey",
+            "Marr",
+            "Éowyn",
+            "Zoe\u{308}",
+            "Zoë",
+            "Chapel",
+            "Lamp",
+            "Office",
+            "Silent",
+            "Circle",
+            "Copper",
+            "Tin",
+            "Tavern",
+            "x",
+        ];
+        const LEADS: &[&str] = &[
+            "", "", "Lord ", "Captain ", "Doctor ", "Old ", "The ", "Sister ",
+        ];
+        const ROLES: &[&str] = &[
+            "",
+            "town doctor",
+            "mine foreman",
+            "clerk at the Assay Office",
+            "chapel keeper",
+            "people person",
+            "Tavern keeper",
+        ];
+        const KINDS: &[&str] = &[
+            "",
+            "tavern",
+            "chapel",
+            "office",
+            "Chapel of the Lamp",
+            "area",
+        ];
+
+        fn name(seed: usize) -> String {
+            let lead = LEADS[seed % LEADS.len()];
+            let a = WORDS[(seed / 7) % WORDS.len()];
+            match (seed / 151) % 3 {
+                0 => format!("{lead}{a}"),
+                1 => format!("{lead}{a} {}", WORDS[(seed / 11) % WORDS.len()]),
+                _ => format!(
+                    "{lead}{a} {} {}",
+                    WORDS[(seed / 13) % WORDS.len()],
+                    WORDS[(seed / 17) % WORDS.len()]
+                ),
+            }
+        }
+
+        fn aliases(seed: usize) -> Vec<String> {
+            (0..seed % 3).map(|k| name(seed / 3 + k * 31)).collect()
+        }
+
+        fn opt(list: &[&str], seed: usize) -> Option<String> {
+            Some(list[seed % list.len()].to_string()).filter(|s| !s.is_empty())
+        }
+
+        fn pc(i: usize, seed: usize) -> Pc {
+            Pc {
+                id: format!("canon/pcs/p{i}.md"),
+                name: name(seed),
+                aliases: aliases(seed / 5),
+                class: None,
+                level: None,
+                player: None,
+                status: "active".into(),
+                active: true,
+                inactive_reason: None,
+                out_by_note: None,
+                hp_current: None,
+                hp_max: None,
+                ac: None,
+                location: None,
+                location_text: None,
+                gold: None,
+                conditions: vec![],
+                inventory: (0..seed % 3)
+                    .map(|k| format!("the {}", WORDS[(seed / 3 + k) % WORDS.len()]))
+                    .collect(),
+                summary: None,
+                source: Source::default(),
+                modified: None,
+            }
+        }
+
+        fn npc_at(i: usize, seed: usize) -> Npc {
+            let mut n = npc(&name(seed), &[]);
+            n.id = format!("canon/npcs/n{i}.md");
+            n.aliases = aliases(seed / 5);
+            n.role = opt(ROLES, seed / 3);
+            n
+        }
+
+        fn location(i: usize, seed: usize) -> Location {
+            Location {
+                id: format!("canon/locations/l{i}.md"),
+                name: name(seed),
+                aliases: aliases(seed / 5),
+                kind: opt(KINDS, seed / 3),
+                parent: None,
+                description: None,
+                source: Source::default(),
+            }
+        }
+
+        fn fixture(seed: usize) -> Campaign {
+            Campaign {
+                pcs: (0..3).map(|i| pc(i, seed + i * 977)).collect(),
+                npcs: (0..24).map(|i| npc_at(i, seed + i * 1009)).collect(),
+                locations: (0..10).map(|i| location(i, seed + i * 1013)).collect(),
+                threads: (0..4)
+                    .map(|i| Thread {
+                        id: if i == 0 {
+                            "canon/open-threads.md#Grey".into()
+                        } else {
+                            format!("canon/threads/t{i}.md")
+                        },
+                        title: name(seed + i * 1019),
+                        aliases: aliases(seed / 7 + i),
+                        priority: Priority::Medium,
+                        summary: vec![],
+                        next: None,
+                        source: Source::default(),
+                    })
+                    .collect(),
+                lore: (0..4)
+                    .map(|i| Lore {
+                        id: format!("canon/lore/r{i}.md"),
+                        name: name(seed + i * 1021),
+                        aliases: aliases(seed / 11 + i),
+                        summary: None,
+                        source: Source::default(),
+                    })
+                    .collect(),
+                sessions: (0..2)
+                    .map(|i| Session {
+                        id: format!("sessions/s{i}.md"),
+                        name: format!("Session {i}: {}", name(seed + i)),
+                        number: None,
+                        date: None,
+                        summary: None,
+                        pcs: vec![],
+                        source: Source::default(),
+                    })
+                    .collect(),
+                ..Campaign::default()
+            }
+        }
+
+        /// One edit, chosen and placed by `op`, `at` and `seed`.
+        fn edit(c: &mut Campaign, op: usize, at: usize, seed: usize) {
+            match op % 14 {
+                0 | 1 => {
+                    let i = at % c.npcs.len();
+                    c.npcs[i].name = name(seed);
+                }
+                2 => {
+                    let i = at % c.npcs.len();
+                    c.npcs[i].aliases = aliases(seed);
+                }
+                3 => {
+                    let i = at % c.npcs.len();
+                    c.npcs[i].role = opt(ROLES, seed);
+                }
+                4 => {
+                    let i = at % c.pcs.len();
+                    c.pcs[i].name = name(seed);
+                }
+                5 => {
+                    let i = at % c.pcs.len();
+                    c.pcs[i] = Pc {
+                        id: c.pcs[i].id.clone(),
+                        ..pc(i, seed)
+                    };
+                }
+                6 => {
+                    let i = at % c.locations.len();
+                    c.locations[i].name = name(seed);
+                }
+                7 => {
+                    let i = at % c.locations.len();
+                    c.locations[i].kind = opt(KINDS, seed);
+                    c.locations[i].aliases = aliases(seed / 2);
+                }
+                8 => {
+                    let i = at % c.threads.len();
+                    c.threads[i].title = name(seed);
+                }
+                9 => {
+                    let i = at % c.lore.len();
+                    c.lore[i].aliases = aliases(seed);
+                    c.sessions[i % 2].name = name(seed / 3);
+                }
+                10 if c.npcs.len() > 2 => {
+                    c.npcs.remove(at % c.npcs.len());
+                }
+                11 => {
+                    let i = at % (c.npcs.len() + 1);
+                    c.npcs.insert(i, npc_at(900 + seed % 50, seed));
+                }
+                12 => {
+                    let i = at % c.npcs.len();
+                    c.npcs[i].id = format!("canon/npcs/{}.md", slug(&name(seed)));
+                }
+                _ => {
+                    // Two at once: an alias taken from another entity.
+                    let i = at % c.npcs.len();
+                    let j = seed % c.locations.len();
+                    c.npcs[i].aliases.push(c.locations[j].name.clone());
+                    c.locations[j].aliases.push(c.npcs[i].name.clone());
+                }
+            }
+        }
+
+        fn assert_same(got: &Matcher, want: &Matcher, c: &Campaign) {
+            for (i, (a, b)) in got.shards.iter().zip(&want.shards).enumerate() {
+                assert_eq!(a.texts, b.texts, "shard {i}");
+                assert_eq!(a.patterns, b.patterns, "shard {i}");
+            }
+            assert_eq!(got.shards.len(), want.shards.len());
+            for (a, b) in got.index.iter().zip(&want.index) {
+                assert_eq!(a, b);
+            }
+            assert_eq!(got.links.keys, want.links.keys);
+            let names = c
+                .pcs
+                .iter()
+                .map(|p| p.name.as_str())
+                .chain(c.npcs.iter().map(|n| n.name.as_str()))
+                .chain(c.locations.iter().map(|l| l.name.as_str()))
+                .chain(
+                    c.npcs
+                        .iter()
+                        .flat_map(|n| n.aliases.iter().map(String::as_str)),
+                )
+                .collect::<Vec<_>>();
+            let mut messages: Vec<String> = names
+                .chunks(3)
+                .map(|ch| format!("I ask {} about [[n3]] and the chapel", ch.join(", then ")))
+                .collect();
+            messages.push(WORDS.join(" and the ").to_lowercase());
+            messages.push(WORDS.join(", "));
+            messages.push("the doctor, the foreman, the clerk, the tavern, the office".into());
+            for m in &messages {
+                assert_eq!(got.find(m), want.find(m), "{m}");
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+            #[test]
+            fn a_patched_matcher_is_a_fresh_one(
+                seed in 0usize..100_000,
+                edits in proptest::collection::vec((0usize..14, 0usize..64, 0usize..100_000), 1..12),
+            ) {
+                let mut c = fixture(seed);
+                let mut m = Matcher::new(&c);
+                assert_same(&m, &Matcher::new(&c), &c);
+                for (op, at, s) in edits {
+                    edit(&mut c, op, at, s);
+                    let counts_same = counts(&c) == m.prepared.counts;
+                    prop_assert_eq!(m.patched(&c).is_some(), counts_same);
+                    m = m.rebuilt(&c);
+                    assert_same(&m, &Matcher::new(&c), &c);
+                }
+            }
+        }
+
+        /// A patch copies no automaton and no bucket it does not change.
+        #[test]
+        fn a_patch_shares_what_did_not_change() {
+            let mut c = fixture(7);
+            let before = Matcher::new(&c);
+            c.npcs[3].name = "Quillon Brassmoor".into();
+            let after = before.rebuilt(&c);
+            let same = |a: &[Arc<Bucket>], b: &[Arc<Bucket>]| {
+                a.iter().zip(b).filter(|(x, y)| Arc::ptr_eq(x, y)).count()
+            };
+            assert!(same(&after.index, &before.index) >= SHARDS - 8);
+            let shared = after
+                .shards
+                .iter()
+                .zip(&before.shards)
+                .filter(|(x, y)| Arc::ptr_eq(x, y))
+                .count();
+            assert!(shared >= SHARDS - 12, "{shared}");
+            assert!(Arc::ptr_eq(&after.links, &before.links));
+            assert_eq!(after.find("Quillon Brassmoor")[0].target, Target::Npc(3));
+        }
     }
 }
