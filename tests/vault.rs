@@ -169,8 +169,8 @@ fn every_wikilink_form_with_its_line() {
         .map(|l| {
             (
                 &*l.target.note,
-                l.target.heading.as_deref(),
-                l.target.alias.as_deref(),
+                l.target.heading(),
+                l.target.alias(),
                 l.embed,
                 l.line,
             )
@@ -215,7 +215,7 @@ fn unquoted_wikilink_in_frontmatter_is_a_link() {
     let n = note(&v, "heist/party/fenn.md");
     assert_eq!(n.links.len(), 1);
     assert_eq!(&*n.links[0].target.note, "the-gilded-eel");
-    assert_eq!(n.links[0].target.alias.as_deref(), Some("the Eel"));
+    assert_eq!(n.links[0].target.alias(), Some("the Eel"));
     assert_eq!(n.links[0].key.as_deref(), Some("location"));
     assert_eq!(n.links[0].line, 5);
 }
@@ -536,10 +536,10 @@ proptest! {
             prop_assert!(d.line <= lines, "{d} beyond {lines} lines");
         }
         for l in &n.links {
-            prop_assert!(l.line >= 1 && l.line <= lines);
+            prop_assert!(l.line >= 1 && l.line as usize <= lines);
         }
         for b in &n.body.blocks {
-            prop_assert!(b.line >= 1 && b.line <= lines);
+            prop_assert!(b.line >= 1 && b.line as usize <= lines);
             prop_assert!(b.kind != BlockKind::Heading(0));
         }
     }

@@ -470,7 +470,7 @@ fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
                 }
                 let t = new_thread(
                     one_line(&b.text),
-                    b.line,
+                    b.line as usize,
                     priority,
                     diags,
                     b.section as usize,
@@ -511,7 +511,7 @@ fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
                 }
                 let mut t = new_thread(
                     title,
-                    b.line,
+                    b.line as usize,
                     priority,
                     diags,
                     b.section as usize,
@@ -683,7 +683,7 @@ fn parse_timeline(note: &Note, diags: &mut Vec<Diagnostic>, lenient: bool) -> Ve
             when: when.to_string(),
             numbered,
             text,
-            source: Source::new(&note.path, b.line),
+            source: Source::new(&note.path, b.line as usize),
         };
         match b.kind {
             BlockKind::Heading(level) => {
@@ -710,7 +710,7 @@ fn parse_timeline(note: &Note, diags: &mut Vec<Diagnostic>, lenient: bool) -> Ve
                 None if lenient => {}
                 None => diags.push(Diagnostic::warning(
                     &note.path,
-                    b.line,
+                    b.line as usize,
                     Code::EventNoDay,
                     "timeline event is not under a `## Day N` heading; it was ignored",
                 )),
@@ -841,14 +841,16 @@ fn line_of(text: &str, needle: &str) -> usize {
 }
 
 /// One note, typed.
+// Boxed: one of these is held per note until canon is assembled, and unboxed each would
+// take the size of the largest record (~4.7 MB at 10k notes, at the process's peak).
 enum Typed {
-    Pc(Pc),
-    Npc(Npc),
-    Location(Location),
-    Thread(Thread),
-    Lore(Lore),
-    Session(Session),
-    Party(Party),
+    Pc(Box<Pc>),
+    Npc(Box<Npc>),
+    Location(Box<Location>),
+    Thread(Box<Thread>),
+    Lore(Box<Lore>),
+    Session(Box<Session>),
+    Party(Box<Party>),
     Threads(Vec<Thread>),
     Events(Vec<Event>),
     Nothing,
@@ -1166,7 +1168,7 @@ pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {
                 diags: Vec::new(),
             };
             let lore = |note: &Note| {
-                Typed::Lore(
+                Typed::Lore(Box::new(
                     Lore {
                         id: note.path.clone(),
                         name: note.name(),
@@ -1175,7 +1177,7 @@ pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {
                         source: source(note),
                     }
                     .cleaned(),
-                )
+                ))
             };
             let t = if note.path == OPEN_THREADS {
                 let threads = parse_threads(note, &mut cx.diags);
@@ -1185,14 +1187,18 @@ pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {
                 Typed::Events(events.into_iter().map(Clean::cleaned).collect())
             } else {
                 match kinds[i] {
-                    NoteKind::Pc => Typed::Pc(build_pc(&mut cx, note).cleaned()),
-                    NoteKind::Npc => Typed::Npc(build_npc(&mut cx, note).cleaned()),
-                    NoteKind::Location => Typed::Location(build_location(&mut cx, note).cleaned()),
-                    NoteKind::Thread => {
-                        Typed::Thread(build_thread_note(note, &mut cx.diags).cleaned())
+                    NoteKind::Pc => Typed::Pc(Box::new(build_pc(&mut cx, note).cleaned())),
+                    NoteKind::Npc => Typed::Npc(Box::new(build_npc(&mut cx, note).cleaned())),
+                    NoteKind::Location => {
+                        Typed::Location(Box::new(build_location(&mut cx, note).cleaned()))
                     }
-                    NoteKind::Session => Typed::Session(build_session(&cx, note).cleaned()),
-                    NoteKind::Party => Typed::Party(build_party(&cx, note).cleaned()),
+                    NoteKind::Thread => {
+                        Typed::Thread(Box::new(build_thread_note(note, &mut cx.diags).cleaned()))
+                    }
+                    NoteKind::Session => {
+                        Typed::Session(Box::new(build_session(&cx, note).cleaned()))
+                    }
+                    NoteKind::Party => Typed::Party(Box::new(build_party(&cx, note).cleaned())),
                     NoteKind::Timeline if !canon_timeline => {
                         let events = parse_timeline(note, &mut cx.diags, true);
                         Typed::Events(events.into_iter().map(Clean::cleaned).collect())
@@ -1217,13 +1223,13 @@ pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {
                 has_timeline = true;
                 c.events.extend(e);
             }
-            Typed::Pc(p) => c.pcs.push(p),
-            Typed::Npc(n) => c.npcs.push(n),
-            Typed::Location(l) => c.locations.push(l),
-            Typed::Thread(t) => c.threads.push(t),
-            Typed::Lore(l) => c.lore.push(l),
-            Typed::Session(s) => c.sessions.push(s),
-            Typed::Party(p) => c.parties.push(p),
+            Typed::Pc(p) => c.pcs.push(*p),
+            Typed::Npc(n) => c.npcs.push(*n),
+            Typed::Location(l) => c.locations.push(*l),
+            Typed::Thread(t) => c.threads.push(*t),
+            Typed::Lore(l) => c.lore.push(*l),
+            Typed::Session(s) => c.sessions.push(*s),
+            Typed::Party(p) => c.parties.push(*p),
             Typed::Nothing => {}
         }
     }
@@ -1315,7 +1321,7 @@ fn key_line(vault: &Vault, src: &Source, keys: &[&str], is_name: bool) -> usize 
     }
     if is_name {
         if let Some(s) = note.body.sections.iter().find(|s| s.level == 1) {
-            return s.line;
+            return s.line as usize;
         }
     }
     src.line

@@ -468,7 +468,7 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
     if !session_folder {
         for tag in &note.tags {
             if let Some(k) = tag_kind(tag) {
-                return (k, Why::Tag(tag.clone()));
+                return (k, Why::Tag(tag.to_string()));
             }
         }
         if let Some((k, head)) = prefix_kind(&note.stem) {

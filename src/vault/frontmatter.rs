@@ -303,6 +303,9 @@ impl Frontmatter {
     /// Gives back the slack of the key table: a parsed note lives for the whole session.
     pub fn shrink_to_fit(&mut self) {
         self.entries.shrink_to_fit();
+        for (_, value, _) in &mut self.entries {
+            value.shrink_to_fit();
+        }
     }
 
     /// All keys and values, keys lower-cased, in key order.

@@ -15,38 +15,58 @@ pub struct LinkTarget {
     /// The note part: a name, stem or vault path (may end in `.md`); kept inline when short,
     /// as most are (a vault holds one of these per link).
     pub note: compact_str::CompactString,
-    /// The `#Heading` (or `#^block`) part, if any.
-    pub heading: Option<Box<str>>,
-    /// The `|Alias` part, if any.
-    pub alias: Option<Box<str>>,
+    /// The `#Heading` and `|Alias` parts, boxed apart: most links have neither, and a
+    /// 10k-note vault holds ~130k links.
+    extra: Option<Box<LinkExtra>>,
+}
+
+/// The rarer parts of a link target.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct LinkExtra {
+    heading: Option<Box<str>>,
+    alias: Option<Box<str>>,
 }
 
 impl LinkTarget {
+    /// A target from its parts (empty parts count as absent).
+    pub fn new(note: &str, heading: Option<&str>, alias: Option<&str>) -> LinkTarget {
+        let heading = heading.filter(|h| !h.is_empty()).map(Box::from);
+        let alias = alias.filter(|a| !a.is_empty()).map(Box::from);
+        LinkTarget {
+            note: note.into(),
+            extra: (heading.is_some() || alias.is_some())
+                .then(|| Box::new(LinkExtra { heading, alias })),
+        }
+    }
+
+    /// The `#Heading` (or `#^block`) part, if any.
+    pub fn heading(&self) -> Option<&str> {
+        self.extra.as_ref()?.heading.as_deref()
+    }
+
+    /// The `|Alias` part, if any.
+    pub fn alias(&self) -> Option<&str> {
+        self.extra.as_ref()?.alias.as_deref()
+    }
+
     /// Parses the inside of `[[...]]`: `Note`, `Note|Alias`, `Note#Heading`, `path/Note.md|Alias`.
     /// A trailing backslash before `|` (from tables, `\|`) is dropped.
     pub fn parse(inner: &str) -> LinkTarget {
         let (dest, alias) = match inner.split_once('|') {
-            Some((d, a)) => (d, Some(a.trim()).filter(|a| !a.is_empty()).map(Box::from)),
+            Some((d, a)) => (d, Some(a.trim())),
             None => (inner, None),
         };
         let dest = dest.trim().trim_end_matches('\\').trim();
         let (note, heading) = match dest.split_once('#') {
-            Some((n, h)) => (
-                n.trim(),
-                Some(h.trim()).filter(|h| !h.is_empty()).map(Box::from),
-            ),
+            Some((n, h)) => (n.trim(), Some(h.trim())),
             None => (dest, None),
         };
-        LinkTarget {
-            note: note.into(),
-            heading,
-            alias,
-        }
+        LinkTarget::new(note, heading, alias)
     }
 
     /// The text a reader sees: the alias, else the note's last path segment without `.md`.
     pub fn display(&self) -> String {
-        if let Some(a) = &self.alias {
+        if let Some(a) = self.alias() {
             return a.to_string();
         }
         let last = self.note.rsplit('/').next().unwrap_or(&self.note);
@@ -249,6 +269,24 @@ impl LinkIndex {
         }
     }
 
+    /// Empty tables sized for these notes' keys, so they never grow (a grown table holds up
+    /// to twice the slots it needs for as long as the vault is loaded).
+    pub fn sized_for(keys: &[NoteKeys]) -> LinkIndex {
+        let table = |n: usize| Table::with_capacity_and_hasher(n, Default::default());
+        let names = keys.iter().map(|k| k.names.len()).sum();
+        let suffixes = keys
+            .iter()
+            .map(|k| k.path.matches('/').count().saturating_sub(1))
+            .sum();
+        LinkIndex {
+            paths: table(keys.len()),
+            suffixes: table(suffixes),
+            stems: table(keys.len()),
+            names: table(names),
+            slugs: table(keys.len()),
+        }
+    }
+
     /// Adds a note by its precomputed keys.
     pub fn add_keys(&mut self, idx: usize, k: NoteKeys) {
         push_suffixes(&mut self.suffixes, &k.path, idx);
@@ -376,8 +414,8 @@ mod tests {
     ) {
         let t = LinkTarget::parse(inner);
         assert_eq!(&*t.note, note);
-        assert_eq!(t.heading.as_deref(), heading);
-        assert_eq!(t.alias.as_deref(), alias);
+        assert_eq!(t.heading(), heading);
+        assert_eq!(t.alias(), alias);
     }
 
     #[test]
@@ -503,8 +541,8 @@ mod tests {
             if let Some(a) = &a { inner.push('|'); inner.push_str(a); }
             let t = LinkTarget::parse(&inner);
             prop_assert_eq!(&*t.note, note.trim());
-            prop_assert_eq!(t.heading.as_deref(), h.as_deref().map(str::trim).filter(|h| !h.is_empty()));
-            prop_assert_eq!(t.alias.as_deref(), a.as_deref().map(str::trim).filter(|a| !a.is_empty()));
+            prop_assert_eq!(t.heading(), h.as_deref().map(str::trim).filter(|h| !h.is_empty()));
+            prop_assert_eq!(t.alias(), a.as_deref().map(str::trim).filter(|a| !a.is_empty()));
         }
 
         #[test]

@@ -30,7 +30,7 @@ pub struct Block {
     /// breaks kept as `\n`.
     pub text: Box<str>,
     /// 1-based file line where the block starts.
-    pub line: usize,
+    pub line: u32,
     /// Index of the section the block belongs to.
     pub section: u32,
     /// The text of a leading `**strong**` span, if the block opens with one.
@@ -49,11 +49,11 @@ pub struct Block {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
     /// Heading text (None for the preamble).
-    pub heading: Option<String>,
+    pub heading: Option<Box<str>>,
     /// Heading level (0 for the preamble).
     pub level: u8,
     /// 1-based file line of the heading.
-    pub line: usize,
+    pub line: u32,
 }
 
 /// A wikilink in the body.
@@ -416,7 +416,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
         sections: vec![Section {
             heading: None,
             level: 0,
-            line: line_of(0),
+            line: u32::try_from(line_of(0)).unwrap_or(u32::MAX),
         }],
         ..Body::default()
     };
@@ -450,9 +450,9 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
             let prose = open.words || matches!(open.kind, BlockKind::Heading(_));
             if let BlockKind::Heading(level) = open.kind {
                 out.sections.push(Section {
-                    heading: Some(text.clone()),
+                    heading: Some(text.as_str().into()),
                     level,
-                    line,
+                    line: u32::try_from(line).unwrap_or(u32::MAX),
                 });
             }
             let has_field = find_pair(&text, ':').is_some();
@@ -476,7 +476,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
             out.blocks.push(Block {
                 kind: open.kind,
                 text: text.into_boxed_str(),
-                line,
+                line: u32::try_from(line).unwrap_or(u32::MAX),
                 section: (out.sections.len() - 1) as u32,
                 strong_prefix: open.strong_prefix.map(String::into_boxed_str),
                 callout: callout.clone(),

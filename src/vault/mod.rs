@@ -190,7 +190,7 @@ impl Vault {
             .par_iter()
             .map(|n| LinkIndex::keys(&n.path, &n.stem, &n.names()))
             .collect();
-        let mut index = LinkIndex::default();
+        let mut index = LinkIndex::sized_for(&keys);
         for (i, k) in keys.into_iter().enumerate() {
             index.add_keys(i, k);
         }
@@ -338,16 +338,16 @@ impl Vault {
             }
             match self.resolve_from(&l.target.note, Some(&n.path)) {
                 Resolution::Found(_) => {}
-                Resolution::NotFound if l.key.is_none() => missing.push((j, l.line)),
+                Resolution::NotFound if l.key.is_none() => missing.push((j, l.line as usize)),
                 Resolution::NotFound => out.push(Diagnostic::warning(
                     &n.path,
-                    l.line,
+                    l.line as usize,
                     Code::UnresolvedLink,
                     format!("[[{}]] matches no note in the vault", l.target.note),
                 )),
                 Resolution::Ambiguous(c) => out.push(Diagnostic::warning(
                     &n.path,
-                    l.line,
+                    l.line as usize,
                     Code::AmbiguousLink,
                     format!(
                         "[[{}]] matches {} notes: {}{}; use the path, e.g. [[{}]]",

@@ -15,11 +15,16 @@ pub struct NoteLink {
     /// The parsed target.
     pub target: LinkTarget,
     /// 1-based file line.
-    pub line: usize,
+    pub line: u32,
     /// True for embeds.
     pub embed: bool,
     /// The frontmatter key holding the link, for links in frontmatter.
     pub key: Option<Box<str>>,
+}
+
+/// A file line as links keep it (a note of more than 4 billion lines is not read).
+fn line32(line: usize) -> u32 {
+    u32::try_from(line).unwrap_or(u32::MAX)
 }
 
 /// A parsed Markdown note.
@@ -34,7 +39,7 @@ pub struct Note {
     /// The parsed body.
     pub body: Body,
     /// Tags from frontmatter and body, lower-cased, without `#`, deduplicated.
-    pub tags: Vec<String>,
+    pub tags: Vec<compact_str::CompactString>,
     /// Links from the body and from frontmatter values.
     pub links: Vec<NoteLink>,
     /// Problems found while reading this note.
@@ -187,14 +192,15 @@ impl Note {
                 .add_fallback(&f.key.replace(' ', "_"), &f.value, f.line);
         }
 
-        let mut tags: Vec<String> = note
+        // Tags are short: kept inline, not one allocation each.
+        let mut tags: Vec<compact_str::CompactString> = note
             .frontmatter
             .list(&["tags", "tag"])
             .into_iter()
-            .map(|t| t.trim_start_matches('#').to_lowercase())
-            .filter(|t| !t.is_empty())
+            .map(|t| t.trim_start_matches('#').to_lowercase().into())
+            .filter(|t: &compact_str::CompactString| !t.is_empty())
             .collect();
-        tags.extend(note.body.tags.iter().map(|(t, _)| t.clone()));
+        tags.extend(note.body.tags.iter().map(|(t, _)| t.as_str().into()));
         tags.sort();
         tags.dedup();
         note.tags = tags;
@@ -204,7 +210,7 @@ impl Note {
                 for found in find_wikilinks(&s) {
                     note.links.push(NoteLink {
                         target: found.target,
-                        line: note.frontmatter.line_of(key),
+                        line: line32(note.frontmatter.line_of(key)),
                         embed: found.embed,
                         key: Some(key.into()),
                     });
@@ -214,7 +220,7 @@ impl Note {
         let body_links = std::mem::take(&mut note.body.links);
         note.links.extend(body_links.into_iter().map(|l| NoteLink {
             target: l.target,
-            line: l.line,
+            line: line32(l.line),
             embed: l.embed,
             key: None,
         }));

@@ -66,6 +66,25 @@ impl PartialEq for Value {
 }
 
 impl Value {
+    /// Gives back the growth slack of its lists and maps, all the way down: parsed
+    /// frontmatter lives for the whole session.
+    pub fn shrink_to_fit(&mut self) {
+        match self {
+            Value::List(items) => {
+                items.iter_mut().for_each(Value::shrink_to_fit);
+                items.shrink_to_fit();
+            }
+            Value::Map(map) => {
+                for e in &mut map.entries {
+                    e.key.shrink_to_fit();
+                    e.value.shrink_to_fit();
+                }
+                map.entries.shrink_to_fit();
+            }
+            _ => {}
+        }
+    }
+
     /// Number of values in this one, itself included.
     pub fn count(&self) -> usize {
         match self {
