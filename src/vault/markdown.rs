@@ -416,7 +416,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
         sections: vec![Section {
             heading: None,
             level: 0,
-            line: u32::try_from(line_of(0)).unwrap_or(u32::MAX),
+            line: super::line32(line_of(0)),
         }],
         ..Body::default()
     };
@@ -452,7 +452,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                 out.sections.push(Section {
                     heading: Some(text.as_str().into()),
                     level,
-                    line: u32::try_from(line).unwrap_or(u32::MAX),
+                    line: super::line32(line),
                 });
             }
             let has_field = find_pair(&text, ':').is_some();
@@ -476,7 +476,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
             out.blocks.push(Block {
                 kind: open.kind,
                 text: text.into_boxed_str(),
-                line: u32::try_from(line).unwrap_or(u32::MAX),
+                line: super::line32(line),
                 section: (out.sections.len() - 1) as u32,
                 strong_prefix: open.strong_prefix.map(String::into_boxed_str),
                 callout: callout.clone(),

@@ -100,6 +100,12 @@ pub fn read_note(abs: &Path, rel: &str) -> Note {
 /// A note's diagnostics, and its body links (index, line) that match no note.
 type NoteCheck = (Vec<Diagnostic>, Vec<(usize, usize)>);
 
+/// A file line as parsed notes keep it (4 bytes, not 8: a vault holds ~30 lines per note of
+/// blocks, links and sections; a note of more than 4 billion lines is not read).
+pub(crate) fn line32(line: usize) -> u32 {
+    u32::try_from(line).unwrap_or(u32::MAX)
+}
+
 impl Vault {
     /// Loads every note under `root`, with the template folders its Obsidian settings and
     /// folder names show ([`Scope::detect`]).

@@ -22,11 +22,6 @@ pub struct NoteLink {
     pub key: Option<Box<str>>,
 }
 
-/// A file line as links keep it (a note of more than 4 billion lines is not read).
-fn line32(line: usize) -> u32 {
-    u32::try_from(line).unwrap_or(u32::MAX)
-}
-
 /// A parsed Markdown note.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Note {
@@ -210,7 +205,7 @@ impl Note {
                 for found in find_wikilinks(&s) {
                     note.links.push(NoteLink {
                         target: found.target,
-                        line: line32(note.frontmatter.line_of(key)),
+                        line: super::line32(note.frontmatter.line_of(key)),
                         embed: found.embed,
                         key: Some(key.into()),
                     });
@@ -220,7 +215,7 @@ impl Note {
         let body_links = std::mem::take(&mut note.body.links);
         note.links.extend(body_links.into_iter().map(|l| NoteLink {
             target: l.target,
-            line: line32(l.line),
+            line: super::line32(l.line),
             embed: l.embed,
             key: None,
         }));
