@@ -395,10 +395,12 @@ async fn inspector_page_in_headless_chromium() {
     d.post(&format!("/element/{button}/click"), json!({})).await;
     let block = d
         .wait_for(
-            "#block with Odessa Flint and #explain rows",
+            "#block with Odessa Flint's mention card and #explain rows",
+            // The card, not just her name: the page's first preview (the full context of
+            // an empty message) names her too, and may still be showing.
             r#"const b = document.getElementById("block").textContent;
                const rows = document.querySelectorAll('#explain tbody tr').length;
-               return b.includes("Odessa Flint") && b.includes("owner of the Brass Canary") && rows > 0 ? b : null;"#,
+               return b.includes("NPC Odessa Flint - owner of the Brass Canary") && rows > 0 ? b : null;"#,
             10,
         )
         .await;
