@@ -631,3 +631,48 @@ fn shedding_lore_bodies_changes_nothing_canon_reads() {
     }
     assert!(shed > 0, "no fixture has a lore note with a body to shed");
 }
+
+/// A runaway world-building note (a pasted 8 MB history) is read, classed as lore and
+/// summarised, but its body is not held: only the blocks its title and summary come from.
+#[test]
+fn a_huge_lore_note_is_summarised_and_not_held() {
+    let dir = common::template_copy();
+    let world = dir.path().join("World");
+    std::fs::create_dir_all(&world).expect("mkdir");
+    let mut text = String::from(
+        "# The Long History\n\nA chronicle of the valley, from the first miners to the Company.\n\n",
+    );
+    let para = "The seams ran deeper every year and the town grew around the shafts. ";
+    let mut i = 0;
+    while text.len() < 8 * 1024 * 1024 {
+        text.push_str(&format!(
+            "## Year {i}\n\n{}\n\n- a detail\n- another\n\n",
+            para.repeat(20)
+        ));
+        i += 1;
+    }
+    std::fs::write(world.join("The Long History.md"), &text).expect("write");
+
+    let loaded = Loaded::load(dir.path()).expect("loads");
+    let idx = loaded
+        .vault
+        .note_index("World/The Long History.md")
+        .expect("the note is read");
+    assert_eq!(loaded.built.kinds[idx], NoteKind::Lore);
+    let note = &loaded.vault.notes[idx];
+    assert_eq!(note.name(), "The Long History");
+    let held: usize = note.body.blocks.iter().map(|b| b.text.len()).sum();
+    assert_eq!(note.body.blocks.len(), 2, "title and summary only");
+    assert!(held < 200, "{held} bytes of body held");
+    let lore = loaded
+        .built
+        .campaign
+        .lore
+        .iter()
+        .find(|l| l.name == "The Long History")
+        .expect("in canon");
+    assert_eq!(
+        lore.summary.as_deref(),
+        Some("A chronicle of the valley, from the first miners to the Company.")
+    );
+}

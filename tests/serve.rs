@@ -991,13 +991,7 @@ async fn every_conversation_recalls_the_gms_session_notes() {
         assert_eq!(r.status(), 200);
     }
     for (i, up) in fake.requests().iter().enumerate() {
-        let j = up.json();
-        let last = j["messages"]
-            .as_array()
-            .and_then(|m| m.last())
-            .and_then(|m| m["content"].as_str())
-            .expect("user message")
-            .to_owned();
+        let last = up.last_message();
         assert!(
             last.contains("silver thimble") && last.contains("session note"),
             "conversation {i} recalls the session note: {last}"
@@ -1044,13 +1038,7 @@ async fn a_vault_in_its_gms_own_layout_is_served_as_it_is_read() {
         .await
         .expect("send");
     assert_eq!(r.status(), 200);
-    let sent = fake.requests()[0].json();
-    let last = sent["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_str())
-        .expect("user message")
-        .to_owned();
+    let last = fake.requests()[0].last_message();
     assert!(
         last.contains("Brannoch") && last.contains("The Missing Cartographer"),
         "the full context of the GM's own notes: {last}"

@@ -110,13 +110,7 @@ async fn the_official_openai_client_gets_canon_injected_replies() {
     // The canon reached the upstream: the full context with the first message, and again
     // (re-injected) in the streamed request's history; a light context with the new one.
     let reqs = fake.requests();
-    let first = reqs[0].json();
-    let last = first["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_str())
-        .expect("user message")
-        .to_owned();
+    let last = reqs[0].last_message();
     assert!(
         last.contains("Brannock Tull") && last.contains("Odessa Flint"),
         "{last}"

@@ -128,6 +128,16 @@ impl Recorded {
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
+
+    /// The text of the request's last message (the player's, with what vaultdm injected).
+    pub fn last_message(&self) -> String {
+        self.json()["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .expect("a last message with text content")
+            .to_owned()
+    }
 }
 
 #[derive(Default)]
