@@ -20,16 +20,31 @@ pub fn nfc(s: &str) -> Cow<'_, str> {
 
 /// A name as a lookup key: NFC, lower case, trimmed, inner whitespace folded to one space.
 pub fn norm_key(s: &str) -> String {
-    // One pass and one allocation: every link, name and alias of a vault goes through here.
     let mut out = String::with_capacity(s.len());
+    norm_key_into(s, &mut out);
+    out
+}
+
+/// [`norm_key`] written into `out` (cleared first), so a caller looking keys up can reuse
+/// one buffer.
+pub fn norm_key_into(s: &str, out: &mut String) {
+    // One pass: every link, name and alias of a vault goes through here.
+    out.clear();
     if s.is_ascii() {
-        for w in s.split_whitespace() {
-            if !out.is_empty() {
-                out.push(' ');
+        // ASCII whitespace is what `split_whitespace` splits on (with VT).
+        let mut space = false;
+        for &b in s.as_bytes() {
+            if b.is_ascii_whitespace() || b == 0x0b {
+                space = !out.is_empty();
+            } else {
+                if space {
+                    out.push(' ');
+                    space = false;
+                }
+                out.push(char::from(b.to_ascii_lowercase()));
             }
-            out.extend(w.bytes().map(|b| char::from(b.to_ascii_lowercase())));
         }
-        return out;
+        return;
     }
     for w in nfc(s).to_lowercase().split_whitespace() {
         if !out.is_empty() {
@@ -37,7 +52,6 @@ pub fn norm_key(s: &str) -> String {
         }
         out.push_str(w);
     }
-    out
 }
 
 /// A slug: lower-case alphanumerics joined by single dashes (`The Gilded Eel` ->
@@ -110,7 +124,17 @@ pub fn fold_name(s: &str) -> String {
 /// `Z99_Templates` -> `templates`, `02-Factions` -> `factions`, `_templates` -> `templates`),
 /// lower case, `-` and `_` read as spaces.
 pub fn folder_word(seg: &str) -> String {
-    let s = seg.trim().to_lowercase();
+    let seg = seg.trim();
+    // Folder names are mostly ASCII: lower case without a copy when nothing changes.
+    let s: std::borrow::Cow<str> = if seg.is_ascii() {
+        if seg.bytes().any(|b| b.is_ascii_uppercase()) {
+            seg.to_ascii_lowercase().into()
+        } else {
+            seg.into()
+        }
+    } else {
+        seg.to_lowercase().into()
+    };
     let mut s = s.trim_start_matches(|c: char| c.is_ascii_digit() || " ._-)".contains(c));
     // `z_`, `zz_`, `z99_`, `Z.` sort prefixes: z's, then digits, then a separator.
     let zs = s.len() - s.trim_start_matches('z').len();
@@ -121,10 +145,18 @@ pub fn folder_word(seg: &str) -> String {
         }
     }
     let s = s.trim_start_matches(|c: char| c.is_ascii_digit() || " ._-)".contains(c));
-    s.replace(['_', '-'], " ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    // `-` and `_` read as spaces, runs of them and of whitespace as one.
+    let mut out = String::with_capacity(s.len());
+    for w in s
+        .split(|c: char| c == '_' || c == '-' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+    {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -132,6 +164,24 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
+        /// The one-pass folder word is the plain definition: lower case, numbering and sort
+        /// prefixes gone, `-`/`_` as spaces, whitespace runs to one space.
+        #[test]
+        fn folder_word_is_the_definition(s in "[ \\t_.)\\-zZ09aBÉé\u{3a3}İ]{0,16}") {
+            let lower = s.trim().to_lowercase();
+            let mut t = lower.trim_start_matches(|c: char| c.is_ascii_digit() || " ._-)".contains(c));
+            let zs = t.len() - t.trim_start_matches('z').len();
+            if zs > 0 {
+                let rest = t[zs..].trim_start_matches(|c: char| c.is_ascii_digit());
+                if let Some(r) = rest.strip_prefix(['_', '-', '.', ' ']) {
+                    t = r;
+                }
+            }
+            let t = t.trim_start_matches(|c: char| c.is_ascii_digit() || " ._-)".contains(c));
+            let plain = t.replace(['_', '-'], " ").split_whitespace().collect::<Vec<_>>().join(" ");
+            proptest::prop_assert_eq!(folder_word(&s), plain);
+        }
+
         /// The one-pass key is the plain definition: NFC, lower case, whitespace runs to
         /// one space, trimmed.
         #[test]

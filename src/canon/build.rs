@@ -1127,17 +1127,31 @@ fn settle_parties(c: &mut Campaign, config: &Config) {
 /// lore note only its name, aliases, summary, links and tags are used, so the blocks after
 /// its title and summary go. Run on every note as it is parsed, it keeps a vault of long
 /// world-building notes from being held whole (half of a big vault's bytes are lore).
-pub(crate) fn shed_unread(note: &mut Note, config: &Config) {
-    if note.path != OPEN_THREADS && note.path != TIMELINE && kind_of(note, config) == NoteKind::Lore
-    {
+/// Returns the note's kind, decided before anything was dropped.
+pub(crate) fn shed_unread(note: &mut Note, config: &Config) -> NoteKind {
+    let kind = kind_of(note, config);
+    if note.path != OPEN_THREADS && note.path != TIMELINE && kind == NoteKind::Lore {
         note.body.keep_title_and_summary();
     }
+    kind
 }
 
 /// Builds the campaign from a vault's notes, its configuration and the other files canon
 /// reads ([`CanonFiles`], read by the loading step): a pure step, no file is read here.
 pub fn build(vault: &Vault, config: &Config, files: &CanonFiles) -> Built {
     let kinds: Vec<NoteKind> = vault.notes.par_iter().map(|n| kind_of(n, config)).collect();
+    build_kinded(vault, config, files, kinds)
+}
+
+/// [`build`] with each note's [`kind_of`] already known (`kinds[i]` of `vault.notes[i]`),
+/// as loading decides them while it parses.
+pub(crate) fn build_kinded(
+    vault: &Vault,
+    config: &Config,
+    files: &CanonFiles,
+    kinds: Vec<NoteKind>,
+) -> Built {
+    debug_assert_eq!(kinds.len(), vault.notes.len());
     let mut cx = Ctx {
         vault,
         kinds: &kinds,

@@ -179,8 +179,12 @@ pub fn tag_kind(tag: &str) -> Option<NoteKind> {
 
 /// The kind a folder name means (numbering stripped: `1. The Party`, `0 PCs`).
 pub fn folder_kind(seg: &str) -> Option<NoteKind> {
-    let w = folder_word(seg);
-    Some(match w.as_str() {
+    kind_of_folder_word(&folder_word(seg))
+}
+
+/// [`folder_kind`] of a name already made a [`folder_word`].
+fn kind_of_folder_word(w: &str) -> Option<NoteKind> {
+    Some(match w {
         "pcs" | "pc" | "players" | "player characters" | "player character" | "party"
         | "the party" | "party members" | "adventurers" | "heroes" | "characters pcs"
         | "pcs and players" => NoteKind::Pc,
@@ -242,22 +246,34 @@ pub fn folder_kind(seg: &str) -> Option<NoteKind> {
 }
 
 /// Folder names under which nothing is campaign canon (rules and bestiary dumps).
-fn is_reference_folder(seg: &str) -> bool {
+/// Whether a [`folder_word`] names a folder of reference content (rules, bestiary).
+fn is_reference_word(w: &str) -> bool {
     matches!(
-        folder_word(seg).as_str(),
+        w,
         "reference" | "references" | "srd" | "rules" | "bestiary" | "reference content"
     )
 }
 
 fn under(path: &str, folder: &str) -> bool {
-    let f = folder.trim_matches('/').to_lowercase();
-    !f.is_empty() && path.to_lowercase().starts_with(&format!("{f}/"))
+    let f = folder.trim_matches('/');
+    if f.is_empty() {
+        return false;
+    }
+    if f.is_ascii() && path.is_ascii() {
+        // The common case, without lower-casing copies: ASCII case folding keeps lengths.
+        return path.len() > f.len()
+            && path.as_bytes()[f.len()] == b'/'
+            && path[..f.len()].eq_ignore_ascii_case(f);
+    }
+    path.to_lowercase()
+        .starts_with(&format!("{}/", f.to_lowercase()))
 }
 
 /// Stems of index notes and dashboards (after numbering is stripped).
 fn is_index_stem(stem: &str) -> bool {
+    let w = folder_word(stem);
     matches!(
-        folder_word(stem).as_str(),
+        w.as_str(),
         "index"
             | "home"
             | "dashboard"
@@ -273,8 +289,8 @@ fn is_index_stem(stem: &str) -> bool {
             | "campaign dashboard"
             | "dm dashboard"
             | "gm dashboard"
-    ) || folder_word(stem).ends_with(" index")
-        || folder_word(stem).ends_with(" dashboard")
+    ) || w.ends_with(" index")
+        || w.ends_with(" dashboard")
 }
 
 fn plugin_note(note: &Note) -> Option<&'static str> {
@@ -455,10 +471,12 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
     });
     let dirs: Vec<&str> = p.split('/').collect();
     let dirs = &dirs[..dirs.len().saturating_sub(1)];
+    // Each folder's word once: the rules below read it up to three times.
+    let words: Vec<String> = dirs.iter().map(|d| folder_word(d)).collect();
     let session_folder = matches!(configured, Some((NoteKind::Session, _)))
-        || dirs
+        || words
             .iter()
-            .any(|d| folder_kind(d) == Some(NoteKind::Session));
+            .any(|w| kind_of_folder_word(w) == Some(NoteKind::Session));
     if let Some((k, why)) = frontmatter_kind(note) {
         // A session folder wins over a stray PC/NPC type on a recap.
         if !(session_folder && matches!(k, NoteKind::Pc | NoteKind::Npc)) {
@@ -479,17 +497,16 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
     if let Some(c) = configured {
         return c;
     }
-    if dirs.iter().any(|d| is_reference_folder(d)) {
+    if words.iter().any(|w| is_reference_word(w)) {
         return (NoteKind::Lore, Why::Default);
     }
-    for (i, seg) in dirs.iter().enumerate().rev() {
-        if let Some(k) = folder_kind(seg) {
+    for (i, word) in words.iter().enumerate().rev() {
+        if let Some(k) = kind_of_folder_word(word) {
             // The party folder's own note (`The Party/The Party.md`, `Party/Party.md`) is the
             // group, not a PC.
             let stem = folder_word(&note.stem);
             if k == NoteKind::Pc
-                && (stem == folder_word(seg)
-                    || matches!(stem.as_str(), "party" | "the party" | "group"))
+                && (&stem == word || matches!(stem.as_str(), "party" | "the party" | "group"))
             {
                 return (NoteKind::Party, Why::Folder(dirs[..=i].join("/")));
             }

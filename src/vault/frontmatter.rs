@@ -474,6 +474,22 @@ fn unquoted_wikilink(v: &Value) -> Option<String> {
     None
 }
 
+/// Whether [`value_list`] of `v` can hold a wikilink: some text in it has `[[`, or a list
+/// holds a list (an unquoted `[[Note]]` reads as one). False means it holds none, so the
+/// many values without links are never split into lists of text just to look.
+pub fn may_hold_wikilink(v: &Value) -> bool {
+    match v {
+        Value::String(s) => memchr::memmem::find(s.as_bytes(), b"[[").is_some(),
+        Value::List(items) => items
+            .iter()
+            .any(|i| matches!(i, Value::List(_)) || may_hold_wikilink(i)),
+        Value::Map(m) => m
+            .iter()
+            .any(|e| may_hold_wikilink(&e.key) || may_hold_wikilink(&e.value)),
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => false,
+    }
+}
+
 /// A YAML value as a list: a YAML list, a flow list, or a comma-separated string.
 /// Commas inside `[[...]]` do not split.
 pub fn value_list(v: &Value) -> Vec<String> {
@@ -587,6 +603,37 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use rstest::rstest;
+
+    fn arb_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::Int),
+            "[a\\[\\], ]{0,6}".prop_map(|s| Value::String(s.into())),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::List),
+                proptest::collection::vec((inner.clone(), inner), 0..3).prop_map(|kv| {
+                    let mut m = yaml::Map::default();
+                    for (i, (k, v)) in kv.into_iter().enumerate() {
+                        m.push(k, v, i + 1);
+                    }
+                    Value::Map(m)
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        /// The shortcut never hides a link: a value it passes over lists no `[[`.
+        #[test]
+        fn may_hold_wikilink_misses_no_link(v in arb_value()) {
+            if !may_hold_wikilink(&v) {
+                prop_assert!(value_list(&v).iter().all(|s| !s.contains("[[")), "{:?}", value_list(&v));
+            }
+        }
+    }
 
     #[rstest]
     #[case("---\na: 1\n---\nbody", Some("a: 1\n"), "body", false)]

@@ -66,11 +66,16 @@ impl LinkTarget {
 
     /// The text a reader sees: the alias, else the note's last path segment without `.md`.
     pub fn display(&self) -> String {
+        self.shown().to_string()
+    }
+
+    /// [`LinkTarget::display`], borrowed.
+    pub fn shown(&self) -> &str {
         if let Some(a) = self.alias() {
-            return a.to_string();
+            return a;
         }
         let last = self.note.rsplit('/').next().unwrap_or(&self.note);
-        strip_md(last).to_string()
+        strip_md(last)
     }
 }
 
@@ -287,6 +292,38 @@ impl LinkIndex {
         }
     }
 
+    /// The index of notes `0..keys.len()` from their precomputed keys. The tables are
+    /// independent, so they are filled on two threads; each in note order, as
+    /// [`LinkIndex::add_keys`] one note at a time would.
+    pub fn from_keys(keys: &[NoteKeys]) -> LinkIndex {
+        let mut ix = LinkIndex::sized_for(keys);
+        let LinkIndex {
+            paths,
+            suffixes,
+            stems,
+            names,
+            slugs,
+        } = &mut ix;
+        rayon::join(
+            || {
+                for (i, k) in keys.iter().enumerate() {
+                    push(paths, &k.path, i);
+                    push(stems, &k.stem, i);
+                    push(slugs, &k.slug, i);
+                }
+            },
+            || {
+                for (i, k) in keys.iter().enumerate() {
+                    push_suffixes(suffixes, &k.path, i);
+                    for n in &k.names {
+                        push(names, n, i);
+                    }
+                }
+            },
+        );
+        ix
+    }
+
     /// Adds a note by its precomputed keys.
     pub fn add_keys(&mut self, idx: usize, k: NoteKeys) {
         push_suffixes(&mut self.suffixes, &k.path, idx);
@@ -358,7 +395,18 @@ impl LinkIndex {
         if t.is_empty() {
             return (Tier::Path, Resolution::NotFound);
         }
-        let key = norm_key(t);
+        // Links are resolved by the hundred thousand: one key buffer per thread.
+        thread_local! {
+            static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        KEY.with_borrow_mut(|key| {
+            crate::names::norm_key_into(t, key);
+            self.resolve_key(t, key)
+        })
+    }
+
+    /// [`LinkIndex::resolve_tiered`] of a trimmed target `t` and its [`norm_key`].
+    fn resolve_key(&self, t: &str, key: &str) -> (Tier, Resolution) {
         let found = |v: &[u32]| match v {
             [] => Resolution::NotFound,
             [one] => Resolution::Found(*one as usize),
@@ -368,20 +416,20 @@ impl LinkIndex {
                 Resolution::Ambiguous(v)
             }
         };
-        if let Some(v) = self.paths.get(key.as_str()) {
+        if let Some(v) = self.paths.get(key) {
             return (Tier::Path, found(v));
         }
         if key.contains('/') {
             // A partial path: the notes whose path ends with it.
-            if let Some(v) = self.suffixes.get(key.as_str()).filter(|v| !v.is_empty()) {
+            if let Some(v) = self.suffixes.get(key).filter(|v| !v.is_empty()) {
                 return (Tier::Suffix, found(v));
             }
         }
-        let last = key.rsplit('/').next().unwrap_or(&key);
+        let last = key.rsplit('/').next().unwrap_or(key);
         if let Some(v) = self.stems.get(last).filter(|v| !v.is_empty()) {
             return (Tier::Stem, found(v));
         }
-        if let Some(v) = self.names.get(key.as_str()).filter(|v| !v.is_empty()) {
+        if let Some(v) = self.names.get(key).filter(|v| !v.is_empty()) {
             return (Tier::Name, found(v));
         }
         if let Some(v) = self.slugs.get(slug(t).as_str()).filter(|v| !v.is_empty()) {

@@ -377,7 +377,10 @@ pub struct LineIndex {
 impl LineIndex {
     /// Indexes the line starts of `text`.
     pub fn new(text: &str) -> Self {
-        let mut starts = vec![0];
+        // Counted first (a vectorised pass) so the table is allocated once.
+        let n = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+        let mut starts = Vec::with_capacity(n + 1);
+        starts.push(0);
         starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
         Self { starts }
     }
@@ -426,7 +429,8 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
     let mut callout: Option<std::sync::Arc<str>> = None;
     let mut callout_pending = false;
     let mut skip_code = 0usize;
-    let mut in_link: Vec<(LinkTarget, bool, bool)> = Vec::new(); // target, has_pothole, wrote_text
+    // The links being read: index in `out.links`, has a pothole, wrote its text.
+    let mut in_link: Vec<(usize, bool, bool)> = Vec::new();
     let mut strong = 0usize;
     let mut row: Option<(Vec<String>, usize)> = None;
 
@@ -687,17 +691,17 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                     .and_then(|r| r.strip_suffix("]]"))
                     .filter(|i| i.contains(dest_url.as_ref()));
                 let target = LinkTarget::parse(inner.unwrap_or(&dest_url));
+                in_link.push((out.links.len(), has_pothole || embed, false));
                 out.links.push(BodyLink {
-                    target: target.clone(),
+                    target,
                     embed,
                     line: line_of(range.start),
                 });
-                in_link.push((target, has_pothole || embed, false));
             }
             Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
-                if let Some((target, _, wrote)) = in_link.pop() {
+                if let Some((link, _, wrote)) = in_link.pop() {
                     if !wrote {
-                        push_text(&mut stack, &mut row, &target.display());
+                        push_text(&mut stack, &mut row, out.links[link].target.shown());
                     }
                 }
             }
@@ -706,15 +710,15 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                 let (Event::Text(t) | Event::Code(t)) = event else {
                     continue;
                 };
-                if let Some((target, pothole, wrote)) = in_link.last_mut() {
+                if let Some((link, pothole, wrote)) = in_link.last_mut() {
                     // Without a pothole the child text is the raw destination: show the note name.
-                    let shown = if *pothole {
-                        t.to_string()
-                    } else {
-                        target.display()
-                    };
                     if !*wrote {
-                        push_text(&mut stack, &mut row, &shown);
+                        let shown = if *pothole {
+                            &t
+                        } else {
+                            out.links[*link].target.shown()
+                        };
+                        push_text(&mut stack, &mut row, shown);
                         *wrote = true;
                     }
                     continue;
@@ -813,7 +817,7 @@ fn push_text(stack: &mut [Open], row: &mut Option<(Vec<String>, usize)>, t: &str
 /// non-digit character and must start the text or follow whitespace.
 pub fn scan_tags(text: &str, mut f: impl FnMut(String)) {
     let bytes = text.as_bytes();
-    for (i, _) in text.match_indices('#') {
+    for i in memchr::memchr_iter(b'#', bytes) {
         if i > 0 && !bytes[i - 1].is_ascii_whitespace() {
             continue;
         }

@@ -196,11 +196,7 @@ impl Vault {
             .par_iter()
             .map(|n| LinkIndex::keys(&n.path, &n.stem, &n.names()))
             .collect();
-        let mut index = LinkIndex::sized_for(&keys);
-        for (i, k) in keys.into_iter().enumerate() {
-            index.add_keys(i, k);
-        }
-        self.index = index;
+        self.index = LinkIndex::from_keys(&keys);
     }
 
     /// Resolves a link target or plain reference to a note, from no note in particular.

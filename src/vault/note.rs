@@ -201,6 +201,9 @@ impl Note {
         note.tags = tags;
 
         for (key, value) in note.frontmatter.iter() {
+            if !frontmatter::may_hold_wikilink(value) {
+                continue;
+            }
             for s in frontmatter::value_list(value) {
                 for found in find_wikilinks(&s) {
                     note.links.push(NoteLink {

@@ -128,6 +128,12 @@ pub fn is_template_folder_name(seg: &str) -> bool {
     )
 }
 
+/// `path` is the folder `dir` or inside it (both `/`-separated, compared as they are).
+fn is_at_or_under(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 impl Scope {
     /// Finds the template folders of the vault at `root`; `configured` are the folders named
     /// in `vaultdm.toml` (`[folders] templates`).
@@ -183,11 +189,7 @@ impl Scope {
     /// name, or any folder named like `templates`.
     pub fn is_template(&self, rel: &str) -> bool {
         let lower = rel.to_lowercase();
-        if self
-            .templates
-            .iter()
-            .any(|t| lower == *t || lower.starts_with(&format!("{t}/")))
-        {
+        if self.templates.iter().any(|t| is_at_or_under(&lower, t)) {
             return true;
         }
         let segs: Vec<&str> = rel.split('/').collect();
@@ -205,11 +207,7 @@ impl Scope {
     /// Records a template folder found by its name during a walk (for `check`'s info line).
     pub(super) fn note_named_template(&mut self, rel_dir: &str) {
         let key = rel_dir.to_lowercase();
-        if !self
-            .templates
-            .iter()
-            .any(|t| key == *t || key.starts_with(&format!("{t}/")))
-        {
+        if !self.templates.iter().any(|t| is_at_or_under(&key, t)) {
             self.templates.push(key);
             self.template_folders.push(TemplateFolder {
                 path: rel_dir.to_string(),

@@ -22,11 +22,14 @@ pub struct Found {
 /// Converts a path under `root` into the vault-relative `/`-separated form.
 pub fn rel_path(root: &Path, abs: &Path) -> Option<String> {
     let rel = abs.strip_prefix(root).ok()?;
-    let parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    (!parts.is_empty()).then(|| parts.join("/"))
+    let mut out = String::with_capacity(rel.as_os_str().len());
+    for c in rel.components() {
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str(&c.as_os_str().to_string_lossy());
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// Walks the vault, returning its notes (sorted by path) and walk problems. Template
