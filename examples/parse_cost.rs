@@ -43,7 +43,7 @@ fn main() {
         o.insert(Options::ENABLE_TABLES);
         files
             .iter()
-            .map(|(_, b)| Parser::new_ext(std::str::from_utf8(b).unwrap(), o).count())
+            .map(|(_, b)| Parser::new_ext(&String::from_utf8_lossy(b), o).count())
             .sum()
     });
     time("pulldown (our options, offsets)", &|| {
@@ -55,7 +55,7 @@ fn main() {
         files
             .iter()
             .map(|(_, b)| {
-                Parser::new_ext(std::str::from_utf8(b).unwrap(), o)
+                Parser::new_ext(&String::from_utf8_lossy(b), o)
                     .into_offset_iter()
                     .count()
             })
