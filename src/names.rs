@@ -30,6 +30,18 @@ pub fn norm_key(s: &str) -> String {
 pub fn norm_key_into(s: &str, out: &mut String) {
     // One pass: every link, name and alias of a vault goes through here.
     out.clear();
+    let b = s.as_bytes();
+    if s.is_ascii()
+        && !b.iter().any(|&c| matches!(c, b'\t'..=b'\r'))
+        && b.first() != Some(&b' ')
+        && b.last() != Some(&b' ')
+        && memchr::memmem::find(b, b"  ").is_none()
+    {
+        // Already one line with single spaces (most names and paths): only lower case.
+        out.push_str(s);
+        out.make_ascii_lowercase();
+        return;
+    }
     if s.is_ascii() {
         // ASCII whitespace is what `split_whitespace` splits on (with VT).
         let mut space = false;

@@ -130,18 +130,26 @@ fn strip_link(raw: &str) -> String {
 
 /// A note's summary: its first paragraph of prose, else a callout's, else its first
 /// bullets ([`crate::vault::markdown::Body::summary`]).
+/// A note's summary paragraph as written: every field it fills is [`text::clean`]ed, which
+/// makes it one line (and reads only as far as the field's cap, however long the text).
 fn first_paragraph(note: &Note) -> Option<String> {
-    note.body.summary().map(|t| one_line(&t))
+    note.body.summary()
 }
 
 /// The words of `s` joined by single spaces (one pass, one allocation).
 fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for w in s.split_whitespace() {
+    let mut push = |w: &str| {
         if !out.is_empty() {
             out.push(' ');
         }
         out.push_str(w);
+    };
+    // ASCII whitespace is all `split_whitespace` splits ASCII on, but for VT.
+    if s.is_ascii() && !s.as_bytes().contains(&0x0b) {
+        s.split_ascii_whitespace().for_each(&mut push);
+    } else {
+        s.split_whitespace().for_each(&mut push);
     }
     out
 }
@@ -1442,6 +1450,15 @@ fn duplicate_names(c: &Campaign, vault: &Vault, diags: &mut Vec<Diagnostic>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// `one_line` on ASCII (its own path) is words joined by one space.
+        #[test]
+        fn one_line_is_words_joined(s in "[ \t\n\x0b\x0c\rab.]{0,40}") {
+            let plain = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            proptest::prop_assert_eq!(one_line(&s), plain);
+        }
+    }
 
     fn thread_note(body: &str) -> (Vec<Thread>, Vec<Diagnostic>) {
         let n = Note::parse(OPEN_THREADS, body.as_bytes());

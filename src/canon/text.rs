@@ -41,11 +41,27 @@ const ROLE_MARKERS: &[&str] = &[
 
 /// `s` as one clean line of at most `max` characters (see the module docs).
 pub fn clean(s: &str, max: usize) -> String {
-    let mut out = String::with_capacity(s.len().min(max * 4 + 4));
+    // Most text is ASCII: there a character is a byte, and whitespace is ASCII whitespace
+    // (`split_whitespace` also splits on VT, which `split_ascii_whitespace` does not).
+    if s.is_ascii() && !s.as_bytes().contains(&0x0b) {
+        clean_words(s.split_ascii_whitespace(), s.len(), max, str::len)
+    } else {
+        clean_words(s.split_whitespace(), s.len(), max, |w| w.chars().count())
+    }
+}
+
+/// [`clean`] of the words of a text `len` bytes long, `chars` counting a word's characters.
+fn clean_words<'a>(
+    words: impl Iterator<Item = &'a str>,
+    len: usize,
+    max: usize,
+    chars_of: impl Fn(&str) -> usize,
+) -> String {
+    let mut out = String::with_capacity(len.min(max * 4 + 4));
     let mut chars = 0usize;
     let mut cut = false;
-    for word in s.split_whitespace() {
-        let n = word.chars().count();
+    for word in words {
+        let n = chars_of(word);
         let sep = usize::from(!out.is_empty());
         if chars + sep + n > max {
             if out.is_empty() {
@@ -263,6 +279,19 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use rstest::rstest;
+
+    proptest! {
+        /// The ASCII path of `clean` is the general one, on text with every kind of
+        /// whitespace (VT, FF, CR) and markers.
+        #[test]
+        fn clean_ascii_path_is_the_general_one(
+            s in "[ \t\n\x0b\x0c\rab:#>Sy]{0,40}",
+            max in 1usize..30,
+        ) {
+            let general = clean_words(s.split_whitespace(), s.len(), max, |w| w.chars().count());
+            prop_assert_eq!(clean(&s, max), general);
+        }
+    }
 
     #[test]
     fn first_sentences() {

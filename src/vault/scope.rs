@@ -110,7 +110,8 @@ pub fn is_noise(rel: &str) -> bool {
 
 /// True for a Markdown file name (`.md`, any case).
 pub fn is_markdown(rel: &str) -> bool {
-    rel.to_ascii_lowercase().ends_with(".md")
+    let b = rel.as_bytes();
+    b.len() >= 3 && b[b.len() - 3..].eq_ignore_ascii_case(b".md")
 }
 
 /// True when `abs` exists and its real place (every link on the way followed) is outside
@@ -122,10 +123,17 @@ pub fn leads_outside(canon_root: &Path, abs: &Path) -> bool {
 
 /// True for a folder name that means "templates" (`Templates`, `z_Templates`, `_template`).
 pub fn is_template_folder_name(seg: &str) -> bool {
-    matches!(
-        folder_word(seg).as_str(),
-        "templates" | "template" | "templater" | "templater templates"
-    )
+    // Every such name holds `templat` in ASCII letters (no other character lower-cases to
+    // one of them), so most folders are passed over without making their word.
+    let has_templat = seg
+        .as_bytes()
+        .windows(7)
+        .any(|w| w.eq_ignore_ascii_case(b"templat"));
+    has_templat
+        && matches!(
+            folder_word(seg).as_str(),
+            "templates" | "template" | "templater" | "templater templates"
+        )
 }
 
 /// `path` is the folder `dir` or inside it (both `/`-separated, compared as they are).
