@@ -19,21 +19,37 @@ pub struct Found {
     pub rel: String,
 }
 
+/// `a/b/c` as [`rel_path`] would rebuild it from its components: no empty, `.` or `..`
+/// part.
+fn is_clean_rel(s: &str) -> bool {
+    !s.is_empty() && s.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
 /// Converts a path under `root` into the vault-relative `/`-separated form.
 pub fn rel_path(root: &Path, abs: &Path) -> Option<String> {
+    // On Unix the walk's paths start with the root's very bytes: cut them off as bytes.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let r = root.as_os_str().as_bytes();
+        let r = r.strip_suffix(b"/").unwrap_or(r);
+        let rest = abs
+            .as_os_str()
+            .as_bytes()
+            .strip_prefix(r)
+            .and_then(|x| x.strip_prefix(b"/"));
+        if let Some(s) = rest.and_then(|x| std::str::from_utf8(x).ok()) {
+            if is_clean_rel(s) {
+                return Some(s.to_string());
+            }
+        }
+    }
     let rel = abs.strip_prefix(root).ok()?;
     // The walk joins names to folders, so a relative path is almost always already
     // `a/b/c` in UTF-8: taken as it is, not rebuilt from its components.
     #[cfg(unix)]
-    if let Some(s) = rel.to_str() {
-        let clean = !s.is_empty()
-            && !s.starts_with('/')
-            && !s.ends_with('/')
-            && !s.contains("//")
-            && s.split('/').all(|c| c != "." && c != "..");
-        if clean {
-            return Some(s.to_string());
-        }
+    if let Some(s) = rel.to_str().filter(|s| is_clean_rel(s)) {
+        return Some(s.to_string());
     }
     let mut out = String::with_capacity(rel.as_os_str().len());
     for c in rel.components() {
@@ -157,4 +173,29 @@ fn escape_check(root: &Path, canon_root: &Path, p: &Path) -> Option<Diagnostic> 
             "symlink points outside the vault; not followed",
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("/v", "/v/a/b.md", Some("a/b.md"))]
+    #[case("/v/", "/v/a/b.md", Some("a/b.md"))]
+    #[case("v", "v/a.md", Some("a.md"))]
+    #[case(".", "./x/y.md", Some("x/y.md"))]
+    #[case("/", "/a/b.md", Some("a/b.md"))]
+    #[case("/v", "/v", None)]
+    #[case("/v", "/v2/a.md", None)]
+    #[case("/v", "/w/a.md", None)]
+    #[case("/v", "/v//a.md", Some("a.md"))]
+    #[case("/v", "/v/a/../b.md", Some("a/../b.md"))]
+    fn relative_paths(#[case] root: &str, #[case] abs: &str, #[case] want: Option<&str>) {
+        assert_eq!(
+            rel_path(Path::new(root), Path::new(abs)).as_deref(),
+            want,
+            "{root} {abs}"
+        );
+    }
 }
