@@ -31,12 +31,15 @@ pub fn norm_key_into(s: &str, out: &mut String) {
     // One pass: every link, name and alias of a vault goes through here.
     out.clear();
     let b = s.as_bytes();
-    if s.is_ascii()
-        && !b.iter().any(|&c| matches!(c, b'\t'..=b'\r'))
-        && b.first() != Some(&b' ')
+    // One pass: ASCII, no whitespace but single inner spaces.
+    let key_form = b.first() != Some(&b' ')
         && b.last() != Some(&b' ')
-        && memchr::memmem::find(b, b"  ").is_none()
-    {
+        && b.iter()
+            .zip(b.iter().skip(1).chain([&b'x']))
+            .all(|(&c, &next)| {
+                c.is_ascii() && !matches!(c, b'\t'..=b'\r') && !(c == b' ' && next == b' ')
+            });
+    if key_form {
         // Already one line with single spaces (most names and paths): only lower case.
         out.push_str(s);
         out.make_ascii_lowercase();

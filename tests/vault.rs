@@ -145,13 +145,13 @@ fn callouts_inline_fields_and_tags() {
         .map(|b| &*b.text)
         .collect();
     assert_eq!(secret, ["Hidden debt\nShe owes Mother Ashka forty crowns."]);
-    let fields: Vec<_> = n
-        .body
-        .fields
-        .iter()
-        .map(|f| (f.key.as_str(), f.value.as_str(), f.line))
-        .collect();
-    assert_eq!(fields, [("mood", "nervous #informant", 14)]);
+    // The inline field is read into the frontmatter, with its line (not kept twice).
+    assert_eq!(
+        n.frontmatter.text(&["mood"]).as_deref(),
+        Some("nervous #informant")
+    );
+    assert_eq!(n.frontmatter.line_of("mood"), 14);
+    assert!(n.body.fields.is_empty() && n.body.tags.is_empty());
     assert_eq!(n.tags, ["informant"]);
     // The first paragraph drops the comment but keeps the text around it.
     let summary = n.body.first_paragraph().expect("paragraph").text.clone();

@@ -387,11 +387,12 @@ impl LinkIndex {
     /// does ([`crate::vault::Vault::resolve_from`]); on the name tier they are a real
     /// ambiguity.
     pub fn resolve_tiered(&self, target: &str) -> (Tier, Resolution) {
-        let t = target
-            .trim()
-            .trim_start_matches("./")
-            .trim_start_matches('/');
-        let t = strip_md(t);
+        // `trim_start_matches("./")`, without building a substring searcher per link.
+        let mut t = target.trim();
+        while let Some(rest) = t.strip_prefix("./") {
+            t = rest;
+        }
+        let t = strip_md(t.trim_start_matches('/'));
         if t.is_empty() {
             return (Tier::Path, Resolution::NotFound);
         }

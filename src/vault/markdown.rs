@@ -87,9 +87,11 @@ pub struct Body {
     pub blocks: Vec<Block>,
     /// Wikilinks and embeds.
     pub links: Vec<BodyLink>,
-    /// Inline `#tags` (without `#`, lower-cased).
+    /// Inline `#tags` (without `#`, lower-cased). A parsed [`Note`](super::Note) moves them
+    /// into its `tags`, so there this is empty.
     pub tags: Vec<(String, usize)>,
-    /// Dataview inline fields.
+    /// Dataview inline fields. A parsed [`Note`](super::Note) moves them into its
+    /// frontmatter (where the frontmatter does not set the key), so there this is empty.
     pub fields: Vec<InlineField>,
     /// The YAML of Fantasy Statblocks blocks (```` ```statblock ````), with their file line.
     pub statblocks: Vec<(String, usize)>,

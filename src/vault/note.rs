@@ -181,8 +181,8 @@ impl Note {
         note.frontmatter = Frontmatter::parse(path, &split, &mut note.diagnostics);
         note.body = markdown::parse_body(split.body, split.body_offset, &lines);
         // Dataview inline fields (`location:: [[The Docks]]`) count as frontmatter keys the
-        // frontmatter does not set itself.
-        for f in &note.body.fields {
+        // frontmatter does not set itself. Moved there, not kept twice.
+        for f in std::mem::take(&mut note.body.fields) {
             note.frontmatter
                 .add_fallback(&f.key.replace(' ', "_"), &f.value, f.line);
         }
@@ -195,7 +195,12 @@ impl Note {
             .map(|t| t.trim_start_matches('#').to_lowercase().into())
             .filter(|t: &compact_str::CompactString| !t.is_empty())
             .collect();
-        tags.extend(note.body.tags.iter().map(|(t, _)| t.as_str().into()));
+        // The body's tags join the note's (and are not kept twice either).
+        tags.extend(
+            std::mem::take(&mut note.body.tags)
+                .into_iter()
+                .map(|(t, _)| compact_str::CompactString::from(t)),
+        );
         tags.sort();
         tags.dedup();
         note.tags = tags;
@@ -226,8 +231,6 @@ impl Note {
         note.frontmatter.shrink_to_fit();
         note.body.blocks.shrink_to_fit();
         note.body.sections.shrink_to_fit();
-        note.body.fields.shrink_to_fit();
-        note.body.tags.shrink_to_fit();
         note.links.shrink_to_fit();
         note.tags.shrink_to_fit();
         note
