@@ -52,13 +52,14 @@ impl LinkTarget {
     /// Parses the inside of `[[...]]`: `Note`, `Note|Alias`, `Note#Heading`, `path/Note.md|Alias`.
     /// A trailing backslash before `|` (from tables, `\|`) is dropped.
     pub fn parse(inner: &str) -> LinkTarget {
-        let (dest, alias) = match inner.split_once('|') {
-            Some((d, a)) => (d, Some(a.trim())),
+        // `split_once` by byte search: links are short and there are many of them.
+        let (dest, alias) = match memchr::memchr(b'|', inner.as_bytes()) {
+            Some(i) => (&inner[..i], Some(inner[i + 1..].trim())),
             None => (inner, None),
         };
         let dest = dest.trim().trim_end_matches('\\').trim();
-        let (note, heading) = match dest.split_once('#') {
-            Some((n, h)) => (n.trim(), Some(h.trim())),
+        let (note, heading) = match memchr::memchr(b'#', dest.as_bytes()) {
+            Some(i) => (dest[..i].trim(), Some(dest[i + 1..].trim())),
             None => (dest, None),
         };
         LinkTarget::new(note, heading, alias)

@@ -691,7 +691,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                     .trim_start_matches('!')
                     .strip_prefix("[[")
                     .and_then(|r| r.strip_suffix("]]"))
-                    .filter(|i| i.contains(dest_url.as_ref()));
+                    .filter(|i| i.starts_with(dest_url.as_ref()) || i.contains(dest_url.as_ref()));
                 let target = LinkTarget::parse(inner.unwrap_or(&dest_url));
                 in_link.push((out.links.len(), has_pothole || embed, false));
                 out.links.push(BodyLink {

@@ -436,7 +436,10 @@ impl Vault {
 /// Whether a link target names a note `check` should find: not a heading in the same note,
 /// not a URL, not an attachment (`[[map.png]]`, `![[song.mp3]]`).
 fn is_checked_link(target: &str) -> bool {
-    !target.is_empty() && !target.contains("://") && !has_non_md_extension(target)
+    // `contains("://")` without building a substring searcher per link.
+    let b = target.as_bytes();
+    let url = memchr::memchr_iter(b':', b).any(|i| b[i + 1..].starts_with(b"//"));
+    !target.is_empty() && !url && !has_non_md_extension(target)
 }
 
 fn has_non_md_extension(target: &str) -> bool {

@@ -72,6 +72,7 @@ pub fn walk(root: &Path, scope: &mut Scope) -> (Vec<Found>, Vec<Diagnostic>) {
 pub fn walk_under(root: &Path, dir: &Path, scope: &mut Scope) -> (Vec<Found>, Vec<Diagnostic>) {
     let mut found = Vec::new();
     let diags = walk_each(root, dir, scope, &mut |f| found.push(f));
+    found.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
     (found, diags)
 }
 
@@ -87,9 +88,11 @@ pub fn walk_each(
     let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut escaped: Vec<Diagnostic> = Vec::new();
     let mut templates: Vec<String> = Vec::new();
+    // Not sorted: the loader sorts the notes it parsed, `walk_under` what it found, and
+    // the problems are sorted below (walkdir's sort takes each name apart again per
+    // comparison, a tenth of the walk).
     let it = walkdir::WalkDir::new(dir)
         .follow_links(true)
-        .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| {
             if e.depth() == 0 {
@@ -145,6 +148,7 @@ pub fn walk_each(
         });
     }
     diags.extend(escaped);
+    templates.sort_unstable();
     for rel in templates {
         scope.note_named_template(&rel);
         let why = scope
@@ -160,6 +164,7 @@ pub fn walk_each(
             format!("a template folder (from {why}): its notes are templates, not canon"),
         ));
     }
+    diags.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
     diags
 }
 
