@@ -68,7 +68,9 @@ pub fn read_note(abs: &Path, rel: &str) -> Note {
         Ok(f) => f,
         Err(e) => return unreadable(e),
     };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    // One `fstat` for both the size and the time.
+    let meta = f.metadata().ok();
+    let len = meta.as_ref().map_or(0, std::fs::Metadata::len);
     if len > note::MAX_NOTE_BYTES {
         // Do not read huge files into memory: parse an over-limit placeholder.
         let mut n = Note::parse(rel, b"");
@@ -85,7 +87,7 @@ pub fn read_note(abs: &Path, rel: &str) -> Note {
         ));
         return n;
     }
-    let modified = f.metadata().and_then(|m| m.modified()).ok();
+    let modified = meta.and_then(|m| m.modified().ok());
     let mut bytes = Vec::with_capacity(len as usize + 1);
     match f.read_to_end(&mut bytes) {
         Ok(_) => {
