@@ -60,34 +60,16 @@ impl Loaded {
     pub fn load_then(root: &Path, after_read: impl FnOnce()) -> Result<Loaded, VaultError> {
         let (config, config_diagnostics) = Config::load(root);
         let scope = crate::vault::Scope::detect(root, &config.folders.templates);
-        // Each note's kind is decided on the parsing threads (shedding needs it); kept here
-        // by path, so building does not decide it again.
-        let kinds = std::sync::Mutex::new(Vec::new());
-        let vault = Vault::load_scoped_then(
+        // Each note's kind is decided on the parsing threads (shedding needs it) and comes
+        // back in note order, so building does not decide it again.
+        let (vault, kinds) = Vault::load_scoped_then(
             root,
             scope,
-            |note| {
-                let kind = build::shed_unread(note, &config);
-                let mut k = kinds
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                k.push((note.path.clone(), kind));
-            },
+            |note| build::shed_unread(note, &config),
             after_read,
         )?;
-        let mut kinds = kinds
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        kinds.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let files = CanonFiles::read(root);
-        let aligned = kinds.len() == vault.notes.len()
-            && kinds.iter().zip(&vault.notes).all(|(k, n)| k.0 == n.path);
-        let built = if aligned {
-            let kinds: Vec<NoteKind> = kinds.into_iter().map(|(_, k)| k).collect();
-            build::build_kinded(&vault, &config, &files, kinds)
-        } else {
-            build(&vault, &config, &files)
-        };
+        let built = build::build_kinded(&vault, &config, &files, kinds);
         Ok(Loaded {
             vault,
             config,

@@ -117,20 +117,21 @@ impl Vault {
 
     /// Loads every note under `root` that `scope` counts as a note.
     pub fn load_scoped(root: &Path, scope: Scope) -> Result<Vault, VaultError> {
-        Self::load_scoped_then(root, scope, |_| {}, || {})
+        Self::load_scoped_then(root, scope, |_| {}, || {}).map(|(v, _)| v)
     }
 
     /// Like [`Vault::load_scoped`], with two hooks: `each_note` gets every note as soon as it
     /// is parsed, on the thread that parsed it (canon drops there what it will never read,
     /// so a big vault is never held whole), and `after_read` runs once every note is read
     /// and parsed, before the link index is built: work that should not take a core from
-    /// the parse (loading the token vocabulary) starts there.
-    pub fn load_scoped_then(
+    /// the parse (loading the token vocabulary) starts there. What `each_note` returns for
+    /// each note comes back in the vault's note order (`extras[i]` for `notes[i]`).
+    pub fn load_scoped_then<T: Send>(
         root: &Path,
         mut scope: Scope,
-        each_note: impl Fn(&mut Note) + Sync,
+        each_note: impl Fn(&mut Note) -> T + Sync,
         after_read: impl FnOnce(),
-    ) -> Result<Vault, VaultError> {
+    ) -> Result<(Vault, Vec<T>), VaultError> {
         let meta = std::fs::metadata(root).map_err(|source| VaultError::NotAFolder {
             path: root.to_path_buf(),
             source,
@@ -152,13 +153,13 @@ impl Vault {
                     let _ = tx.send(f);
                 })
             });
-            let notes: Vec<Note> = rx
+            let notes: Vec<(Note, T)> = rx
                 .into_iter()
                 .par_bridge()
                 .map(|f| {
                     let mut note = read_note(&f.abs, &f.rel);
-                    each_note(&mut note);
-                    note
+                    let extra = each_note(&mut note);
+                    (note, extra)
                 })
                 .collect();
             (notes, walker.join())
@@ -168,9 +169,12 @@ impl Vault {
             Err(panic) => std::panic::resume_unwind(panic),
         };
         after_read();
+        let mut notes = notes;
+        notes.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        let (notes, extras): (Vec<Note>, Vec<T>) = notes.into_iter().unzip();
         let mut v = Self::from_notes(root.to_path_buf(), notes, walk_diagnostics);
         v.scope = scope;
-        Ok(v)
+        Ok((v, extras))
     }
 
     /// Builds a vault from already parsed notes (sorted here by path).
