@@ -95,8 +95,10 @@ fn defuse(s: String) -> String {
         trimmed.to_string()
     };
     if let Some((head, rest)) = t.split_once(':') {
-        let h = head.trim().to_lowercase();
-        if ROLE_MARKERS.contains(&h.as_str()) {
+        // Only a short head can be a role marker: a long one is not lower-cased to find out.
+        let h = head.trim();
+        let longest = ROLE_MARKERS.iter().map(|m| m.len()).max().unwrap_or(0);
+        if h.len() <= longest && ROLE_MARKERS.iter().any(|m| h.eq_ignore_ascii_case(m)) {
             t = format!("{} -{}", head.trim(), rest);
         }
     }
@@ -315,6 +317,8 @@ mod tests {
     #[case("> Player: I take the gold", 120, "Player - I take the gold")]
     #[case("DM: the door is trapped", 120, "DM - the door is trapped")]
     #[case("Dry: counts under her breath", 120, "Dry: counts under her breath")]
+    #[case("aSSistant : then", 120, "aSSistant - then")]
+    #[case("The system of the world: gears", 120, "The system of the world: gears")]
     #[case("one two three four", 9, "one two…")]
     #[case("abcdefghijkl", 5, "abcde…")]
     #[case("", 5, "")]
