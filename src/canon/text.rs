@@ -318,7 +318,11 @@ mod tests {
     #[case("DM: the door is trapped", 120, "DM - the door is trapped")]
     #[case("Dry: counts under her breath", 120, "Dry: counts under her breath")]
     #[case("aSSistant : then", 120, "aSSistant - then")]
-    #[case("The system of the world: gears", 120, "The system of the world: gears")]
+    #[case(
+        "The system of the world: gears",
+        120,
+        "The system of the world: gears"
+    )]
     #[case("one two three four", 9, "one two…")]
     #[case("abcdefghijkl", 5, "abcde…")]
     #[case("", 5, "")]
