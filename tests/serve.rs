@@ -956,7 +956,20 @@ async fn an_idle_conversation_gives_its_session_back() {
         "an idle conversation's session is unlocked: {}",
         s.stderr()
     );
-    assert!(s.stderr().contains("closed 1 idle conversation"));
+    // The server says so just after it lets the lock go: wait for the line, not only the lock.
+    let mut said = false;
+    for _ in 0..50 {
+        if s.stderr().contains("closed 1 idle conversation") {
+            said = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        said,
+        "the server says it closed the conversation: {}",
+        s.stderr()
+    );
     // The next request opens it again and the log goes on.
     assert_eq!(say(2).await.expect("send").status(), 200);
     assert_eq!(log_of(v.path(), "lull").len(), 4);
