@@ -28,10 +28,10 @@ pub fn norm_key(s: &str) -> String {
 /// [`norm_key`] written into `out` (cleared first), so a caller looking keys up can reuse
 /// one buffer.
 pub fn norm_key_into(s: &str, out: &mut String) {
-    // One pass: every link, name and alias of a vault goes through here.
+    // Every link, name and alias of a vault goes through here.
     out.clear();
     let b = s.as_bytes();
-    // One pass: ASCII, no whitespace but single inner spaces.
+    // Key form already (most names and paths): ASCII, no whitespace but single inner spaces.
     let key_form = b.first() != Some(&b' ')
         && b.last() != Some(&b' ')
         && b.iter()
@@ -40,7 +40,6 @@ pub fn norm_key_into(s: &str, out: &mut String) {
                 c.is_ascii() && !matches!(c, b'\t'..=b'\r') && !(c == b' ' && next == b' ')
             });
     if key_form {
-        // Already one line with single spaces (most names and paths): only lower case.
         out.push_str(s);
         out.make_ascii_lowercase();
         return;

@@ -129,9 +129,8 @@ fn strip_link(raw: &str) -> String {
 }
 
 /// A note's summary: its first paragraph of prose, else a callout's, else its first
-/// bullets ([`crate::vault::markdown::Body::summary`]).
-/// A note's summary paragraph as written: every field it fills is [`text::clean`]ed, which
-/// makes it one line (and reads only as far as the field's cap, however long the text).
+/// bullets ([`crate::vault::markdown::Body::summary`]), as written: every field it fills is
+/// [`text::clean`]ed, which makes it one line (reading only as far as the field's cap).
 fn first_paragraph(note: &Note) -> Option<String> {
     note.body.summary()
 }

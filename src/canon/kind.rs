@@ -245,8 +245,8 @@ fn kind_of_folder_word(w: &str) -> Option<NoteKind> {
     })
 }
 
-/// Folder names under which nothing is campaign canon (rules and bestiary dumps).
-/// Whether a [`folder_word`] names a folder of reference content (rules, bestiary).
+/// Whether a [`folder_word`] names a folder under which nothing is campaign canon (rules and
+/// bestiary dumps).
 fn is_reference_word(w: &str) -> bool {
     matches!(
         w,

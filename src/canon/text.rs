@@ -50,7 +50,7 @@ pub fn clean(s: &str, max: usize) -> String {
     }
 }
 
-/// [`clean`] of the words of a text `len` bytes long, `chars` counting a word's characters.
+/// [`clean`] of the words of a text `len` bytes long, `chars_of` counting a word's characters.
 fn clean_words<'a>(
     words: impl Iterator<Item = &'a str>,
     len: usize,

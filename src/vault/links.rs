@@ -403,7 +403,11 @@ impl LinkIndex {
         }
         KEY.with_borrow_mut(|key| {
             crate::names::norm_key_into(t, key);
-            self.resolve_key(t, key)
+            let found = self.resolve_key(t, key);
+            if key.capacity() > 4096 {
+                *key = String::new(); // a freak target's buffer is not kept for the session
+            }
+            found
         })
     }
 

@@ -170,6 +170,7 @@ impl Vault {
         };
         after_read();
         let mut notes = notes;
+        // In path order, each note's extra beside it.
         notes.sort_by(|a, b| a.0.path.cmp(&b.0.path));
         let (notes, extras): (Vec<Note>, Vec<T>) = notes.into_iter().unzip();
         let mut v = Self::from_notes(root.to_path_buf(), notes, walk_diagnostics);
