@@ -45,12 +45,6 @@ pub fn rel_path(root: &Path, abs: &Path) -> Option<String> {
         }
     }
     let rel = abs.strip_prefix(root).ok()?;
-    // The walk joins names to folders, so a relative path is almost always already
-    // `a/b/c` in UTF-8: taken as it is, not rebuilt from its components.
-    #[cfg(unix)]
-    if let Some(s) = rel.to_str().filter(|s| is_clean_rel(s)) {
-        return Some(s.to_string());
-    }
     let mut out = String::with_capacity(rel.as_os_str().len());
     for c in rel.components() {
         if !out.is_empty() {
