@@ -544,3 +544,53 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_megabyte_link_target_and_value_load_and_the_other_links_resolve() {
+    let s = Scratch::of("split-party");
+    let huge = "x".repeat(2 * 1024 * 1024);
+    let value = "y ".repeat(400 * 1024); // under the 1 MB frontmatter cap
+    s.write(
+        "notes/paste.md",
+        &format!(
+            "---\nrelated: \"{value}\"\n---\n# Paste\n\nSee [[Ferryman]], [[{huge}]] and [[Nowhere Else]].\n"
+        ),
+    );
+    let loaded = s.load();
+    let v = &loaded.vault;
+    let n = v
+        .notes
+        .iter()
+        .find(|n| n.path == "notes/paste.md")
+        .expect("the note is read");
+    assert_eq!(n.links.len(), 3);
+    assert_eq!(n.links[1].target.note.len(), huge.len());
+    assert_eq!(
+        n.frontmatter.text(&["related"]).map(|t| t.len()),
+        Some(value.trim().len())
+    );
+    // The huge target is looked up like any other, and lookups after it still work.
+    let d = loaded.diagnostics();
+    let here: Vec<_> = d
+        .iter()
+        .filter(|d| d.path == "notes/paste.md")
+        .map(|d| d.message.clone())
+        .collect();
+    assert!(here.iter().all(|m| !m.contains("[[Ferryman]]")), "{here:?}");
+    // Quoted in its problem by its start, not whole.
+    assert!(
+        here.iter()
+            .any(|m| m.starts_with("[[xxxx") && m.contains("…]]") && m.len() < 400),
+        "{:?}",
+        here.iter().map(|m| m.len()).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        resolved_path(v, "Ferryman").as_deref(),
+        Some("canon/npcs/ferryman.md")
+    );
+    assert_eq!(resolved_path(v, &huge), None);
+    assert_eq!(
+        resolved_path(v, "Ferryman").as_deref(),
+        Some("canon/npcs/ferryman.md")
+    );
+}

@@ -320,7 +320,7 @@ impl Vault {
                 line,
                 Severity::Info,
                 Code::UnresolvedLink,
-                format!("[[{target}]] matches no note in the vault{count}; Obsidian shows it as a note not created yet"),
+                format!("[[{}]] matches no note in the vault{count}; Obsidian shows it as a note not created yet", shown_target(&target)),
             ));
         }
         out
@@ -352,7 +352,10 @@ impl Vault {
                     &n.path,
                     l.line as usize,
                     Code::UnresolvedLink,
-                    format!("[[{}]] matches no note in the vault", l.target.note),
+                    format!(
+                        "[[{}]] matches no note in the vault",
+                        shown_target(&l.target.note)
+                    ),
                 )),
                 Resolution::Ambiguous(c) => out.push(Diagnostic::warning(
                     &n.path,
@@ -360,7 +363,7 @@ impl Vault {
                     Code::AmbiguousLink,
                     format!(
                         "[[{}]] matches {} notes: {}{}; use the path, e.g. [[{}]]",
-                        l.target.note,
+                        shown_target(&l.target.note),
                         c.len(),
                         c.iter()
                             .take(5)
@@ -442,6 +445,16 @@ impl Vault {
 
 /// Whether a link target names a note `check` should find: not a heading in the same note,
 /// not a URL, not an attachment (`[[map.png]]`, `![[song.mp3]]`).
+/// A link target as a problem quotes it: whole up to 120 characters, else its start and
+/// `…` (a runaway paste between `[[` and `]]` must not make a megabyte line).
+fn shown_target(target: &str) -> std::borrow::Cow<'_, str> {
+    const MAX: usize = 120;
+    match target.char_indices().nth(MAX) {
+        None => target.into(),
+        Some((at, _)) => format!("{}…", &target[..at]).into(),
+    }
+}
+
 fn is_checked_link(target: &str) -> bool {
     // `contains("://")` without building a substring searcher per link.
     let b = target.as_bytes();
