@@ -36,7 +36,7 @@ pub enum VaultError {
 }
 
 /// A loaded vault: its notes, sorted by path, and the index used to resolve links.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Vault {
     /// The vault folder.
     pub root: PathBuf,
@@ -48,6 +48,28 @@ pub struct Vault {
     pub walk_diagnostics: Vec<Diagnostic>,
     /// Which files are notes (template folders are not).
     pub scope: Scope,
+}
+
+/// Sorts parsed notes (each with what was found beside it) by path. The order is found on
+/// indices and then applied by following its cycles, so each note moves about once: sorting
+/// the notes themselves moves every one ~log2(n) times, which on 10,000 notes took longer
+/// than building the link index. Paths are unique, so the order is the same either way.
+fn sort_by_path<T>(notes: &mut [(Note, T)]) {
+    let mut order: Vec<usize> = (0..notes.len()).collect();
+    order.sort_unstable_by(|&a, &b| notes[a].0.path.cmp(&notes[b].0.path));
+    // `order[k]` is the note that belongs at `k`; each cycle is walked once and marked done.
+    for start in 0..order.len() {
+        let mut k = start;
+        loop {
+            let from = order[k];
+            order[k] = k;
+            if from == start {
+                break;
+            }
+            notes.swap(k, from);
+            k = from;
+        }
+    }
 }
 
 /// Reads one file into a note; an unreadable file becomes a note with a diagnostic.
@@ -169,9 +191,9 @@ impl Vault {
             Err(panic) => std::panic::resume_unwind(panic),
         };
         after_read();
-        let mut notes = notes;
         // In path order, each note's extra beside it.
-        notes.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        let mut notes = notes;
+        sort_by_path(&mut notes);
         let (notes, extras): (Vec<Note>, Vec<T>) = notes.into_iter().unzip();
         let mut v = Self::from_notes(root.to_path_buf(), notes, walk_diagnostics);
         v.scope = scope;
@@ -467,5 +489,31 @@ fn has_non_md_extension(target: &str) -> bool {
     match last.rsplit_once('.') {
         Some((_, ext)) => !ext.eq_ignore_ascii_case("md") && ext.len() <= 5 && !ext.contains(' '),
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Following the cycles of the index order gives what sorting the notes themselves
+        /// gives, each note still beside its own extra.
+        #[test]
+        fn sort_by_path_is_a_sort(paths in proptest::collection::hash_set("[a-c/]{0,6}\\.md", 0..40)) {
+            let mut notes: Vec<(Note, String)> = paths
+                .iter()
+                .map(|p| (Note::parse(p, b""), p.clone()))
+                .collect();
+            let mut expected: Vec<String> = paths.into_iter().collect();
+            expected.sort();
+            sort_by_path(&mut notes);
+            let got: Vec<&str> = notes.iter().map(|(n, _)| n.path.as_str()).collect();
+            prop_assert_eq!(got, expected.iter().map(String::as_str).collect::<Vec<_>>());
+            for (n, extra) in &notes {
+                prop_assert_eq!(&n.path, extra);
+            }
+        }
     }
 }
