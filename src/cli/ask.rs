@@ -78,7 +78,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         }
     }
     // The vocabulary loads on a second thread once the parse no longer needs both cores.
-    let loaded = Loaded::load_then(root, crate::tokens::warm_up_in_background)?;
+    let mut loaded = Loaded::load_then(root, crate::tokens::warm_up_in_background)?;
     super::refuse_empty_vault(root, &loaded)?;
     super::report_skipped(&loaded);
     let settings = resolve(&loaded, &args.llm)?;
@@ -89,7 +89,8 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         .session
         .clone()
         .unwrap_or_else(|| format!("ask-{}", chrono::Local::now().format("%Y-%m-%d-%H%M%S")));
-    let engine = crate::context::Engine::for_vault(root, &loaded)?;
+    let engine = crate::context::Engine::taking_canon(root, &mut loaded)?;
+    loaded.release_notes();
     let store = super::llm_args::open_session(root, &session, false)?;
     let mut table = open_table(&loaded, engine, &settings, store)?;
     for w in table.store().warnings() {

@@ -76,6 +76,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let mut loaded = Loaded::load_then(root, crate::tokens::warm_up_in_background)?;
     super::report_skipped(&loaded);
     let engine = Engine::taking_canon(root, &mut loaded)?;
+    loaded.release_notes();
     let mode = if args.full {
         ModeChoice::Full
     } else if args.light {
