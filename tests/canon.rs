@@ -3,6 +3,8 @@
 //! and parents, threads, timeline and the in-game clock.
 
 mod common;
+#[path = "../benches/gen/mod.rs"]
+mod gen;
 
 use common::{load_fixture, triples, Scratch};
 use rstest::rstest;
@@ -594,11 +596,14 @@ fn thousands_sharing_an_alias_is_one_short_warning() {
     assert!(shared[0].message.len() < 400);
 }
 
-/// Lore notes lose the blocks canon never reads as they are parsed (to keep a big vault's
-/// memory down): canon, its problems and every note's name must come out exactly as from
-/// the whole notes, on every fixture layout and the bundled vault.
+/// Notes lose the blocks canon never reads as they are parsed (to keep a big vault's memory
+/// down): lore all but its title and summary, NPCs, places, PCs, parties and session notes
+/// all but those and the sections their kind reads. Canon, its problems and every note's
+/// name, links and problems must come out exactly as from the whole notes, on every fixture
+/// layout, the bundled vault and a generated 600-note vault (NPCs with long histories,
+/// places, sessions, threads, a timeline).
 #[test]
-fn shedding_lore_bodies_changes_nothing_canon_reads() {
+fn shedding_unread_blocks_changes_nothing_canon_reads() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut vaults: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("tests/fixtures"))
         .expect("fixtures")
@@ -608,7 +613,10 @@ fn shedding_lore_bodies_changes_nothing_canon_reads() {
         .collect();
     vaults.push(root.join("vault-template"));
     vaults.sort();
-    let mut shed = 0;
+    let generated = tempfile::tempdir().expect("tempdir");
+    gen::generate(generated.path(), 600, 7).expect("generate");
+    vaults.push(generated.path().to_path_buf());
+    let mut shed: std::collections::BTreeMap<String, usize> = Default::default();
     for dir in &vaults {
         let loaded = vaultdm::canon::Loaded::load(dir).expect("loads");
         let scope = vaultdm::vault::Scope::detect(dir, &loaded.config.folders.templates);
@@ -623,13 +631,23 @@ fn shedding_lore_bodies_changes_nothing_canon_reads() {
         );
         assert_eq!(whole.notes.len(), loaded.vault.notes.len());
         for (w, l) in whole.notes.iter().zip(&loaded.vault.notes) {
+            assert_eq!(w.path, l.path);
             assert_eq!(w.name(), l.name(), "{}", w.path);
             assert_eq!(w.links, l.links, "{}", w.path);
             assert_eq!(w.diagnostics, l.diagnostics, "{}", w.path);
-            shed += w.body.blocks.len() - l.body.blocks.len();
+            assert_eq!(w.body.statblocks, l.body.statblocks, "{}", w.path);
+            let kind = vaultdm::canon::kind::kind_of(w, &loaded.config);
+            *shed.entry(format!("{kind:?}")).or_default() +=
+                w.body.blocks.len() - l.body.blocks.len();
         }
     }
-    assert!(shed > 0, "no fixture has a lore note with a body to shed");
+    for kind in ["Lore", "Npc", "Location", "Pc", "Session"] {
+        assert!(
+            shed.get(kind).is_some_and(|&n| n > 0),
+            "no {kind} note had blocks to shed: {shed:?}"
+        );
+    }
+    assert_eq!(shed.get("Thread").copied().unwrap_or(0), 0, "{shed:?}");
 }
 
 /// A runaway world-building note (a pasted 8 MB history) is read, classed as lore and

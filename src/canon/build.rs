@@ -291,8 +291,8 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
         Some(v) => vec![v],
         None => note
             .body
-            .section_blocks(&["voice"])
-            .or_else(|| note.body.section_blocks(&["personality"]))
+            .section_blocks(&NPC_SECTIONS[..1])
+            .or_else(|| note.body.section_blocks(&NPC_SECTIONS[1..]))
             .map(|b| bullets(&b, 2))
             .unwrap_or_default(),
     };
@@ -353,7 +353,7 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
 fn build_location(cx: &mut Ctx<'_>, note: &Note) -> Location {
     let description = note
         .body
-        .section_blocks(&["description", "overview", "summary"])
+        .section_blocks(PLACE_SECTIONS)
         .and_then(|b| {
             b.iter()
                 .find(|b| b.kind == BlockKind::Paragraph && b.prose && b.callout.is_none())
@@ -880,7 +880,7 @@ fn build_session(cx: &Ctx<'_>, note: &Note) -> Session {
     let fm = &note.frontmatter;
     let summary = note
         .body
-        .section_blocks(&["summary", "recap", "session summary", "what happened"])
+        .section_blocks(SESSION_SECTIONS)
         .and_then(|b| {
             b.iter()
                 .find(|b| !b.text.trim().is_empty())
@@ -1130,15 +1130,42 @@ fn settle_parties(c: &mut Campaign, config: &Config) {
     c.active_party = Some((idx, why));
 }
 
-/// Drops from a freshly parsed note what [`build`] and everything after it never read: of a
-/// lore note only its name, aliases, summary, links and tags are used, so the blocks after
-/// its title and summary go. Run on every note as it is parsed, it keeps a vault of long
-/// world-building notes from being held whole (half of a big vault's bytes are lore).
-/// Returns the note's kind, decided before anything was dropped.
+/// The sections of an NPC's body [`build_npc`] reads for the voice: `## Voice`, else
+/// `## Personality`.
+const NPC_SECTIONS: &[&str] = &["voice", "personality"];
+/// The sections of a place's body [`build_location`] reads for its description.
+const PLACE_SECTIONS: &[&str] = &["description", "overview", "summary"];
+/// The sections of a session note's body [`build_session`] reads for its summary.
+const SESSION_SECTIONS: &[&str] = &["summary", "recap", "session summary", "what happened"];
+
+/// Drops from a freshly parsed note the blocks [`build`] and everything after it never
+/// read (nothing past canon reads a note's body). Every kind is named by its title, and
+/// - a lore note is read for its summary: the blocks after those go, and the sections after
+///   them;
+/// - a PC, party or meta note for its summary, an NPC for its summary and voice sections, a
+///   place for its summary and description sections, a session note for its summary and
+///   recap sections: every other block goes
+///   ([`crate::vault::markdown::Body::keep_title_summary_and_sections`]);
+/// - threads and timelines are read whole, and so are `canon/open-threads.md` and
+///   `canon/timeline.md`.
+///
+/// Run on every note as it is parsed, it keeps a big vault's history, secrets and
+/// world-building text from being held for the session. Links, tags, fields and
+/// statblocks stay. Returns the note's kind, decided before anything was dropped.
 pub(crate) fn shed_unread(note: &mut Note, config: &Config) -> NoteKind {
     let kind = kind_of(note, config);
-    if note.path != OPEN_THREADS && note.path != TIMELINE && kind == NoteKind::Lore {
-        note.body.keep_title_and_summary();
+    if note.path == OPEN_THREADS || note.path == TIMELINE {
+        return kind;
+    }
+    match kind {
+        NoteKind::Lore => note.body.keep_title_and_summary(),
+        NoteKind::Pc | NoteKind::Party | NoteKind::Meta => {
+            note.body.keep_title_summary_and_sections(&[]);
+        }
+        NoteKind::Npc => note.body.keep_title_summary_and_sections(NPC_SECTIONS),
+        NoteKind::Location => note.body.keep_title_summary_and_sections(PLACE_SECTIONS),
+        NoteKind::Session => note.body.keep_title_summary_and_sections(SESSION_SECTIONS),
+        NoteKind::Thread | NoteKind::Timeline => {}
     }
     kind
 }

@@ -56,6 +56,15 @@ pub struct Section {
     pub line: u32,
 }
 
+impl Section {
+    /// Whether the heading is one of `names` (case-insensitive, spaces around ignored).
+    fn is_named(&self, names: &[&str]) -> bool {
+        self.heading
+            .as_deref()
+            .is_some_and(|h| names.iter().any(|n| h.trim().eq_ignore_ascii_case(n)))
+    }
+}
+
 /// A wikilink in the body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BodyLink {
@@ -101,26 +110,26 @@ impl Body {
     /// The blocks of the first section whose heading matches one of `names` (case-insensitive),
     /// including its subsections.
     pub fn section_blocks(&self, names: &[&str]) -> Option<Vec<&Block>> {
-        let idx = self.sections.iter().position(|s| {
-            s.heading
-                .as_deref()
-                .is_some_and(|h| names.iter().any(|n| h.trim().eq_ignore_ascii_case(n)))
-        })?;
+        let idx = self.sections.iter().position(|s| s.is_named(names))?;
+        let within = self.subsections(idx);
+        Some(
+            self.blocks
+                .iter()
+                .filter(|b| within.contains(&(b.section as usize)))
+                .filter(|b| !matches!(b.kind, BlockKind::Heading(_)))
+                .collect(),
+        )
+    }
+
+    /// Section `idx` and its subsections: the sections up to the next heading of its level
+    /// or higher.
+    fn subsections(&self, idx: usize) -> std::ops::Range<usize> {
         let level = self.sections[idx].level;
         let end = self.sections[idx + 1..]
             .iter()
             .position(|s| s.level <= level)
             .map_or(self.sections.len(), |p| idx + 1 + p);
-        Some(
-            self.blocks
-                .iter()
-                .filter(|b| {
-                    let s = b.section as usize;
-                    s > idx && s < end || s == idx
-                })
-                .filter(|b| !matches!(b.kind, BlockKind::Heading(_)))
-                .collect(),
-        )
+        idx..end
     }
 
     /// The note's title: its first heading when that is an H1 and only link-only lines (an
@@ -224,6 +233,36 @@ impl Body {
         let sections = self.blocks.last().map_or(1, |b| b.section as usize + 1);
         self.sections.truncate(sections);
         self.sections.shrink_to_fit();
+    }
+
+    /// Drops every block neither [`Body::title`], [`Body::summary`] nor
+    /// [`Body::section_blocks`] for one of `names` reads: the blocks up to the last one the
+    /// title and summary come from, and those of every section headed by one of `names`
+    /// (with its subsections), stay. For a note canon reads only a few named sections of (an
+    /// NPC's voice, a place's description), whose other sections (a history, secrets, a
+    /// session log) would otherwise be held for the whole session. The sections themselves
+    /// all stay, so section numbers and heading lines are unchanged, and the title, summary
+    /// and those sections' blocks read the same afterwards.
+    pub fn keep_title_summary_and_sections(&mut self, names: &[&str]) {
+        let up_to = self
+            .summary_blocks()
+            .into_iter()
+            .chain(self.title_block())
+            .max()
+            .map_or(0, |i| i + 1);
+        let mut read = vec![false; self.sections.len()];
+        for idx in (0..self.sections.len()).filter(|&i| self.sections[i].is_named(names)) {
+            for s in self.subsections(idx) {
+                read[s] = true;
+            }
+        }
+        let mut i = 0;
+        self.blocks.retain(|b| {
+            let keep = i < up_to || read.get(b.section as usize).copied().unwrap_or(true);
+            i += 1;
+            keep
+        });
+        self.blocks.shrink_to_fit();
     }
 }
 
@@ -878,6 +917,48 @@ mod tests {
             ["The Sunken Library", "A drowned archive under the bay."]
         );
         assert_eq!(long.sections.len(), 2);
+    }
+
+    proptest::proptest! {
+        /// Keeping the title, summary and named sections leaves the title, the summary and
+        /// every named section's blocks reading as before, on bodies of headings (some
+        /// named, at any level), paragraphs, bullets, callouts and link-only lines in any
+        /// order; the blocks that stay keep their order and section numbers.
+        #[test]
+        fn keeping_named_sections_keeps_what_they_read(
+            parts in proptest::collection::vec(0usize..12, 0..24),
+            names in proptest::sample::subsequence(vec!["voice", "personality", "description", "summary"], 0..=4),
+        ) {
+            let piece = |k: usize| match k {
+                0 => "# Title\n",
+                1 => "## Voice\n",
+                2 => "### Personality\n",
+                3 => "## Description\n",
+                4 => "## History\n",
+                5 => "# Summary\n",
+                6 => "Some words of prose.\n",
+                7 => "- a bullet with words\n",
+                8 => "> [!secret]\n> hidden words\n",
+                9 => "> [!info]\n> shown words\n",
+                10 => "[[Elsewhere]] | [[Back]]\n",
+                _ => "  - nested bullet words\n",
+            };
+            let text: String = parts.iter().map(|&k| format!("{}\n", piece(k))).collect();
+            let full = parse(&text);
+            let mut kept = full.clone();
+            kept.keep_title_summary_and_sections(&names);
+            proptest::prop_assert_eq!(kept.title(), full.title());
+            proptest::prop_assert_eq!(kept.summary(), full.summary());
+            proptest::prop_assert_eq!(&kept.sections, &full.sections);
+            for n in &names {
+                proptest::prop_assert_eq!(kept.section_blocks(&[n]), full.section_blocks(&[n]));
+            }
+            proptest::prop_assert_eq!(kept.section_blocks(&names), full.section_blocks(&names));
+            let mut rest = full.blocks.iter();
+            for b in &kept.blocks {
+                proptest::prop_assert!(rest.any(|f| f == b), "kept blocks out of order");
+            }
+        }
     }
 
     #[test]
