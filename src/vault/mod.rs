@@ -50,13 +50,15 @@ pub struct Vault {
     pub scope: Scope,
 }
 
-/// Sorts parsed notes (each with what was found beside it) by path. The order is found on
-/// indices and then applied by following its cycles, so each note moves about once: sorting
-/// the notes themselves moves every one ~log2(n) times, which on 10,000 notes took longer
-/// than building the link index. Paths are unique, so the order is the same either way.
-fn sort_by_path<T>(notes: &mut [(Note, T)]) {
+/// Sorts parsed notes by path, and `extras` (what was found for each note, at its index)
+/// in step. The order is found on indices and then applied by following its cycles, so each
+/// note moves about once: sorting the notes themselves moves every one ~log2(n) times, which
+/// on 10,000 notes took longer than building the link index. Paths are unique, so the order
+/// is the same either way.
+fn sort_by_path<T>(notes: &mut [Note], extras: &mut [T]) {
+    debug_assert_eq!(notes.len(), extras.len());
     let mut order: Vec<usize> = (0..notes.len()).collect();
-    order.sort_unstable_by(|&a, &b| notes[a].0.path.cmp(&notes[b].0.path));
+    order.sort_unstable_by(|&a, &b| notes[a].path.cmp(&notes[b].path));
     // `order[k]` is the note that belongs at `k`; each cycle is walked once and marked done.
     for start in 0..order.len() {
         let mut k = start;
@@ -67,6 +69,7 @@ fn sort_by_path<T>(notes: &mut [(Note, T)]) {
                 break;
             }
             notes.swap(k, from);
+            extras.swap(k, from);
             k = from;
         }
     }
@@ -175,7 +178,9 @@ impl Vault {
                     let _ = tx.send(f);
                 })
             });
-            let notes: Vec<(Note, T)> = rx
+            // Straight into two vectors (rayon keeps each pair at the same index): a vector
+            // of pairs had to be unzipped into new ones, a copy of every note.
+            let notes: (Vec<Note>, Vec<T>) = rx
                 .into_iter()
                 .par_bridge()
                 .map(|f| {
@@ -183,7 +188,7 @@ impl Vault {
                     let extra = each_note(&mut note);
                     (note, extra)
                 })
-                .collect();
+                .unzip();
             (notes, walker.join())
         });
         let walk_diagnostics = match walk_diagnostics {
@@ -191,10 +196,9 @@ impl Vault {
             Err(panic) => std::panic::resume_unwind(panic),
         };
         after_read();
-        // In path order, each note's extra beside it.
-        let mut notes = notes;
-        sort_by_path(&mut notes);
-        let (notes, extras): (Vec<Note>, Vec<T>) = notes.into_iter().unzip();
+        // In path order, each note's extra at its index.
+        let (mut notes, mut extras) = notes;
+        sort_by_path(&mut notes, &mut extras);
         let mut v = Self::from_notes(root.to_path_buf(), notes, walk_diagnostics);
         v.scope = scope;
         Ok((v, extras))
@@ -497,21 +501,44 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// What the per-note hook returns comes back at its note's index, in path order, on a
+    /// vault big enough for both cores to share the parse.
+    #[test]
+    fn each_notes_extra_comes_back_at_its_index() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..400 {
+            let folder = dir.path().join(format!("f{}", i % 7));
+            std::fs::create_dir_all(&folder).expect("mkdir");
+            std::fs::write(
+                folder.join(format!("n{i}.md")),
+                format!("# Note {i}\n\ntext\n"),
+            )
+            .expect("write");
+        }
+        let (vault, extras) =
+            Vault::load_scoped_then(dir.path(), Scope::default(), |n| n.path.clone(), || {})
+                .expect("loads");
+        assert_eq!(vault.notes.len(), 400);
+        assert_eq!(extras.len(), 400);
+        for (n, e) in vault.notes.iter().zip(&extras) {
+            assert_eq!(&n.path, e);
+        }
+        assert!(vault.notes.windows(2).all(|w| w[0].path < w[1].path));
+    }
+
     proptest! {
         /// Following the cycles of the index order gives what sorting the notes themselves
         /// gives, each note still beside its own extra.
         #[test]
         fn sort_by_path_is_a_sort(paths in proptest::collection::hash_set("[a-c/]{0,6}\\.md", 0..40)) {
-            let mut notes: Vec<(Note, String)> = paths
-                .iter()
-                .map(|p| (Note::parse(p, b""), p.clone()))
-                .collect();
+            let mut notes: Vec<Note> = paths.iter().map(|p| Note::parse(p, b"")).collect();
+            let mut extras: Vec<String> = paths.iter().cloned().collect();
             let mut expected: Vec<String> = paths.into_iter().collect();
             expected.sort();
-            sort_by_path(&mut notes);
-            let got: Vec<&str> = notes.iter().map(|(n, _)| n.path.as_str()).collect();
+            sort_by_path(&mut notes, &mut extras);
+            let got: Vec<&str> = notes.iter().map(|n| n.path.as_str()).collect();
             prop_assert_eq!(got, expected.iter().map(String::as_str).collect::<Vec<_>>());
-            for (n, extra) in &notes {
+            for (n, extra) in notes.iter().zip(&extras) {
                 prop_assert_eq!(&n.path, extra);
             }
         }
