@@ -55,7 +55,7 @@ fn context(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("a temp dir for the generated vault");
     gen::generate(dir.path(), gen::DEFAULT_NOTES, gen::DEFAULT_SEED).expect("generate the vault");
     let loaded = Loaded::load(dir.path()).expect("the vault loads");
-    let campaign = loaded.built.campaign.clone();
+    let campaign = (*loaded.built.campaign).clone();
     let templates = Templates::load(None).expect("built-in templates");
 
     c.bench_function("matcher_new", |b| {

@@ -11,7 +11,7 @@ use rstest::rstest;
 use vaultdm::canon::{Campaign, Loaded, NoteKind, Priority};
 
 fn campaign(name: &str) -> Campaign {
-    load_fixture(name).built.campaign
+    (*load_fixture(name).built.campaign).clone()
 }
 
 fn kind_of(loaded: &Loaded, path: &str) -> NoteKind {

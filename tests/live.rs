@@ -35,10 +35,19 @@ impl Table {
     /// Live canon, the engine's canon and the engine's mentions equal a cold load's.
     fn assert_matches_cold_load(&self, messages: &[&str]) {
         let cold = self.cold();
-        assert_eq!(self.live.campaign(), &cold.built.campaign, "live canon");
+        assert_eq!(self.live.campaign(), &*cold.built.campaign, "live canon");
+        // One copy of canon: the engine reads the live campaign itself, not a copy.
+        assert!(
+            std::ptr::eq(self.live.campaign(), self.live.engine().campaign()),
+            "the engine holds a copy of canon"
+        );
+        assert!(std::ptr::eq(
+            self.live.campaign(),
+            &*self.live.loaded().built.campaign
+        ));
         assert_eq!(
             self.live.engine().campaign(),
-            &cold.built.campaign,
+            &*cold.built.campaign,
             "the engine's canon"
         );
         let engine = Engine::for_vault(&self.s.root, &cold).expect("engine");

@@ -127,12 +127,12 @@ impl Vault {
         let live = self.lw.live();
         assert_eq!(
             live.campaign(),
-            &cold.built.campaign,
+            &*cold.built.campaign,
             "live canon drifted from a cold load"
         );
         assert_eq!(
             live.engine().campaign(),
-            &cold.built.campaign,
+            &*cold.built.campaign,
             "the engine's canon drifted"
         );
         let mut a = live.loaded().diagnostics();

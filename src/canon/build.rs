@@ -19,8 +19,11 @@ use std::collections::HashMap;
 /// A built campaign with the problems found while typing it.
 #[derive(Debug, Clone)]
 pub struct Built {
-    /// The campaign.
-    pub campaign: Campaign,
+    /// The campaign, shared with the context engines made from it: a running chat or
+    /// server holds one copy of canon, not one per holder (live reload updates it in place
+    /// when nothing else holds it, and copies it first when a table or a request still
+    /// does).
+    pub campaign: std::sync::Arc<Campaign>,
     /// Canon-level problems (bad values, unknown locations, duplicates…).
     pub diagnostics: Vec<Diagnostic>,
     /// The kind decided for each note (same order as the vault's notes).
@@ -1352,7 +1355,7 @@ pub(crate) fn build_kinded(
     duplicate_names(&c, vault, &mut diags);
     parent_loops(&c, &mut diags);
     Built {
-        campaign: c,
+        campaign: std::sync::Arc::new(c),
         diagnostics: diags,
         kinds,
     }

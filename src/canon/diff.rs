@@ -451,7 +451,9 @@ pub fn diff_with_renames(
 /// Like [`diff_with_renames`] when the caller knows which notes' entities can differ (a
 /// live reload rebuilt only those): NPCs, locations and lore notes from other notes are
 /// not compared. The campaign-wide fields, PCs (few, and the party in play can change with
-/// any note), threads and events always are.
+/// any note), threads and events always are. `old` need hold no more than that: those
+/// notes' NPCs, locations and lore, and the campaign-wide parts (a place another note's
+/// entity names is looked up in `new`, where it is unchanged).
 pub fn diff_notes(
     old: &Campaign,
     new: &Campaign,
@@ -512,7 +514,18 @@ fn diff_inner(
     }
 
     let place = |c: &Campaign, id: &Option<String>, text: &Option<String>| {
-        opt(c.place_name(id.as_deref(), text.as_deref()).as_deref())
+        // With `notes`, `old` may hold only those notes' places: a place from any other
+        // note did not change, so its name is read from `new`.
+        let untouched = |i: &str| notes.is_some_and(|n| !n.contains(i));
+        let name = id
+            .as_deref()
+            .and_then(|i| {
+                c.location(i)
+                    .or_else(|| new.location(i).filter(|_| untouched(i)))
+            })
+            .map(|l| l.name.clone())
+            .or_else(|| text.clone());
+        opt(name.as_deref())
     };
 
     for (o, n) in whole(

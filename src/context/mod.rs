@@ -157,9 +157,9 @@ impl LineCounts {
 
 impl Engine {
     /// Builds the engine for a campaign (the mention matcher is built on first use).
-    pub fn new(campaign: Campaign, templates: Templates) -> Engine {
+    pub fn new(campaign: impl Into<Arc<Campaign>>, templates: Templates) -> Engine {
         Engine {
-            campaign: Arc::new(campaign),
+            campaign: campaign.into(),
             matcher: Arc::default(),
             templates: Arc::new(templates),
             counts: Arc::default(),

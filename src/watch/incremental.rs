@@ -21,6 +21,7 @@
 //! with a full build after every kind of edit.
 
 use crate::canon::kind::kind_of;
+use crate::canon::model::Campaign;
 use crate::canon::{build, Built, CanonFiles, NoteKind, OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
 use crate::config::Config;
 use crate::vault::frontmatter::{value_list, value_text};
@@ -29,6 +30,7 @@ use crate::vault::note::hash_bytes;
 use crate::vault::{Note, Resolution, Vault};
 use rayon::prelude::*;
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 /// More changed notes than this in one reload: a full build is as fast and simpler.
 const MAX_CHANGED: usize = 8;
@@ -158,7 +160,7 @@ pub(crate) fn update(
     upserts: Vec<Note>,
     removals: &[String],
     full: bool,
-) -> Option<BTreeSet<String>> {
+) -> Before {
     // What changed about how notes are found: lookup keys and kinds, before and after.
     let mut changed_keys: HashSet<u64> = HashSet::new();
     let mut name_seeds: Vec<u64> = Vec::new();
@@ -197,8 +199,8 @@ pub(crate) fn update(
         || built.kinds.len() != vault.notes.len()
     {
         vault.update_notes(upserts, removals);
-        *built = build(vault, config, files);
-        return None;
+        let was = std::mem::replace(built, build(vault, config, files));
+        return Before::Whole(was.campaign);
     }
 
     // Apply to the vault, keeping `built.kinds` aligned with its notes.
@@ -270,8 +272,8 @@ pub(crate) fn update(
         }
     }
     if rebuilt.len() > MAX_REBUILT {
-        *built = build(vault, config, files);
-        return None;
+        let was = std::mem::replace(built, build(vault, config, files));
+        return Before::Whole(was.campaign);
     }
 
     // The small vault: the rebuilt notes and everything their references resolve to.
@@ -306,13 +308,24 @@ pub(crate) fn update(
     let notes: Vec<Note> = small.iter().map(|&i| vault.notes[i].clone()).collect();
     let mini = Vault::from_notes(vault.root.clone(), notes, Vec::new());
     let part = build(&mini, config, files);
-    splice(built, part, &rebuilt, removals);
+    let was = splice(built, part, &rebuilt, removals);
     // The campaign-wide pass, over the whole spliced campaign.
     built.diagnostics.retain(|d| d.code != "no-location");
-    let settled = crate::canon::build::settle(&mut built.campaign, vault, config);
+    let settled = crate::canon::build::settle(Arc::make_mut(&mut built.campaign), vault, config);
     built.diagnostics.extend(settled);
     rebuilt.extend(removals.iter().cloned());
-    Some(rebuilt)
+    Before::Notes(rebuilt, Box::new(was))
+}
+
+/// What canon was before [`update`], for telling what changed.
+#[derive(Debug)]
+pub(crate) enum Before {
+    /// Canon was built whole again: the whole campaign as it was.
+    Whole(Arc<Campaign>),
+    /// Only these notes were rebuilt (and the removed ones dropped): their NPCs, places,
+    /// lore and sessions as they were, with the campaign-wide parts (PCs, threads, events,
+    /// parties, name, setting, day and time) whole. Nothing else in the campaign changed.
+    Notes(BTreeSet<String>, Box<Campaign>),
 }
 
 /// Removes the entities of the `gone` notes from a vector sorted by note path and inserts
@@ -328,6 +341,7 @@ fn replace_sorted<T>(
     gone: &BTreeSet<&str>,
     taken: &BTreeSet<String>,
     key: impl Fn(&T) -> &str,
+    removed: &mut Vec<T>,
 ) {
     let mut new: Vec<T> = new.into_iter().filter(|e| taken.contains(key(e))).collect();
     let removes = gone.iter().any(|g| {
@@ -352,6 +366,7 @@ fn replace_sorted<T>(
         let k = key(&e);
         while gone.next_if(|g| **g < k).is_some() {}
         if gone.peek().is_some_and(|g| **g == k) {
+            removed.push(e);
             continue;
         }
         while let Some(n) = new.next_if(|n| key(n) < k) {
@@ -365,27 +380,92 @@ fn replace_sorted<T>(
 
 /// Replaces, in `built`, everything that came from the `rebuilt` and `removed` notes with
 /// what `part` built for the rebuilt ones, and the campaign-wide parts with `part`'s.
-fn splice(built: &mut Built, part: Built, rebuilt: &BTreeSet<String>, removed: &[String]) {
+/// Returns what was replaced: the NPCs, places, lore and sessions of those notes (each
+/// vector sorted by note path, as the campaign's), and the campaign-wide parts whole — what
+/// [`crate::canon::diff::diff_notes`] compares with the new campaign.
+fn splice(
+    built: &mut Built,
+    part: Built,
+    rebuilt: &BTreeSet<String>,
+    removed: &[String],
+) -> Campaign {
     let gone: BTreeSet<&str> = rebuilt
         .iter()
         .map(String::as_str)
         .chain(removed.iter().map(String::as_str))
         .collect();
-    let (c, p) = (&mut built.campaign, part.campaign);
-    replace_sorted(&mut c.pcs, p.pcs, &gone, rebuilt, |e| &e.id);
-    replace_sorted(&mut c.npcs, p.npcs, &gone, rebuilt, |e| &e.id);
-    replace_sorted(&mut c.locations, p.locations, &gone, rebuilt, |e| &e.id);
-    replace_sorted(&mut c.lore, p.lore, &gone, rebuilt, |e| &e.id);
-    replace_sorted(&mut c.sessions, p.sessions, &gone, rebuilt, |e| &e.id);
-    replace_sorted(&mut c.parties, p.parties, &gone, rebuilt, |e| &e.id);
-    replace_sorted(&mut c.threads, p.threads, &gone, rebuilt, |e| {
-        &e.source.path
-    });
-    c.events = p.events;
-    c.day = p.day;
-    c.time = p.time;
-    c.name = p.name;
-    c.setting = p.setting;
+    // `part` was just built: nothing else holds its campaign.
+    let p = Arc::try_unwrap(part.campaign).unwrap_or_else(|shared| (*shared).clone());
+    // Copied here only when an engine made before this reload still holds the campaign.
+    let c = Arc::make_mut(&mut built.campaign);
+    let mut was = Campaign {
+        pcs: c.pcs.clone(),
+        threads: c.threads.clone(),
+        parties: c.parties.clone(),
+        active_party: c.active_party.clone(),
+        ..Campaign::default()
+    };
+    replace_sorted(
+        &mut c.pcs,
+        p.pcs,
+        &gone,
+        rebuilt,
+        |e| &e.id,
+        &mut Vec::new(),
+    );
+    replace_sorted(
+        &mut c.npcs,
+        p.npcs,
+        &gone,
+        rebuilt,
+        |e| &e.id,
+        &mut was.npcs,
+    );
+    replace_sorted(
+        &mut c.locations,
+        p.locations,
+        &gone,
+        rebuilt,
+        |e| &e.id,
+        &mut was.locations,
+    );
+    replace_sorted(
+        &mut c.lore,
+        p.lore,
+        &gone,
+        rebuilt,
+        |e| &e.id,
+        &mut was.lore,
+    );
+    replace_sorted(
+        &mut c.sessions,
+        p.sessions,
+        &gone,
+        rebuilt,
+        |e| &e.id,
+        &mut was.sessions,
+    );
+    replace_sorted(
+        &mut c.parties,
+        p.parties,
+        &gone,
+        rebuilt,
+        |e| &e.id,
+        &mut Vec::new(),
+    );
+    replace_sorted(
+        &mut c.threads,
+        p.threads,
+        &gone,
+        rebuilt,
+        |e| &e.source.path,
+        &mut Vec::new(),
+    );
+    was.events = std::mem::replace(&mut c.events, p.events);
+    was.day = std::mem::replace(&mut c.day, p.day);
+    was.time = std::mem::replace(&mut c.time, p.time);
+    was.name = std::mem::replace(&mut c.name, p.name);
+    was.setting = std::mem::replace(&mut c.setting, p.setting);
     let global = [OPEN_THREADS, TIMELINE, TEMPORAL_INDEX];
     built
         .diagnostics
@@ -395,6 +475,7 @@ fn splice(built: &mut Built, part: Built, rebuilt: &BTreeSet<String>, removed: &
             .into_iter()
             .filter(|d| rebuilt.contains(&d.path) || global.contains(&d.path.as_str())),
     );
+    was
 }
 
 #[cfg(test)]
@@ -433,10 +514,19 @@ mod tests {
             .map(|(p, t)| Note::parse(p, t.as_bytes()))
             .collect();
         let rem: Vec<String> = removals.iter().map(|s| s.to_string()).collect();
-        let touched = update(
+        let whole_before = (*built.campaign).clone();
+        let before = update(
             &mut v, &mut built, &config, &files, &mut deps, ups, &rem, false,
         );
-        assert!(touched.is_some(), "took the incremental path");
+        let Before::Notes(notes, was) = before else {
+            panic!("took the full path");
+        };
+        // What was kept of the old campaign tells the same changes as all of it.
+        let renames: Vec<(String, String)> = Vec::new();
+        assert_eq!(
+            crate::canon::diff::diff_notes(&was, &built.campaign, &renames, &notes),
+            crate::canon::diff::diff_with_renames(&whole_before, &built.campaign, &renames),
+        );
         let full = build(&v, &config, &files);
         assert_eq!(built.campaign, full.campaign);
         assert_eq!(built.kinds, full.kinds);
@@ -635,9 +725,18 @@ mod tests {
                 let at = want.partition_point(|x| x.0 <= e.0);
                 want.insert(at, e.clone());
             }
+            let mut dropped: Vec<(String, u16)> = old
+                .iter()
+                .filter(|e| gone.contains(e.0.as_str()))
+                .cloned()
+                .collect();
+            dropped.sort();
             let mut got = old;
-            replace_sorted(&mut got, new, &gone, &taken, |e| e.0.as_str());
+            let mut removed = Vec::new();
+            replace_sorted(&mut got, new, &gone, &taken, |e| e.0.as_str(), &mut removed);
             proptest::prop_assert_eq!(got, want);
+            removed.sort();
+            proptest::prop_assert_eq!(removed, dropped);
         }
     }
 }

@@ -1,6 +1,6 @@
 //! [`Live`]: canon that stays current as files change, one incremental reload at a time.
 
-use super::incremental::{update, Deps};
+use super::incremental::{update, Before, Deps};
 use super::WatchError;
 use crate::canon::diff::{diff_notes, diff_with_renames};
 use crate::canon::{Campaign, CanonFiles, Change, Loaded, TEMPORAL_INDEX};
@@ -180,10 +180,8 @@ pub struct Live {
     root: PathBuf,
     canon_root: PathBuf,
     loaded: Loaded,
+    /// Shares `loaded.built.campaign`: canon is held once.
     engine: Engine,
-    /// The engine's campaign: a second copy of `loaded.built.campaign`, kept in step by
-    /// replacing only what changed.
-    campaign: Arc<Campaign>,
     matcher: Arc<Matcher>,
     deps: Deps,
     templates: Arc<Templates>,
@@ -266,6 +264,53 @@ fn same_names(a: &Campaign, b: &Campaign) -> bool {
             .all(|(x, y)| x.id == y.id && x.name == y.name)
 }
 
+/// [`same_names`] after an update of only `notes`: `was` holds those notes' NPCs, places,
+/// lore and sessions as they were and every PC and thread, and nothing else changed.
+fn same_names_in(was: &Campaign, new: &Campaign, notes: &BTreeSet<String>) -> bool {
+    fn of<'a, T>(v: &'a [T], notes: &BTreeSet<String>, id: impl Fn(&T) -> &str) -> Vec<&'a T> {
+        let mut out = Vec::new();
+        for p in notes {
+            let from = v.partition_point(|e| id(e) < p.as_str());
+            out.extend(v[from..].iter().take_while(|e| id(e) == p.as_str()));
+        }
+        out
+    }
+    fn same<T>(a: &[&T], b: &[&T], eq: impl Fn(&T, &T) -> bool) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| eq(x, y))
+    }
+    let named = |a: &str, b: &str, x: &[String], y: &[String]| a == b && x == y;
+    was.pcs.len() == new.pcs.len()
+        && was.threads.len() == new.threads.len()
+        && was.pcs.iter().zip(&new.pcs).all(|(x, y)| {
+            x.id == y.id && x.name == y.name && x.aliases == y.aliases && x.inventory == y.inventory
+        })
+        && was
+            .threads
+            .iter()
+            .zip(&new.threads)
+            .all(|(x, y)| x.id == y.id && x.title == y.title && x.aliases == y.aliases)
+        && same(
+            &of(&was.npcs, notes, |e| &e.id),
+            &of(&new.npcs, notes, |e| &e.id),
+            |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
+        )
+        && same(
+            &of(&was.locations, notes, |e| &e.id),
+            &of(&new.locations, notes, |e| &e.id),
+            |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
+        )
+        && same(
+            &of(&was.lore, notes, |e| &e.id),
+            &of(&new.lore, notes, |e| &e.id),
+            |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
+        )
+        && same(
+            &of(&was.sessions, notes, |e| &e.id),
+            &of(&new.sessions, notes, |e| &e.id),
+            |x, y| x.id == y.id && x.name == y.name,
+        )
+}
+
 /// An engine with an empty campaign, held for the moment the real one is being updated.
 fn placeholder_engine(templates: &Arc<Templates>) -> Engine {
     let empty = Arc::new(Campaign::default());
@@ -274,58 +319,6 @@ fn placeholder_engine(templates: &Arc<Templates>) -> Engine {
         Arc::new(Matcher::new(&empty)),
         Arc::clone(templates),
     )
-}
-
-/// Makes `dst` equal to `src`, cloning only the entities that differ. With `notes`, only
-/// entities from those notes can differ (vectors are sorted by note path).
-fn sync(dst: &mut Campaign, src: &Campaign, notes: Option<&BTreeSet<String>>) {
-    fn all<T: Clone + PartialEq>(dst: &mut Vec<T>, src: &[T]) {
-        if dst.len() == src.len() {
-            for (d, s) in dst.iter_mut().zip(src) {
-                if d != s {
-                    d.clone_from(s);
-                }
-            }
-        } else {
-            *dst = src.to_vec();
-        }
-    }
-    fn some<T: Clone + PartialEq>(
-        dst: &mut Vec<T>,
-        src: &[T],
-        notes: Option<&BTreeSet<String>>,
-        id: impl Fn(&T) -> &str,
-    ) {
-        let Some(notes) = notes else {
-            return all(dst, src);
-        };
-        for p in notes {
-            let range = |v: &[T]| {
-                let from = v.partition_point(|e| id(e) < p.as_str());
-                from..from + v[from..].iter().take_while(|e| id(e) == p.as_str()).count()
-            };
-            let (d, s) = (range(dst), range(src));
-            if dst[d.clone()] != src[s.clone()] {
-                dst.splice(d, src[s].iter().cloned());
-            }
-        }
-    }
-    // PCs: the campaign-wide pass may move any PC in or out of the party in play, and
-    // there are few of them.
-    all(&mut dst.pcs, &src.pcs);
-    some(&mut dst.npcs, &src.npcs, notes, |e| &e.id);
-    some(&mut dst.locations, &src.locations, notes, |e| &e.id);
-    some(&mut dst.lore, &src.lore, notes, |e| &e.id);
-    some(&mut dst.sessions, &src.sessions, notes, |e| &e.id);
-    all(&mut dst.threads, &src.threads);
-    all(&mut dst.events, &src.events);
-    all(&mut dst.parties, &src.parties);
-    dst.active_party.clone_from(&src.active_party);
-    dst.name.clone_from(&src.name);
-    dst.setting.clone_from(&src.setting);
-    dst.day = src.day;
-    dst.time.clone_from(&src.time);
-    debug_assert!(dst == src, "the engine's campaign fell out of step");
 }
 
 impl Live {
@@ -342,9 +335,8 @@ impl Live {
             .map_err(|source| WatchError::Templates { source })?;
         let templates = Arc::new(templates);
         let matcher = Arc::new(Matcher::new(&loaded.built.campaign));
-        let campaign = Arc::new(loaded.built.campaign.clone());
         let engine = Engine::from_parts(
-            Arc::clone(&campaign),
+            Arc::clone(&loaded.built.campaign),
             Arc::clone(&matcher),
             Arc::clone(&templates),
         );
@@ -356,7 +348,6 @@ impl Live {
             root,
             loaded,
             engine,
-            campaign,
             matcher,
             deps,
             templates,
@@ -781,8 +772,8 @@ impl Live {
     }
 
     /// Puts the edit into the vault and canon (incrementally when few notes changed), tries
-    /// the templates when due, then brings the engine's copy of the campaign, the matcher
-    /// and the engine in step. Returns the canon changes.
+    /// the templates when due, then brings the matcher and the engine in step. Returns the
+    /// canon changes.
     fn update_canon(
         &mut self,
         edit: Edit,
@@ -790,7 +781,11 @@ impl Live {
         reload: &mut Reload,
         extra_diags: &mut Vec<Diagnostic>,
     ) -> Vec<Change> {
-        let touched_notes = update(
+        // Let the engine's share of the campaign go, so that it is updated in place (it is
+        // copied first only while a table or a request still holds an older engine).
+        let old_engine = std::mem::replace(&mut self.engine, placeholder_engine(&self.templates));
+        drop(old_engine);
+        let before = update(
             &mut self.loaded.vault,
             &mut self.loaded.built,
             &self.loaded.config,
@@ -803,24 +798,23 @@ impl Live {
         if templates {
             self.reload_templates(reload, extra_diags);
         }
-        let new = &self.loaded.built;
-        // Drop the engine's share of the campaign so it can be updated in place.
-        let old_engine = std::mem::replace(&mut self.engine, placeholder_engine(&self.templates));
-        drop(old_engine);
-        let changes = match &touched_notes {
-            Some(notes) => diff_notes(&self.campaign, &new.campaign, &edit.renames, notes),
-            None => diff_with_renames(&self.campaign, &new.campaign, &edit.renames),
+        let new = &self.loaded.built.campaign;
+        let (changes, names_kept) = match &before {
+            Before::Notes(notes, was) => (
+                diff_notes(was, new, &edit.renames, notes),
+                same_names_in(was, new, notes),
+            ),
+            Before::Whole(was) => (
+                diff_with_renames(was, new, &edit.renames),
+                same_names(was, new),
+            ),
         };
-        if !same_names(&self.campaign, &new.campaign) {
-            self.matcher = Arc::new(self.matcher.rebuilt(&new.campaign));
+        drop(before);
+        if !names_kept {
+            self.matcher = Arc::new(self.matcher.rebuilt(new));
         }
-        sync(
-            Arc::make_mut(&mut self.campaign),
-            &new.campaign,
-            touched_notes.as_ref(),
-        );
         self.engine = Engine::from_parts(
-            Arc::clone(&self.campaign),
+            Arc::clone(new),
             Arc::clone(&self.matcher),
             Arc::clone(&self.templates),
         );
