@@ -527,6 +527,11 @@ mod tests {
             crate::canon::diff::diff_notes(&was, &built.campaign, &renames, &notes),
             crate::canon::diff::diff_with_renames(&whole_before, &built.campaign, &renames),
         );
+        // And the same answer to whether the mention matcher still serves.
+        assert_eq!(
+            super::super::live::same_names_in(&was, &built.campaign, &notes),
+            super::super::live::same_names(&whole_before, &built.campaign),
+        );
         let full = build(&v, &config, &files);
         assert_eq!(built.campaign, full.campaign);
         assert_eq!(built.kinds, full.kinds);

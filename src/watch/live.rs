@@ -232,7 +232,7 @@ fn repath(mut note: Note, path: &str) -> Note {
 
 /// True when the campaign's names, aliases, ids (paths: `[[links]]` resolve by them) and
 /// order are the same, so the mention matcher built for `a` serves `b` unchanged.
-fn same_names(a: &Campaign, b: &Campaign) -> bool {
+pub(crate) fn same_names(a: &Campaign, b: &Campaign) -> bool {
     a.pcs.len() == b.pcs.len()
         && a.npcs.len() == b.npcs.len()
         && a.locations.len() == b.locations.len()
@@ -266,7 +266,7 @@ fn same_names(a: &Campaign, b: &Campaign) -> bool {
 
 /// [`same_names`] after an update of only `notes`: `was` holds those notes' NPCs, places,
 /// lore and sessions as they were and every PC and thread, and nothing else changed.
-fn same_names_in(was: &Campaign, new: &Campaign, notes: &BTreeSet<String>) -> bool {
+pub(crate) fn same_names_in(was: &Campaign, new: &Campaign, notes: &BTreeSet<String>) -> bool {
     fn of<'a, T>(v: &'a [T], notes: &BTreeSet<String>, id: impl Fn(&T) -> &str) -> Vec<&'a T> {
         let mut out = Vec::new();
         for p in notes {
