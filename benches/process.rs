@@ -7,6 +7,11 @@
 //! - `VAULTDM_BENCH_SIZES` (default `1000,10000,50000`): note counts to generate and time;
 //! - `VAULTDM_BENCH_ROUNDS` (default 7): alternating rounds per size (the median is shown).
 //!
+//! A last row per vault is a running `vaultdm chat` on a copy of it: two messages answered
+//! by a fake OpenAI-compatible stream on 127.0.0.1 (a thread in this program), then `/quit`;
+//! its peak memory is what a session holds (the notes for live reload, canon, the mention
+//! matcher, the session).
+//!
 //! Vaults are generated once into `target/bench-vaults/` (the generator is deterministic).
 //! The floor is built from `../shared/tools/parse-floor` with `cargo build --release`; when
 //! that folder is missing the floor column is left out. Peak memory comes from
@@ -15,9 +20,123 @@
 #[path = "gen/mod.rs"]
 mod gen;
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// A fake OpenAI-compatible upstream on 127.0.0.1: every chat completion is answered with a
+/// short stream of four tokens; `GET` (the model list) with one model. Returns its base URL.
+fn fake_upstream() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake upstream");
+    let addr = listener.local_addr().expect("its address");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || answer(stream));
+        }
+    });
+    format!("http://{addr}/v1")
+}
+
+/// One request to the fake upstream: headers, the body by its length, then the reply, and
+/// the connection closes.
+fn answer(stream: std::net::TcpStream) {
+    let mut reader = BufReader::new(stream);
+    let (mut first, mut len) = (String::new(), 0usize);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if first.is_empty() {
+            first = line.clone();
+        }
+        let l = line.to_ascii_lowercase();
+        if let Some(v) = l.strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0u8; len];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let mut out = reader.into_inner();
+    let reply = if first.starts_with("GET") {
+        let json = r#"{"object":"list","data":[{"id":"bench","object":"model"}]}"#;
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{json}",
+            json.len()
+        )
+    } else {
+        let mut r = String::from(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+        );
+        for w in ["The ", "innkeeper ", "points ", "north."] {
+            r.push_str(&format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{w}\"}}}}]}}\n\n"
+            ));
+        }
+        r.push_str(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        );
+        r.push_str("data: [DONE]\n\n");
+        r
+    };
+    let _ = out.write_all(reply.as_bytes());
+}
+
+/// A running chat on a copy of `vault`: two messages, then `/quit`, under
+/// `/usr/bin/time -f %M`. Returns the wall time and the peak memory (KiB).
+fn chat_run(bin: &str, vault: &Path, upstream: &str, time_bin: &Path) -> Run {
+    let mut cmd = Command::new(time_bin);
+    cmd.args(["-f", "%M", bin, "chat", "--vault"])
+        .arg(vault)
+        .args([
+            "--provider",
+            "openai",
+            "--base-url",
+            upstream,
+            "--model",
+            "bench",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("start vaultdm chat");
+    child
+        .stdin
+        .take()
+        .expect("its stdin")
+        .write_all(b"We ask the innkeeper about the road north\nWhat does the guard say?\n/quit\n")
+        .expect("send the messages");
+    let out = child.wait_with_output().expect("the chat ends");
+    let wall = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "chat failed: {stderr}");
+    let rss_kib = stderr.lines().last().and_then(|l| l.trim().parse().ok());
+    Run { wall, rss_kib }
+}
+
+/// Copies a vault's files (the chat writes its session log into the vault).
+fn copy_vault(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let rel = e.path().strip_prefix(from).expect("inside the vault");
+        let dest = to.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).expect("copy a folder");
+        } else if e.file_type().is_file() {
+            std::fs::copy(e.path(), &dest).expect("copy a file");
+        }
+    }
+}
 
 /// One program run: wall time and peak resident memory (KiB) when known.
 struct Run {
@@ -136,6 +255,7 @@ fn main() {
         "{:<16} {:<22} {:>10} {:>10} {:>7} {:>10} {:>8}",
         "vault", "command", "median ms", "floor ms", "ratio", "peak MiB", "x bytes"
     );
+    let mut upstream: Option<String> = None;
     for (name, dir) in &vaults {
         let d = dir.to_string_lossy().to_string();
         let bytes = vault_bytes(dir);
@@ -197,6 +317,32 @@ fn main() {
                 m,
                 floor_ms.map_or("-".into(), |f| format!("{f:.1}")),
                 floor_ms.map_or("-".into(), |f| format!("{:.2}x", m / f)),
+                mib.map_or("-".into(), |m| format!("{m:.1}")),
+                mib.map_or("-".into(), |m| format!(
+                    "{:.1}x",
+                    m * 1024.0 * 1024.0 / bytes.max(1) as f64
+                )),
+            );
+        }
+        // A running chat, on a copy (it writes its session log into the vault).
+        if let Some(t) = &time_bin {
+            let copy = tempfile::tempdir().expect("a temp dir for the chat's vault copy");
+            copy_vault(dir, copy.path());
+            let upstream = upstream.get_or_insert_with(fake_upstream);
+            let runs: Vec<Run> = (0..3)
+                .map(|_| chat_run(&bin, copy.path(), upstream, t))
+                .collect();
+            let m = ms(median(runs.iter().map(|r| r.wall).collect()));
+            let mut kib: Vec<u64> = runs.iter().filter_map(|r| r.rss_kib).collect();
+            kib.sort_unstable();
+            let mib = kib.get(kib.len() / 2).map(|&k| k as f64 / 1024.0);
+            println!(
+                "{:<16} {:<22} {:>10.1} {:>10} {:>7} {:>10} {:>8}",
+                name,
+                "running chat (2 msgs)",
+                m,
+                "-",
+                "-",
                 mib.map_or("-".into(), |m| format!("{m:.1}")),
                 mib.map_or("-".into(), |m| format!(
                     "{:.1}x",
