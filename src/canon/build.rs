@@ -14,7 +14,7 @@ use crate::vault::yaml;
 use crate::vault::Code;
 use crate::vault::{Diagnostic, Note, Resolution, Severity, Vault};
 use rayon::prelude::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// A built campaign with the problems found while typing it.
 #[derive(Debug, Clone)]
@@ -1411,7 +1411,8 @@ fn parent_loops(c: &Campaign, diags: &mut Vec<Diagnostic>) {
 /// of names, however many notes share one.
 fn duplicate_names(c: &Campaign, vault: &Vault, diags: &mut Vec<Diagnostic>) {
     const SHOWN: usize = 5;
-    let mut names: HashMap<String, Vec<(&str, &Source, bool)>> = HashMap::new();
+    // FxHash: the keys are the campaign's own names, and the groups are sorted below.
+    let mut names: FxHashMap<String, Vec<(&str, &Source, bool)>> = FxHashMap::default();
     let entities = c
         .pcs
         .iter()
