@@ -405,54 +405,19 @@ fn splice(
         active_party: c.active_party.clone(),
         ..Campaign::default()
     };
-    replace_sorted(
-        &mut c.pcs,
-        p.pcs,
-        &gone,
-        rebuilt,
-        |e| &e.id,
-        &mut Vec::new(),
-    );
-    replace_sorted(
-        &mut c.npcs,
-        p.npcs,
-        &gone,
-        rebuilt,
-        |e| &e.id,
-        &mut was.npcs,
-    );
-    replace_sorted(
-        &mut c.locations,
-        p.locations,
-        &gone,
-        rebuilt,
-        |e| &e.id,
-        &mut was.locations,
-    );
-    replace_sorted(
-        &mut c.lore,
-        p.lore,
-        &gone,
-        rebuilt,
-        |e| &e.id,
-        &mut was.lore,
-    );
-    replace_sorted(
-        &mut c.sessions,
-        p.sessions,
-        &gone,
-        rebuilt,
-        |e| &e.id,
-        &mut was.sessions,
-    );
-    replace_sorted(
-        &mut c.parties,
-        p.parties,
-        &gone,
-        rebuilt,
-        |e| &e.id,
-        &mut Vec::new(),
-    );
+    // Each vector sorted by note path (`id`); the entities that leave go to `$into`.
+    macro_rules! by_id {
+        ($field:ident, $into:expr) => {
+            replace_sorted(&mut c.$field, p.$field, &gone, rebuilt, |e| &e.id, $into)
+        };
+    }
+    by_id!(pcs, &mut Vec::new());
+    by_id!(npcs, &mut was.npcs);
+    by_id!(locations, &mut was.locations);
+    by_id!(lore, &mut was.lore);
+    by_id!(sessions, &mut was.sessions);
+    by_id!(parties, &mut Vec::new());
+    // Threads by the note they are written in (`canon/open-threads.md` holds many).
     replace_sorted(
         &mut c.threads,
         p.threads,

@@ -233,41 +233,27 @@ fn repath(mut note: Note, path: &str) -> Note {
 /// True when the campaign's names, aliases, ids (paths: `[[links]]` resolve by them) and
 /// order are the same, so the mention matcher built for `a` serves `b` unchanged.
 pub(crate) fn same_names(a: &Campaign, b: &Campaign) -> bool {
-    a.pcs.len() == b.pcs.len()
-        && a.npcs.len() == b.npcs.len()
-        && a.locations.len() == b.locations.len()
-        && a.threads.len() == b.threads.len()
-        && a.lore.len() == b.lore.len()
-        && a.sessions.len() == b.sessions.len()
-        && a.pcs.iter().zip(&b.pcs).all(|(x, y)| {
-            x.id == y.id && x.name == y.name && x.aliases == y.aliases && x.inventory == y.inventory
-        })
-        && a.npcs
-            .iter()
-            .zip(&b.npcs)
-            .all(|(x, y)| x.id == y.id && x.name == y.name && x.aliases == y.aliases)
-        && a.locations
-            .iter()
-            .zip(&b.locations)
-            .all(|(x, y)| x.id == y.id && x.name == y.name && x.aliases == y.aliases)
-        && a.threads
-            .iter()
-            .zip(&b.threads)
-            .all(|(x, y)| x.id == y.id && x.title == y.title && x.aliases == y.aliases)
-        && a.lore
-            .iter()
-            .zip(&b.lore)
-            .all(|(x, y)| x.id == y.id && x.name == y.name && x.aliases == y.aliases)
-        && a.sessions
-            .iter()
-            .zip(&b.sessions)
-            .all(|(x, y)| x.id == y.id && x.name == y.name)
+    names_agree(a, b, None)
 }
 
 /// [`same_names`] after an update of only `notes`: `was` holds those notes' NPCs, places,
 /// lore and sessions as they were and every PC and thread, and nothing else changed.
 pub(crate) fn same_names_in(was: &Campaign, new: &Campaign, notes: &BTreeSet<String>) -> bool {
-    fn of<'a, T>(v: &'a [T], notes: &BTreeSet<String>, id: impl Fn(&T) -> &str) -> Vec<&'a T> {
+    names_agree(was, new, Some(notes))
+}
+
+/// [`same_names`] over every entity, or, with `notes`, over every PC and thread and the
+/// other entities of those notes.
+fn names_agree(a: &Campaign, b: &Campaign, notes: Option<&BTreeSet<String>>) -> bool {
+    /// The entities of `v` (sorted by note path) from `notes`, or all of them.
+    fn of<'a, T>(
+        v: &'a [T],
+        notes: Option<&BTreeSet<String>>,
+        id: impl Fn(&T) -> &str,
+    ) -> Vec<&'a T> {
+        let Some(notes) = notes else {
+            return v.iter().collect();
+        };
         let mut out = Vec::new();
         for p in notes {
             let from = v.partition_point(|e| id(e) < p.as_str());
@@ -275,40 +261,59 @@ pub(crate) fn same_names_in(was: &Campaign, new: &Campaign, notes: &BTreeSet<Str
         }
         out
     }
-    fn same<T>(a: &[&T], b: &[&T], eq: impl Fn(&T, &T) -> bool) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| eq(x, y))
+    fn same<T>(
+        a: &[T],
+        b: &[T],
+        notes: Option<&BTreeSet<String>>,
+        id: impl Fn(&T) -> &str,
+        eq: impl Fn(&T, &T) -> bool,
+    ) -> bool {
+        let (x, y) = (of(a, notes, &id), of(b, notes, &id));
+        x.len() == y.len() && x.iter().zip(&y).all(|(p, q)| eq(p, q))
     }
     let named = |a: &str, b: &str, x: &[String], y: &[String]| a == b && x == y;
-    was.pcs.len() == new.pcs.len()
-        && was.threads.len() == new.threads.len()
-        && was.pcs.iter().zip(&new.pcs).all(|(x, y)| {
-            x.id == y.id && x.name == y.name && x.aliases == y.aliases && x.inventory == y.inventory
-        })
-        && was
-            .threads
-            .iter()
-            .zip(&new.threads)
-            .all(|(x, y)| x.id == y.id && x.title == y.title && x.aliases == y.aliases)
-        && same(
-            &of(&was.npcs, notes, |e| &e.id),
-            &of(&new.npcs, notes, |e| &e.id),
-            |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
-        )
-        && same(
-            &of(&was.locations, notes, |e| &e.id),
-            &of(&new.locations, notes, |e| &e.id),
-            |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
-        )
-        && same(
-            &of(&was.lore, notes, |e| &e.id),
-            &of(&new.lore, notes, |e| &e.id),
-            |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
-        )
-        && same(
-            &of(&was.sessions, notes, |e| &e.id),
-            &of(&new.sessions, notes, |e| &e.id),
-            |x, y| x.id == y.id && x.name == y.name,
-        )
+    // PCs and threads whole: the party in play and the threads file can change with any note.
+    same(
+        &a.pcs,
+        &b.pcs,
+        None,
+        |e| &e.id,
+        |x, y| {
+            x.id == y.id
+                && named(&x.name, &y.name, &x.aliases, &y.aliases)
+                && x.inventory == y.inventory
+        },
+    ) && same(
+        &a.threads,
+        &b.threads,
+        None,
+        |e| &e.id,
+        |x, y| x.id == y.id && named(&x.title, &y.title, &x.aliases, &y.aliases),
+    ) && same(
+        &a.npcs,
+        &b.npcs,
+        notes,
+        |e| &e.id,
+        |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
+    ) && same(
+        &a.locations,
+        &b.locations,
+        notes,
+        |e| &e.id,
+        |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
+    ) && same(
+        &a.lore,
+        &b.lore,
+        notes,
+        |e| &e.id,
+        |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
+    ) && same(
+        &a.sessions,
+        &b.sessions,
+        notes,
+        |e| &e.id,
+        |x, y| x.id == y.id && x.name == y.name,
+    )
 }
 
 /// An engine with an empty campaign, held for the moment the real one is being updated.
