@@ -694,3 +694,57 @@ fn a_huge_lore_note_is_summarised_and_not_held() {
         Some("A chronicle of the valley, from the first miners to the Company.")
     );
 }
+
+/// An NPC note in a layout nobody wrote for vaultdm (numbered folders, no `canon/`) with a
+/// pasted 8 MB backstory under its voice: read and typed whole as before, its card the same,
+/// but only its title, summary and `## Personality` are held for the session.
+#[test]
+fn a_huge_npc_backstory_is_read_and_not_held() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    common::copy_dir(&root.join("tests/fixtures/adopt-numbered"), dir.path());
+    let path = dir.path().join("02. NPCs/Marta Quill.md");
+    let mut text = std::fs::read_to_string(&path).expect("read");
+    let para = "She came to the harbour the winter the eels failed, and stayed. ";
+    let mut i = 0;
+    while text.len() < 8 * 1024 * 1024 {
+        text.push_str(&format!(
+            "\n## Year {i}\n\n{}\n\n- a detail\n",
+            para.repeat(20)
+        ));
+        i += 1;
+    }
+    std::fs::write(&path, &text).expect("write");
+
+    let loaded = Loaded::load(dir.path()).expect("loads");
+    let idx = loaded
+        .vault
+        .note_index("02. NPCs/Marta Quill.md")
+        .expect("the note is read");
+    assert_eq!(loaded.built.kinds[idx], NoteKind::Npc);
+    let npc = loaded
+        .built
+        .campaign
+        .npcs
+        .iter()
+        .find(|n| n.name == "Marta Quill")
+        .expect("in canon");
+    assert_eq!(
+        npc.summary.as_deref(),
+        Some("Sells eels and rumours from a stall by the tavern door.")
+    );
+    assert_eq!(
+        npc.voice,
+        [
+            "Haggles over every copper.",
+            "Laughs too loud when she is lying."
+        ]
+    );
+    let held: usize = loaded.vault.notes[idx]
+        .body
+        .blocks
+        .iter()
+        .map(|b| b.text.len())
+        .sum();
+    assert!(held < 300, "{held} bytes of body held");
+}
