@@ -151,7 +151,6 @@ fn callouts_inline_fields_and_tags() {
         Some("nervous #informant")
     );
     assert_eq!(n.frontmatter.line_of("mood"), 14);
-    assert!(n.body.fields.is_empty() && n.body.tags.is_empty());
     assert_eq!(n.tags, ["informant"]);
     // The first paragraph drops the comment but keeps the text around it.
     let summary = n.body.first_paragraph().expect("paragraph").text.clone();
@@ -216,7 +215,8 @@ fn unquoted_wikilink_in_frontmatter_is_a_link() {
     assert_eq!(n.links.len(), 1);
     assert_eq!(&*n.links[0].target.note, "the-gilded-eel");
     assert_eq!(n.links[0].target.alias(), Some("the Eel"));
-    assert_eq!(n.links[0].key.as_deref(), Some("location"));
+    assert!(n.links[0].in_frontmatter());
+    assert_eq!(n.link_key(&n.links[0]), Some("location"));
     assert_eq!(n.links[0].line, 5);
 }
 

@@ -308,6 +308,11 @@ impl Frontmatter {
         }
     }
 
+    /// The key of the `i`th entry in key order (as [`Frontmatter::iter`] yields them).
+    pub fn key_at(&self, i: usize) -> Option<&str> {
+        self.entries.get(i).map(|e| e.0.as_str())
+    }
+
     /// All keys and values, keys lower-cased, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.entries.iter().map(|(k, v, _)| (k.as_str(), v))

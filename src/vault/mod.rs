@@ -380,7 +380,7 @@ impl Vault {
             }
             match self.resolve_from(&l.target.note, Some(&n.path)) {
                 Resolution::Found(_) => {}
-                Resolution::NotFound if l.key.is_none() => missing.push((j, l.line as usize)),
+                Resolution::NotFound if !l.in_frontmatter() => missing.push((j, l.line as usize)),
                 Resolution::NotFound => out.push(Diagnostic::warning(
                     &n.path,
                     l.line as usize,

@@ -10,6 +10,10 @@ use crate::vault::Code;
 pub const MAX_NOTE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// A link out of a note.
+///
+/// A vault holds one per link (~130k in a 10k-note vault, for as long as a chat runs), so it
+/// is 40 bytes: the frontmatter key holding a link is kept as the entry's place in the
+/// note's frontmatter ([`Note::link_key`]), not as a string of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoteLink {
     /// The parsed target.
@@ -18,8 +22,23 @@ pub struct NoteLink {
     pub line: u32,
     /// True for embeds.
     pub embed: bool,
-    /// The frontmatter key holding the link, for links in frontmatter.
-    pub key: Option<Box<str>>,
+    /// Where the link is: [`BODY`] in the body, else one more than the index of the
+    /// frontmatter entry holding it ([`FAR_ENTRY`] past the 65,534th).
+    field: u16,
+}
+
+/// [`NoteLink`]'s place for a link in the body.
+const BODY: u16 = 0;
+/// [`NoteLink`]'s place for a link in a frontmatter entry too far down to number in 16 bits
+/// (a note with more than 65,534 frontmatter keys): still a frontmatter link, key unknown.
+const FAR_ENTRY: u16 = u16::MAX;
+
+impl NoteLink {
+    /// True for a link in a frontmatter value (a typed relation: `location: "[[The Docks]]"`),
+    /// false for one in the body.
+    pub fn in_frontmatter(&self) -> bool {
+        self.field != BODY
+    }
 }
 
 /// A parsed Markdown note.
@@ -112,6 +131,15 @@ pub fn strip_kind_prefix(stem: &str) -> &str {
 }
 
 impl Note {
+    /// The frontmatter key holding `link` (lower-cased), for a link of this note that sits
+    /// in a frontmatter value; `None` for a body link.
+    pub fn link_key(&self, link: &NoteLink) -> Option<&str> {
+        match link.field {
+            BODY | FAR_ENTRY => None,
+            f => self.frontmatter.key_at(usize::from(f) - 1),
+        }
+    }
+
     /// Parses a note from its bytes. Never fails: problems become diagnostics.
     pub fn parse(path: &str, bytes: &[u8]) -> Note {
         let stem = super::links::strip_md(path.rsplit('/').next().unwrap_or(path)).to_string();
@@ -179,10 +207,11 @@ impl Note {
         let lines = LineIndex::new(&text);
         let split = frontmatter::split(&text);
         note.frontmatter = Frontmatter::parse(path, &split, &mut note.diagnostics);
-        note.body = markdown::parse_body(split.body, split.body_offset, &lines);
+        let parsed = markdown::parse_body(split.body, split.body_offset, &lines);
+        note.body = parsed.body;
         // Dataview inline fields (`location:: [[The Docks]]`) count as frontmatter keys the
         // frontmatter does not set itself. Moved there, not kept twice.
-        for f in std::mem::take(&mut note.body.fields) {
+        for f in parsed.fields {
             note.frontmatter
                 .add_fallback(&f.key.replace(' ', "_"), &f.value, f.line);
         }
@@ -197,7 +226,8 @@ impl Note {
             .collect();
         // The body's tags join the note's (and are not kept twice either).
         tags.extend(
-            std::mem::take(&mut note.body.tags)
+            parsed
+                .tags
                 .into_iter()
                 .map(|(t, _)| compact_str::CompactString::from(t)),
         );
@@ -205,28 +235,29 @@ impl Note {
         tags.dedup();
         note.tags = tags;
 
-        for (key, value) in note.frontmatter.iter() {
+        for (entry, (key, value)) in note.frontmatter.iter().enumerate() {
             if !frontmatter::may_hold_wikilink(value) {
                 continue;
             }
+            let field = u16::try_from(entry + 1).map_or(FAR_ENTRY, |f| f.min(FAR_ENTRY));
             for s in frontmatter::value_list(value) {
                 for found in find_wikilinks(&s) {
                     note.links.push(NoteLink {
                         target: found.target,
                         line: super::line32(note.frontmatter.line_of(key)),
                         embed: found.embed,
-                        key: Some(key.into()),
+                        field,
                     });
                 }
             }
         }
-        let body_links = std::mem::take(&mut note.body.links);
-        note.links.extend(body_links.into_iter().map(|l| NoteLink {
-            target: l.target,
-            line: super::line32(l.line),
-            embed: l.embed,
-            key: None,
-        }));
+        note.links
+            .extend(parsed.links.into_iter().map(|l| NoteLink {
+                target: l.target,
+                line: super::line32(l.line),
+                embed: l.embed,
+                field: BODY,
+            }));
         // Parsed notes live for the whole session: give back growth slack.
         note.frontmatter.shrink_to_fit();
         note.body.blocks.shrink_to_fit();
@@ -290,6 +321,41 @@ mod tests {
         assert_eq!(n.tags, ["heist/pc", "pc", "rogue"]);
         assert_eq!(&*n.links[0].target.note, "Mother Ashka");
         assert_eq!(n.links[0].line, 7);
+    }
+
+    #[test]
+    fn each_link_knows_the_frontmatter_key_holding_it() {
+        let text = "---\nally: \"[[Ida]]\"\nhome: [\"[[Saltmarsh]]\", \"[[The Docks]]\"]\nname: Orla\n---\nSee [[Ida]].\n";
+        let n = Note::parse("Orla.md", text.as_bytes());
+        let keys: Vec<(&str, Option<&str>, bool)> = n
+            .links
+            .iter()
+            .map(|l| (&*l.target.note, n.link_key(l), l.in_frontmatter()))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("Ida", Some("ally"), true),
+                ("Saltmarsh", Some("home"), true),
+                ("The Docks", Some("home"), true),
+                ("Ida", None, false),
+            ]
+        );
+        // One per link for as long as a vault is loaded: kept at 40 bytes.
+        assert!(std::mem::size_of::<NoteLink>() <= 40);
+    }
+
+    #[test]
+    fn a_link_past_the_65534th_frontmatter_key_is_still_a_frontmatter_link() {
+        let mut text = String::from("---\n");
+        for i in 0..70_000 {
+            text.push_str(&format!("k{i:05}: {i}\n"));
+        }
+        text.push_str("zz: \"[[Far]]\"\n---\nbody\n");
+        let n = Note::parse("Many.md", text.as_bytes());
+        let far = n.links.iter().find(|l| &*l.target.note == "Far").unwrap();
+        assert!(far.in_frontmatter());
+        assert_eq!(n.link_key(far), None);
     }
 
     #[test]
