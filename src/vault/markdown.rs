@@ -88,22 +88,32 @@ pub struct InlineField {
 }
 
 /// A parsed body.
+///
+/// What a note keeps of its body for as long as the vault is loaded; the links, tags and
+/// inline fields [`parse_body`] also finds go to the note's own lists and frontmatter
+/// ([`ParsedBody`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Body {
     /// Sections in order; index 0 is the preamble.
     pub sections: Vec<Section>,
     /// Text blocks in document order.
     pub blocks: Vec<Block>,
-    /// Wikilinks and embeds.
-    pub links: Vec<BodyLink>,
-    /// Inline `#tags` (without `#`, lower-cased). A parsed [`Note`](super::Note) moves them
-    /// into its `tags`, so there this is empty.
-    pub tags: Vec<(String, usize)>,
-    /// Dataview inline fields. A parsed [`Note`](super::Note) moves them into its
-    /// frontmatter (where the frontmatter does not set the key), so there this is empty.
-    pub fields: Vec<InlineField>,
     /// The YAML of Fantasy Statblocks blocks (```` ```statblock ````), with their file line.
     pub statblocks: Vec<(String, usize)>,
+}
+
+/// Everything [`parse_body`] reads from a body: the [`Body`] a note keeps, and the links,
+/// tags and inline fields a parsed [`Note`](super::Note) moves into its own lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParsedBody {
+    /// Sections, blocks and statblocks.
+    pub body: Body,
+    /// Wikilinks and embeds.
+    pub links: Vec<BodyLink>,
+    /// Inline `#tags` (without `#`, lower-cased), with their file line.
+    pub tags: Vec<(String, usize)>,
+    /// Dataview inline fields.
+    pub fields: Vec<InlineField>,
 }
 
 impl Body {
@@ -447,7 +457,7 @@ struct Open {
 
 /// Parses a body. `base_offset` is the body's byte offset in the file and `lines` indexes
 /// the whole file, so every line reported is a file line.
-pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
+pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBody {
     let cleaned = blank_comments(body);
     let mut opts = Options::empty();
     opts.insert(Options::ENABLE_WIKILINKS);
@@ -456,13 +466,16 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
     opts.insert(Options::ENABLE_TASKLISTS);
     let line_of = |off: usize| lines.line(base_offset + off);
 
-    let mut out = Body {
-        sections: vec![Section {
-            heading: None,
-            level: 0,
-            line: super::line32(line_of(0)),
-        }],
-        ..Body::default()
+    let mut out = ParsedBody {
+        body: Body {
+            sections: vec![Section {
+                heading: None,
+                level: 0,
+                line: super::line32(line_of(0)),
+            }],
+            ..Body::default()
+        },
+        ..ParsedBody::default()
     };
     let mut stack: Vec<Open> = Vec::new();
     let mut list_depth = 0usize;
@@ -476,7 +489,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
     let mut row: Option<(Vec<String>, usize)> = None;
 
     let flush =
-        |open: Open, out: &mut Body, depth: usize, callout: &Option<std::sync::Arc<str>>| {
+        |open: Open, out: &mut ParsedBody, depth: usize, callout: &Option<std::sync::Arc<str>>| {
             let text = if has_byte(&open.text, b':') {
                 strip_icons(open.text.trim())
             } else {
@@ -494,7 +507,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
             let line = line_of(open.start);
             let prose = open.words || matches!(open.kind, BlockKind::Heading(_));
             if let BlockKind::Heading(level) = open.kind {
-                out.sections.push(Section {
+                out.body.sections.push(Section {
                     heading: Some(text.as_str().into()),
                     level,
                     line: super::line32(line),
@@ -518,11 +531,11 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                     }
                 }
             }
-            out.blocks.push(Block {
+            out.body.blocks.push(Block {
                 kind: open.kind,
                 text: text.into_boxed_str(),
                 line: super::line32(line),
-                section: (out.sections.len() - 1) as u32,
+                section: (out.body.sections.len() - 1) as u32,
                 strong_prefix: open.strong_prefix.map(String::into_boxed_str),
                 callout: callout.clone(),
                 depth: depth.min(u16::MAX as usize) as u16,
@@ -540,7 +553,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
                 Event::End(TagEnd::CodeBlock) => {
                     skip_code -= 1;
                     if let Some(sb) = statblock.take() {
-                        out.statblocks.push(sb);
+                        out.body.statblocks.push(sb);
                     }
                     if let Some((kind, text, Some(at))) = admonition.take() {
                         admonition_blocks(&mut out, &kind, &text, base_offset + at, lines);
@@ -792,7 +805,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> Body {
 /// The blocks of an Admonition (```` ```ad-note ````): its Markdown read like a callout of
 /// that type, its `title:`/`collapse:`/`icon:`/`color:` lines dropped. `at` is the file
 /// offset of its first line.
-fn admonition_blocks(out: &mut Body, kind: &str, text: &str, at: usize, lines: &LineIndex) {
+fn admonition_blocks(out: &mut ParsedBody, kind: &str, text: &str, at: usize, lines: &LineIndex) {
     let mut content = String::with_capacity(text.len());
     for l in text.split_inclusive('\n') {
         let t = l.trim_start().to_lowercase();
@@ -807,15 +820,15 @@ fn admonition_blocks(out: &mut Body, kind: &str, text: &str, at: usize, lines: &
         }
     }
     let inner = parse_body(&content, at, lines);
-    let section = (out.sections.len() - 1) as u32;
+    let section = (out.body.sections.len() - 1) as u32;
     let kind: std::sync::Arc<str> = kind.into();
-    for mut b in inner.blocks {
+    for mut b in inner.body.blocks {
         if matches!(b.kind, BlockKind::Heading(_)) {
             continue;
         }
         b.callout = Some(kind.clone());
         b.section = section;
-        out.blocks.push(b);
+        out.body.blocks.push(b);
     }
     out.links.extend(inner.links);
     out.tags.extend(inner.tags);
@@ -878,6 +891,10 @@ mod tests {
     use super::*;
 
     fn parse(s: &str) -> Body {
+        parse_all(s).body
+    }
+
+    fn parse_all(s: &str) -> ParsedBody {
         parse_body(s, 0, &LineIndex::new(s))
     }
 
@@ -902,7 +919,6 @@ mod tests {
             kept.keep_title_and_summary();
             assert_eq!(kept.title(), full.title(), "{text:?}");
             assert_eq!(kept.summary(), full.summary(), "{text:?}");
-            assert_eq!(kept.links, full.links);
             assert!(kept.blocks.len() <= full.blocks.len());
             assert!(!kept.sections.is_empty());
             for b in &kept.blocks {
@@ -997,21 +1013,23 @@ mod tests {
 
     #[test]
     fn wikilinks_render_as_display_text() {
-        let b = parse(
+        let p = parse_all(
             "Meet [[Mother Ashka]] at [[the-gilded-eel|the Eel]] or [[Note#Head]]. ![[map.png]]\n",
         );
+        let b = &p.links;
         assert_eq!(
-            &*b.blocks[0].text,
+            &*p.body.blocks[0].text,
             "Meet Mother Ashka at the Eel or Note. map.png"
         );
-        assert_eq!(b.links.len(), 4);
-        assert_eq!(&*b.links[1].target.note, "the-gilded-eel");
-        assert!(b.links[3].embed);
+        assert_eq!(b.len(), 4);
+        assert_eq!(&*b[1].target.note, "the-gilded-eel");
+        assert!(b[3].embed);
     }
 
     #[test]
     fn strong_prefix_tags_fields_callouts() {
-        let b = parse("- **The Forged Pass** — summary\n  → Next: do it\n\nStatus:: alive #npc/alive and #1 not\n\n> [!secret] Holds a marker\n> He won it.\n");
+        let all = parse_all("- **The Forged Pass** — summary\n  → Next: do it\n\nStatus:: alive #npc/alive and #1 not\n\n> [!secret] Holds a marker\n> He won it.\n");
+        let b = &all.body;
         assert_eq!(
             b.blocks[0].strong_prefix.as_deref(),
             Some("The Forged Pass")
@@ -1020,10 +1038,10 @@ mod tests {
             &*b.blocks[0].text,
             "The Forged Pass — summary\n→ Next: do it"
         );
-        assert_eq!(b.fields[0].key, "status");
-        assert_eq!(b.fields[0].value, "alive #npc/alive and #1 not");
+        assert_eq!(all.fields[0].key, "status");
+        assert_eq!(all.fields[0].value, "alive #npc/alive and #1 not");
         assert_eq!(
-            b.tags.iter().map(|t| t.0.as_str()).collect::<Vec<_>>(),
+            all.tags.iter().map(|t| t.0.as_str()).collect::<Vec<_>>(),
             ["npc/alive"]
         );
         let secret: Vec<_> = b
