@@ -37,8 +37,14 @@ const MAX_CHANGED: usize = 8;
 /// More notes to rebuild than this: a full build.
 const MAX_REBUILT: usize = 1500;
 
-fn h(s: &str) -> u64 {
-    hash_bytes(s.as_bytes())
+/// A hashed lookup key. 32 bits: a chat holds one per possible reference of every note, and
+/// two texts sharing a key only widen a reload's rebuild (a note rebuilt that did not need
+/// it), never narrow it.
+type Key = u32;
+
+fn h(s: &str) -> Key {
+    let x = hash_bytes(s.as_bytes());
+    (x ^ (x >> 32)) as Key
 }
 
 /// Every text in a note's frontmatter that could be a reference to another note.
@@ -58,20 +64,20 @@ fn ref_targets(note: &Note) -> Vec<String> {
 }
 
 /// Hashed lookup keys of every possible reference of a note.
-fn ref_keys(note: &Note) -> Vec<u64> {
-    let mut v: Vec<u64> = ref_targets(note)
+fn ref_keys(note: &Note) -> Box<[Key]> {
+    let mut v: Vec<Key> = ref_targets(note)
         .iter()
         .filter_map(|t| lookup_keys(t))
         .flat_map(|(k, s)| [h(&k), h(&s)])
         .collect();
     v.sort_unstable();
     v.dedup();
-    v
+    v.into_boxed_slice()
 }
 
 /// Hashed keys the link index files a note under.
-fn link_keys(note: &Note) -> Vec<u64> {
-    let mut v: Vec<u64> = note_keys(&note.path, &note.stem, &note.names())
+fn link_keys(note: &Note) -> Vec<Key> {
+    let mut v: Vec<Key> = note_keys(&note.path, &note.stem, &note.names())
         .iter()
         .map(|k| h(k))
         .collect();
@@ -81,8 +87,8 @@ fn link_keys(note: &Note) -> Vec<u64> {
 }
 
 /// Hashed normalised names and aliases (what duplicate-name warnings group by).
-fn name_keys(note: &Note) -> Vec<u64> {
-    let mut v: Vec<u64> = note
+fn name_keys(note: &Note) -> Vec<Key> {
+    let mut v: Vec<Key> = note
         .names()
         .iter()
         .map(|n| norm_key(n))
@@ -97,14 +103,15 @@ fn name_keys(note: &Note) -> Vec<u64> {
 /// What each note may refer to and be called, kept current across reloads.
 #[derive(Debug, Default)]
 pub(crate) struct Deps {
-    refs: HashMap<String, Vec<u64>>,
-    by_name: HashMap<u64, Vec<String>>,
+    /// Each note's path (shared with `by_name`) -> its reference keys.
+    refs: HashMap<Arc<str>, Box<[Key]>>,
+    by_name: HashMap<Key, Vec<Arc<str>>>,
 }
 
 impl Deps {
     /// Indexes every note of a vault.
     pub(crate) fn new(vault: &Vault) -> Deps {
-        let keys: Vec<(Vec<u64>, Vec<u64>)> = vault
+        let keys: Vec<(Box<[Key]>, Vec<Key>)> = vault
             .notes
             .par_iter()
             .map(|n| (ref_keys(n), name_keys(n)))
@@ -114,19 +121,20 @@ impl Deps {
             by_name: HashMap::with_capacity(vault.notes.len()),
         };
         for (n, (refs, names)) in vault.notes.iter().zip(keys) {
+            let path: Arc<str> = n.path.as_str().into();
             for k in names {
-                d.by_name.entry(k).or_default().push(n.path.clone());
+                d.by_name.entry(k).or_default().push(Arc::clone(&path));
             }
-            d.refs.insert(n.path.clone(), refs);
+            d.refs.insert(path, refs);
         }
         d
     }
 
     fn forget(&mut self, note: &Note) {
-        self.refs.remove(&note.path);
+        self.refs.remove(note.path.as_str());
         for k in name_keys(note) {
             if let Some(v) = self.by_name.get_mut(&k) {
-                v.retain(|p| *p != note.path);
+                v.retain(|p| **p != *note.path);
                 if v.is_empty() {
                     self.by_name.remove(&k);
                 }
@@ -135,13 +143,14 @@ impl Deps {
     }
 
     fn learn(&mut self, note: &Note) {
-        self.refs.insert(note.path.clone(), ref_keys(note));
+        let path: Arc<str> = note.path.as_str().into();
         for k in name_keys(note) {
             let v = self.by_name.entry(k).or_default();
-            if !v.contains(&note.path) {
-                v.push(note.path.clone());
+            if !v.iter().any(|p| **p == *note.path) {
+                v.push(Arc::clone(&path));
             }
         }
+        self.refs.insert(path, ref_keys(note));
     }
 }
 
@@ -162,8 +171,8 @@ pub(crate) fn update(
     full: bool,
 ) -> Before {
     // What changed about how notes are found: lookup keys and kinds, before and after.
-    let mut changed_keys: HashSet<u64> = HashSet::new();
-    let mut name_seeds: Vec<u64> = Vec::new();
+    let mut changed_keys: HashSet<Key> = HashSet::new();
+    let mut name_seeds: Vec<Key> = Vec::new();
     for r in removals {
         if let Some(i) = vault.note_index(r) {
             let old = &vault.notes[i];
@@ -228,11 +237,11 @@ pub(crate) fn update(
     if !changed_keys.is_empty() {
         // Sorted, and searched: the vault's reference keys are tens of thousands, and
         // hashing each of them again was most of a rename's reload.
-        let mut changed: Vec<u64> = changed_keys.into_iter().collect();
+        let mut changed: Vec<Key> = changed_keys.into_iter().collect();
         changed.sort_unstable();
         for (path, keys) in &deps.refs {
             if keys.iter().any(|k| changed.binary_search(k).is_ok()) {
-                rebuilt.insert(path.clone());
+                rebuilt.insert(path.to_string());
             }
         }
     }
@@ -243,13 +252,13 @@ pub(crate) fn update(
             queue.extend(name_keys(&vault.notes[i]));
         }
     }
-    let mut seen: HashSet<u64> = HashSet::new();
+    let mut seen: HashSet<Key> = HashSet::new();
     while let Some(k) = queue.pop() {
         if !seen.insert(k) {
             continue;
         }
         for p in deps.by_name.get(&k).into_iter().flatten() {
-            if rebuilt.insert(p.clone()) {
+            if rebuilt.insert(p.to_string()) {
                 if let Some(i) = vault.note_index(p) {
                     queue.extend(name_keys(&vault.notes[i]));
                 }
@@ -503,8 +512,8 @@ mod tests {
         assert_eq!(sorted(built.diagnostics), sorted(full.diagnostics));
         let fresh = Deps::new(&v);
         assert_eq!(deps.refs, fresh.refs);
-        let norm = |m: &HashMap<u64, Vec<String>>| {
-            let mut v: Vec<(u64, Vec<String>)> = m
+        let norm = |m: &HashMap<Key, Vec<Arc<str>>>| {
+            let mut v: Vec<(Key, Vec<Arc<str>>)> = m
                 .iter()
                 .map(|(k, v)| {
                     (*k, {
