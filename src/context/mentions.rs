@@ -17,6 +17,13 @@ use std::sync::{Arc, OnceLock};
 type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 type HashSet<K> = rustc_hash::FxHashSet<K>;
 
+/// A folded name as the matcher keeps it: inline up to 24 bytes, as almost every name is (a
+/// 10k-note vault's matcher holds ~75k of them for as long as a chat runs).
+type Text = compact_str::CompactString;
+
+/// The entities holding a short name: almost always one, kept in place.
+type Holders = smallvec::SmallVec<[Target; 1]>;
+
 /// What a mention points at (indices into the campaign's vectors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Target {
@@ -178,10 +185,10 @@ fn owner_of(t: Target) -> Target {
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Bucket {
     /// A folded short name -> the entities whose names have it (sorted, each once).
-    firsts: HashMap<String, Vec<Target>>,
+    firsts: HashMap<Text, Holders>,
     /// `the <head>` folded -> each head noun folding to it and the entities holding that
     /// head noun (sorted by head, targets sorted, each once).
-    heads: HashMap<String, Vec<(String, Vec<Target>)>>,
+    heads: HashMap<Text, Vec<(Text, Vec<Target>)>>,
 }
 
 /// A reload patches the matcher when at most this many entities' names or head nouns
@@ -208,7 +215,7 @@ fn key_of(t: Target, parts: &[&str], lists: &[&[String]]) -> u64 {
 #[derive(Debug, Default)]
 struct Links {
     ids: u64,
-    keys: HashMap<String, Target>,
+    keys: HashMap<Text, Target>,
 }
 
 /// How many automata the patterns are spread over: more make a rename cheaper (fewer
@@ -221,12 +228,12 @@ pub const SHARDS: usize = 64;
 #[derive(Debug, Clone, Default)]
 struct Shard {
     ac: Option<AhoCorasick>,
-    texts: Vec<String>,
+    texts: Vec<Text>,
     patterns: Vec<Pattern>,
 }
 
 impl Shard {
-    fn build(texts: Vec<String>, patterns: Vec<Pattern>) -> Shard {
+    fn build(texts: Vec<Text>, patterns: Vec<Pattern>) -> Shard {
         let ac = (!texts.is_empty())
             .then(|| {
                 AhoCorasick::builder()
@@ -351,7 +358,7 @@ fn is_word_char(c: char) -> bool {
 }
 
 struct Builder {
-    by_text: HashMap<String, Pattern>,
+    by_text: HashMap<Text, Pattern>,
 }
 
 /// Head nouns too vague to stand for one entity even when only one holds them.
@@ -362,8 +369,8 @@ const VAGUE_NOUNS: &[&str] = &[
 
 /// A text folded for matching, and whether it needs a capital; None when it is too short
 /// to be a name.
-fn prepare(text: &str) -> Option<(String, bool)> {
-    let folded = fold_name(text);
+fn prepare(text: &str) -> Option<(Text, bool)> {
+    let folded = Text::from(fold_name(text));
     let cap = needs_capital(&folded)?;
     Some((folded, cap))
 }
@@ -384,8 +391,8 @@ fn needs_capital(folded: &str) -> Option<bool> {
 }
 
 /// The pattern text a head noun makes (`the chapel`).
-fn head_text(head: &str) -> String {
-    fold_name(&format!("the {head}"))
+fn head_text(head: &str) -> Text {
+    fold_name(&format!("the {head}")).into()
 }
 
 /// Whether a head noun held by `holders` entities may stand for one of them.
@@ -400,7 +407,7 @@ impl Builder {
         }
     }
 
-    fn insert(&mut self, folded: String, needs_capital: bool, target: Target, how: How) {
+    fn insert(&mut self, folded: Text, needs_capital: bool, target: Target, how: How) {
         let p = self.by_text.entry(folded).or_insert(Pattern {
             targets: smallvec::SmallVec::new(),
             needs_capital,
@@ -416,9 +423,9 @@ impl Builder {
 /// target, how), and its short names (as written, folded) for the uniqueness count.
 #[derive(Debug, Default)]
 struct Adds {
-    adds: Vec<(String, bool, Target, How)>,
+    adds: Vec<(Text, bool, Target, How)>,
     /// Short names: folded, whether they need a capital (None: too short to be a name).
-    firsts: Vec<(String, Option<bool>, Target)>,
+    firsts: Vec<(Text, Option<bool>, Target)>,
 }
 
 impl Adds {
@@ -454,7 +461,7 @@ impl Adds {
             {
                 match prepare(&short) {
                     Some((folded, cap)) => a.firsts.push((folded, Some(cap), t)),
-                    None => a.firsts.push((fold_name(&short), None, t)),
+                    None => a.firsts.push((fold_name(&short).into(), None, t)),
                 }
             }
         }
@@ -712,13 +719,13 @@ fn links_for(c: &Campaign, old: Option<&Arc<Links>>) -> Arc<Links> {
     match old {
         Some(o) if o.ids == hash => o.clone(),
         _ => {
-            let mut keys: HashMap<String, Target> = HashMap::default();
+            let mut keys: HashMap<Text, Target> = HashMap::default();
             for (id, t) in ids {
                 let p = strip_md(id);
-                keys.insert(norm_key(p), t);
+                keys.insert(norm_key(p).into(), t);
                 let stem = p.rsplit('/').next().unwrap_or(p);
-                keys.entry(norm_key(stem)).or_insert(t);
-                keys.entry(slug(stem)).or_insert(t);
+                keys.entry(norm_key(stem).into()).or_insert(t);
+                keys.entry(slug(stem).into()).or_insert(t);
             }
             Arc::new(Links { ids: hash, keys })
         }
@@ -778,7 +785,7 @@ fn pattern_at(
     if pattern.is_some() {
         return pattern;
     }
-    if let Some(&[t]) = bucket.firsts.get(text).map(Vec::as_slice) {
+    if let Some(&[t]) = bucket.firsts.get(text).map(|h| h.as_slice()) {
         if let Some(cap) = needs_capital(text) {
             return Some(Pattern {
                 targets: smallvec::smallvec![t],
@@ -854,12 +861,12 @@ impl Matcher {
                         }
                     }
                     None => {
-                        firsts.insert(key.clone(), vec![*t]);
+                        firsts.insert(key.clone(), smallvec::smallvec![*t]);
                     }
                 }
             }
         }
-        let unique: Vec<(String, bool, Target)> = prepared
+        let unique: Vec<(Text, bool, Target)> = prepared
             .adds
             .iter()
             .flat_map(|(_, a)| a.firsts.iter())
@@ -895,7 +902,7 @@ impl Matcher {
         unique.sort();
         for (h, t) in unique {
             let text = format!("the {h}");
-            if !b.by_text.contains_key(&fold_name(&text)) {
+            if !b.by_text.contains_key(fold_name(&text).as_str()) {
                 b.add_how(&text, t, How::HeadNoun);
             }
         }
@@ -905,7 +912,7 @@ impl Matcher {
                 .heads
                 .entry(text)
                 .or_default()
-                .push((h.to_string(), ts));
+                .push((Text::from(h), ts));
         }
         for bucket in &mut index {
             for list in bucket.heads.values_mut() {
@@ -914,7 +921,7 @@ impl Matcher {
         }
         // Links: paths and stems of every entity note.
         let links = links_for(c, old.map(|o| &o.links));
-        let mut parts: Vec<Vec<(String, Pattern)>> = vec![Vec::new(); SHARDS];
+        let mut parts: Vec<Vec<(Text, Pattern)>> = vec![Vec::new(); SHARDS];
         for (text, pattern) in b.by_text {
             parts[shard_of(&text)].push((text, pattern));
         }
@@ -923,7 +930,7 @@ impl Matcher {
             .enumerate()
             .map(|(i, mut entries)| {
                 entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                let (texts, patterns): (Vec<String>, Vec<Pattern>) = entries.into_iter().unzip();
+                let (texts, patterns): (Vec<Text>, Vec<Pattern>) = entries.into_iter().unzip();
                 match old.and_then(|o| o.shards.get(i)) {
                     Some(s) if s.texts == texts && s.patterns == patterns => s.clone(),
                     _ => Arc::new(Shard::build(texts, patterns)),
@@ -959,7 +966,7 @@ impl Matcher {
         // The texts whose pattern may change, and the short names and head nouns as they
         // are now (a bucket is copied only when one of its texts changes).
         let mut index = self.index.clone();
-        let mut texts: Vec<String> = Vec::new();
+        let mut texts: Vec<Text> = Vec::new();
         for &slot in &changed {
             let (was, is) = (&old.adds[slot].1, &now.adds[slot].1);
             texts.extend(was.adds.iter().chain(&is.adds).map(|a| a.0.clone()));
@@ -1010,7 +1017,7 @@ impl Matcher {
                             list[at].1.insert(p, t);
                         }
                     }
-                    Err(at) => list.insert(at, (h.clone(), vec![t])),
+                    Err(at) => list.insert(at, (Text::from(h.as_str()), vec![t])),
                 }
                 texts.push(text);
             }
@@ -1018,7 +1025,7 @@ impl Matcher {
         texts.sort_unstable();
         texts.dedup();
         // Each text's pattern decided again; a shard is built again only when one changed.
-        let mut edits: Vec<Vec<(String, Option<Pattern>)>> = vec![Vec::new(); SHARDS];
+        let mut edits: Vec<Vec<(Text, Option<Pattern>)>> = vec![Vec::new(); SHARDS];
         for text in texts {
             let s = shard_of(&text);
             let shard = &self.shards[s];
@@ -1102,8 +1109,8 @@ impl Matcher {
             if let Some(t) = self
                 .links
                 .keys
-                .get(&norm_key(key))
-                .or_else(|| self.links.keys.get(&slug(key)))
+                .get(norm_key(key).as_str())
+                .or_else(|| self.links.keys.get(slug(key).as_str()))
             {
                 push(
                     l.range.start,
