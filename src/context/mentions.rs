@@ -429,6 +429,14 @@ struct Adds {
 }
 
 impl Adds {
+    /// Without growth slack: an entity has two or three names, and a vector grown by pushes
+    /// keeps room for four (56 bytes each), for every entity, for as long as a chat runs.
+    fn shrunk(mut self) -> Adds {
+        self.adds.shrink_to_fit();
+        self.firsts.shrink_to_fit();
+        self
+    }
+
     fn add(&mut self, text: &str, t: Target, how: How) {
         if let Some((folded, cap)) = prepare(text) {
             self.adds.push((folded, cap, t, how));
@@ -585,7 +593,7 @@ fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
         (*k == key).then(|| a.clone())
     };
     let cached = |kind: usize, i: usize, key: u64, make: &dyn Fn() -> Adds| {
-        let a = old_adds(kind, i, key).unwrap_or_else(|| Arc::new(make()));
+        let a = old_adds(kind, i, key).unwrap_or_else(|| Arc::new(make().shrunk()));
         (key, a)
     };
     let pcs: Vec<(u64, Arc<Adds>)> = par_map(&c.pcs, |i, p| {
@@ -637,7 +645,14 @@ fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
         let h = slot
             .and_then(|s| old.and_then(|o| o.heads.get(s)))
             .filter(|(k, _)| *k == key)
-            .map_or_else(|| Arc::new(make()), |(_, h)| h.clone());
+            .map_or_else(
+                || {
+                    let mut h = make();
+                    h.shrink_to_fit();
+                    Arc::new(h)
+                },
+                |(_, h)| h.clone(),
+            );
         (key, h)
     };
     let npc_heads: Vec<(u64, Arc<Vec<String>>)> = par_map(&c.npcs, |i, n| {
@@ -917,7 +932,13 @@ impl Matcher {
         for bucket in &mut index {
             for list in bucket.heads.values_mut() {
                 list.sort();
+                for (_, holders) in list.iter_mut() {
+                    holders.shrink_to_fit();
+                }
+                list.shrink_to_fit();
             }
+            bucket.firsts.shrink_to_fit();
+            bucket.heads.shrink_to_fit();
         }
         // Links: paths and stems of every entity note.
         let links = links_for(c, old.map(|o| &o.links));
