@@ -39,7 +39,7 @@ const MAX_REBUILT: usize = 1500;
 
 /// A hashed lookup key. 32 bits: a chat holds one per possible reference of every note, and
 /// two texts sharing a key only widen a reload's rebuild (a note rebuilt that did not need
-/// it), never narrow it.
+/// it), never narrow it: whether a note's own keys changed is decided on the texts.
 type Key = u32;
 
 fn h(s: &str) -> Key {
@@ -75,15 +75,25 @@ fn ref_keys(note: &Note) -> Box<[Key]> {
     v.into_boxed_slice()
 }
 
-/// Hashed keys the link index files a note under.
-fn link_keys(note: &Note) -> Vec<Key> {
-    let mut v: Vec<Key> = note_keys(&note.path, &note.stem, &note.names())
-        .iter()
-        .map(|k| h(k))
-        .collect();
+/// The keys the link index files a note under, sorted, each once.
+fn link_key_texts(note: &Note) -> Vec<String> {
+    let mut v = note_keys(&note.path, &note.stem, &note.names());
     v.sort_unstable();
     v.dedup();
     v
+}
+
+/// [`link_key_texts`], hashed.
+fn hashed(texts: &[String]) -> Vec<Key> {
+    let mut v: Vec<Key> = texts.iter().map(|k| h(k)).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Hashed keys the link index files a note under.
+fn link_keys(note: &Note) -> Vec<Key> {
+    hashed(&link_key_texts(note))
 }
 
 /// Hashed normalised names and aliases (what duplicate-name warnings group by).
@@ -184,19 +194,20 @@ pub(crate) fn update(
     let mut kinds_new: Vec<NoteKind> = Vec::with_capacity(upserts.len());
     for u in &upserts {
         let kind = kind_of(u, config);
-        let new_keys = link_keys(u);
+        // Compared as texts, not hashes: two key sets that hash alike must not hide a change.
+        let new_keys = link_key_texts(u);
         match vault.note_index(&u.path) {
             Some(i) => {
                 let old = &vault.notes[i];
-                let old_keys = link_keys(old);
+                let old_keys = link_key_texts(old);
                 if old_keys != new_keys || built.kinds.get(i) != Some(&kind) {
-                    changed_keys.extend(old_keys);
-                    changed_keys.extend(new_keys);
+                    changed_keys.extend(hashed(&old_keys));
+                    changed_keys.extend(hashed(&new_keys));
                 }
                 name_seeds.extend(name_keys(old));
                 deps.forget(old);
             }
-            None => changed_keys.extend(new_keys),
+            None => changed_keys.extend(hashed(&new_keys)),
         }
         name_seeds.extend(name_keys(u));
         deps.learn(u);
@@ -642,6 +653,38 @@ mod tests {
             BASE,
             &[("canon/npcs/the-docks.md", "---\nname: The Docks\n---\n")],
             &["canon/locations/the-docks.md"],
+        );
+    }
+
+    /// Two names whose 32-bit keys are the same, found by search (a birthday collision:
+    /// about 80k names in).
+    fn colliding_names() -> (String, String) {
+        let mut seen: HashMap<Key, String> = HashMap::new();
+        let mut i = 0u32;
+        loop {
+            let name = format!("Wharf{i}");
+            if let Some(other) = seen.insert(h(&norm_key(&name)), name.clone()) {
+                return (other, name);
+            }
+            i += 1;
+        }
+    }
+
+    #[test]
+    fn a_rename_to_a_name_whose_key_hashes_alike_still_rebuilds_what_refers_to_it() {
+        let (a, b) = colliding_names();
+        assert_ne!(norm_key(&a), norm_key(&b));
+        let was = format!("---\nname: {a}\n---\n");
+        let is = format!("---\nname: {b}\n---\n");
+        let npc = format!("---\nname: Oskar\nlocation: {b}\n---\n");
+        // Oskar's location resolves only after the rename: his note must be rebuilt.
+        check(
+            &[
+                ("canon/locations/quay.md", was.as_str()),
+                ("canon/npcs/oskar.md", npc.as_str()),
+            ],
+            &[("canon/locations/quay.md", is.as_str())],
+            &[],
         );
     }
 
