@@ -466,6 +466,10 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
     opts.insert(Options::ENABLE_TASKLISTS);
     let line_of = |off: usize| lines.line(base_offset + off);
 
+    // What a parse collects grows in vectors and buffers this thread reuses from note to
+    // note; the note gets its blocks and links at their exact size (one allocation each,
+    // not one per doubling).
+    let mut scratch = SCRATCH.with_borrow_mut(std::mem::take);
     let mut out = ParsedBody {
         body: Body {
             sections: vec![Section {
@@ -473,10 +477,13 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                 level: 0,
                 line: super::line32(line_of(0)),
             }],
+            blocks: std::mem::take(&mut scratch.blocks),
             ..Body::default()
         },
+        links: std::mem::take(&mut scratch.links),
         ..ParsedBody::default()
     };
+    let mut spare = std::mem::take(&mut scratch.texts);
     let mut stack: Vec<Open> = Vec::new();
     let mut list_depth = 0usize;
     let mut quote_depth = 0usize;
@@ -488,60 +495,68 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
     let mut strong = 0usize;
     let mut row: Option<(Vec<String>, usize)> = None;
 
-    let flush =
-        |open: Open, out: &mut ParsedBody, depth: usize, callout: &Option<std::sync::Arc<str>>| {
-            let text = if has_byte(&open.text, b':') {
-                strip_icons(open.text.trim())
+    // Block texts are built in buffers reused from block to block: a block keeps an exact
+    // copy of its trimmed text (one allocation), not a buffer sized for its source and then
+    // shrunk (two, and a copy).
+    let flush = |open: Open,
+                 out: &mut ParsedBody,
+                 depth: usize,
+                 callout: &Option<std::sync::Arc<str>>,
+                 spare: &mut Vec<String>| {
+        let mut buf = open.text;
+        {
+            let stripped;
+            let text: &str = if has_byte(&buf, b':') {
+                stripped = strip_icons(crate::names::trim(&buf));
+                &stripped
             } else {
-                // Trimmed in place: one allocation per block, not two.
-                let mut text = open.text;
-                let end = text.trim_end().len();
-                text.truncate(end);
-                let start = text.len() - text.trim_start().len();
-                text.drain(..start);
-                text
+                crate::names::trim(&buf)
             };
-            if text.is_empty() && !matches!(open.kind, BlockKind::Heading(_)) {
-                return;
-            }
-            let line = line_of(open.start);
-            let prose = open.words || matches!(open.kind, BlockKind::Heading(_));
-            if let BlockKind::Heading(level) = open.kind {
-                out.body.sections.push(Section {
-                    heading: Some(text.as_str().into()),
-                    level,
-                    line: super::line32(line),
-                });
-            }
-            let has_field = find_pair(&text, ':').is_some();
-            // Only a block with a `::` is split into lines.
-            for (i, l) in has_field
-                .then(|| text.lines().enumerate())
-                .into_iter()
-                .flatten()
-            {
-                if let Some((k, v)) = find_pair(l, ':').map(|at| (&l[..at], &l[at + 2..])) {
-                    let k = k.trim().trim_start_matches(['-', '*', '[']).trim();
-                    if !k.is_empty() && k.len() <= 40 && !k.contains(['`', ':']) {
-                        out.fields.push(InlineField {
-                            key: k.to_lowercase(),
-                            value: v.trim().trim_end_matches(']').trim().to_string(),
-                            line: line + i,
-                        });
+            if !text.is_empty() || matches!(open.kind, BlockKind::Heading(_)) {
+                let line = line_of(open.start);
+                let prose = open.words || matches!(open.kind, BlockKind::Heading(_));
+                if let BlockKind::Heading(level) = open.kind {
+                    out.body.sections.push(Section {
+                        heading: Some(text.into()),
+                        level,
+                        line: super::line32(line),
+                    });
+                }
+                let has_field = find_pair(text, ':').is_some();
+                // Only a block with a `::` is split into lines.
+                for (i, l) in has_field
+                    .then(|| text.lines().enumerate())
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some((k, v)) = find_pair(l, ':').map(|at| (&l[..at], &l[at + 2..])) {
+                        let k = k.trim().trim_start_matches(['-', '*', '[']).trim();
+                        if !k.is_empty() && k.len() <= 40 && !k.contains(['`', ':']) {
+                            out.fields.push(InlineField {
+                                key: k.to_lowercase(),
+                                value: v.trim().trim_end_matches(']').trim().to_string(),
+                                line: line + i,
+                            });
+                        }
                     }
                 }
+                out.body.blocks.push(Block {
+                    kind: open.kind,
+                    text: text.into(),
+                    line: super::line32(line),
+                    section: (out.body.sections.len() - 1) as u32,
+                    strong_prefix: open.strong_prefix.map(String::into_boxed_str),
+                    callout: callout.clone(),
+                    depth: depth.min(u16::MAX as usize) as u16,
+                    prose,
+                });
             }
-            out.body.blocks.push(Block {
-                kind: open.kind,
-                text: text.into_boxed_str(),
-                line: super::line32(line),
-                section: (out.body.sections.len() - 1) as u32,
-                strong_prefix: open.strong_prefix.map(String::into_boxed_str),
-                callout: callout.clone(),
-                depth: depth.min(u16::MAX as usize) as u16,
-                prose,
-            });
-        };
+        }
+        buf.clear();
+        if buf.capacity() <= 4096 {
+            spare.push(buf);
+        }
+    };
 
     // The statblock being read: its YAML so far and its line.
     let mut statblock: Option<(String, usize)> = None;
@@ -589,7 +604,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
             Event::Start(Tag::Heading { level, .. }) => {
                 stack.push(Open {
                     kind: BlockKind::Heading(level as u8),
-                    text: String::with_capacity(range.len().min(4096)),
+                    text: spare.pop().unwrap_or_default(),
                     start: range.start,
                     strong_prefix: None,
                     strong_depth: None,
@@ -601,7 +616,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                 if !reuse {
                     stack.push(Open {
                         kind: BlockKind::Paragraph,
-                        text: String::with_capacity(range.len().min(4096)),
+                        text: spare.pop().unwrap_or_default(),
                         start: range.start,
                         strong_prefix: None,
                         strong_depth: None,
@@ -612,7 +627,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
             Event::Start(Tag::Item) => {
                 stack.push(Open {
                     kind: BlockKind::ListItem,
-                    text: String::with_capacity(range.len().min(4096)),
+                    text: spare.pop().unwrap_or_default(),
                     start: range.start,
                     strong_prefix: None,
                     strong_depth: None,
@@ -625,13 +640,13 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                     if o.kind == BlockKind::ListItem && !o.text.trim().is_empty() {
                         let taken = Open {
                             kind: BlockKind::ListItem,
-                            text: std::mem::take(&mut o.text),
+                            text: std::mem::replace(&mut o.text, spare.pop().unwrap_or_default()),
                             start: o.start,
                             strong_prefix: o.strong_prefix.take(),
                             strong_depth: None,
                             words: std::mem::take(&mut o.words),
                         };
-                        flush(taken, &mut out, list_depth, &callout);
+                        flush(taken, &mut out, list_depth, &callout, &mut spare);
                     }
                 }
                 list_depth += 1;
@@ -657,7 +672,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                     } else {
                         0
                     };
-                    flush(o, &mut out, depth, &callout);
+                    flush(o, &mut out, depth, &callout, &mut spare);
                 }
             }
             Event::End(TagEnd::Paragraph) => {
@@ -679,7 +694,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                                 }
                             }
                         }
-                        flush(o, &mut out, 0, &callout);
+                        flush(o, &mut out, 0, &callout, &mut spare);
                     }
                 }
             }
@@ -705,7 +720,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                         strong_depth: None,
                         words: true,
                     };
-                    flush(open, &mut out, 0, &callout);
+                    flush(open, &mut out, 0, &callout, &mut spare);
                 }
             }
             Event::Start(Tag::Strong) => {
@@ -797,9 +812,52 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
         }
     }
     while let Some(o) = stack.pop() {
-        flush(o, &mut out, list_depth, &callout);
+        flush(o, &mut out, list_depth, &callout, &mut spare);
     }
+    scratch.blocks = std::mem::take(&mut out.body.blocks);
+    out.body.blocks = exact(&mut scratch.blocks);
+    scratch.links = std::mem::take(&mut out.links);
+    out.links = exact(&mut scratch.links);
+    scratch.texts = spare;
+    scratch.keep_small();
+    // An Admonition's own parse (nested in this one) left its scratch there: this one's has
+    // grown more.
+    SCRATCH.set(scratch);
     out
+}
+
+/// The vectors and text buffers a parse collects into, kept per thread between notes.
+#[derive(Default)]
+struct Scratch {
+    blocks: Vec<Block>,
+    links: Vec<BodyLink>,
+    texts: Vec<String>,
+}
+
+impl Scratch {
+    /// Drops what a freak note grew (a note of 100k blocks) and buffers beyond a few, so a
+    /// thread holds tens of kilobytes, not the biggest note's worth.
+    fn keep_small(&mut self) {
+        if self.blocks.capacity() > 4096 {
+            self.blocks = Vec::new();
+        }
+        if self.links.capacity() > 4096 {
+            self.links = Vec::new();
+        }
+        self.texts.truncate(16);
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// The items of `scratch` moved into a vector of their exact size; `scratch` is left empty
+/// with its capacity, for the next note.
+fn exact<T>(scratch: &mut Vec<T>) -> Vec<T> {
+    let mut v = Vec::with_capacity(scratch.len());
+    v.append(scratch);
+    v
 }
 
 /// The blocks of an Admonition (```` ```ad-note ````): its Markdown read like a callout of
@@ -973,6 +1031,23 @@ mod tests {
             let mut rest = full.blocks.iter();
             for b in &kept.blocks {
                 proptest::prop_assert!(rest.any(|f| f == b), "kept blocks out of order");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The line of an offset is one more than the newlines before it, whatever order
+        /// the offsets are asked in (forward, back, past the end, at a newline).
+        #[test]
+        fn line_index_counts_the_newlines_before_an_offset(
+            text in "[a\n\u{e9}]{0,80}",
+            asks in proptest::collection::vec(0usize..100, 0..40),
+        ) {
+            let lines = LineIndex::new(&text);
+            for at in asks {
+                let upto = &text.as_bytes()[..at.min(text.len())];
+                let want = 1 + upto.iter().filter(|&&b| b == b'\n').count();
+                proptest::prop_assert_eq!(lines.line(at), want, "offset {}", at);
             }
         }
     }
