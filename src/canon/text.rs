@@ -41,6 +41,13 @@ const ROLE_MARKERS: &[&str] = &[
 
 /// `s` as one clean line of at most `max` characters (see the module docs).
 pub fn clean(s: &str, max: usize) -> String {
+    // Already one line of single spaces and short enough (most names and summaries): the
+    // words joined again would be the text itself.
+    if s.len() <= max && crate::names::is_single_spaced_ascii(s.as_bytes()) {
+        let mut out = defuse(s.to_string());
+        out.shrink_to_fit();
+        return out;
+    }
     // Most text is ASCII: there a character is a byte, and whitespace is ASCII whitespace
     // (`split_whitespace` also splits on VT, which `split_ascii_whitespace` does not).
     if s.is_ascii() && !s.as_bytes().contains(&0x0b) {
@@ -283,11 +290,12 @@ mod tests {
     use rstest::rstest;
 
     proptest! {
-        /// The ASCII path of `clean` is the general one, on text with every kind of
-        /// whitespace (VT, FF, CR) and markers.
+        /// The ASCII paths of `clean` (text already on one line of single spaces, and any
+        /// other) are the general one, on text with every kind of whitespace (VT, FF, CR)
+        /// and markers.
         #[test]
         fn clean_ascii_path_is_the_general_one(
-            s in "[ \t\n\x0b\x0c\rab:#>Sy]{0,40}",
+            s in prop_oneof!["[ ab:#>Sy]{0,40}", "[ \t\n\x0b\x0c\rab:#>Sy]{0,40}"],
             max in 1usize..30,
         ) {
             let general = clean_words(s.split_whitespace(), s.len(), max, |w| w.chars().count());

@@ -53,13 +53,14 @@ impl LinkTarget {
     /// A trailing backslash before `|` (from tables, `\|`) is dropped.
     pub fn parse(inner: &str) -> LinkTarget {
         // `split_once` by byte search: links are short and there are many of them.
+        use crate::names::trim;
         let (dest, alias) = match memchr::memchr(b'|', inner.as_bytes()) {
-            Some(i) => (&inner[..i], Some(inner[i + 1..].trim())),
+            Some(i) => (&inner[..i], Some(trim(&inner[i + 1..]))),
             None => (inner, None),
         };
-        let dest = dest.trim().trim_end_matches('\\').trim();
+        let dest = trim(trim(dest).trim_end_matches('\\'));
         let (note, heading) = match memchr::memchr(b'#', dest.as_bytes()) {
-            Some(i) => (dest[..i].trim(), Some(dest[i + 1..].trim())),
+            Some(i) => (trim(&dest[..i]), Some(trim(&dest[i + 1..]))),
             None => (dest, None),
         };
         LinkTarget::new(note, heading, alias)
@@ -75,7 +76,7 @@ impl LinkTarget {
         if let Some(a) = self.alias() {
             return a;
         }
-        let last = self.note.rsplit('/').next().unwrap_or(&self.note);
+        let last = crate::names::last_segment(&self.note);
         strip_md(last)
     }
 }
@@ -389,7 +390,7 @@ impl LinkIndex {
     /// ambiguity.
     pub fn resolve_tiered(&self, target: &str) -> (Tier, Resolution) {
         // `trim_start_matches("./")`, without building a substring searcher per link.
-        let mut t = target.trim();
+        let mut t = crate::names::trim(target);
         while let Some(rest) = t.strip_prefix("./") {
             t = rest;
         }
@@ -431,7 +432,7 @@ impl LinkIndex {
                 return (Tier::Suffix, found(v));
             }
         }
-        let last = key.rsplit('/').next().unwrap_or(key);
+        let last = crate::names::last_segment(key);
         if let Some(v) = self.stems.get(last).filter(|v| !v.is_empty()) {
             return (Tier::Stem, found(v));
         }

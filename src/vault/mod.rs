@@ -121,7 +121,13 @@ pub fn read_note(abs: &Path, rel: &str) -> Note {
     }
     let modified = meta.and_then(|m| m.modified().ok());
     let mut bytes = Vec::with_capacity(len as usize + 1);
-    match f.read_to_end(&mut bytes) {
+    // Through `Take`, not the file itself: `File::read_to_end` asks the kernel for the size
+    // and position again (an `fstat` and an `lseek` per note) to size a buffer that is
+    // already sized. The limit only guards a file growing past the cap after the `fstat`.
+    match (&mut f)
+        .take(note::MAX_NOTE_BYTES + 1)
+        .read_to_end(&mut bytes)
+    {
         Ok(_) => {
             let mut n = Note::parse(rel, &bytes);
             n.modified = modified;
@@ -252,7 +258,7 @@ impl Vault {
     /// `[[00 Index]]` in every folder resolves as Obsidian shows it. Two notes with the same
     /// display name or alias stay ambiguous.
     pub fn resolve_from(&self, target: &str, from: Option<&str>) -> Resolution {
-        let t = target.trim();
+        let t = crate::names::trim(target);
         if t.starts_with("./") || t.starts_with("../") {
             let Some(from) = from else {
                 return Resolution::NotFound;
@@ -496,9 +502,9 @@ fn is_checked_link(target: &str) -> bool {
 }
 
 fn has_non_md_extension(target: &str) -> bool {
-    let last = target.rsplit('/').next().unwrap_or(target);
-    match last.rsplit_once('.') {
-        Some((_, ext)) => !ext.eq_ignore_ascii_case("md") && ext.len() <= 5 && !ext.contains(' '),
+    let last = crate::names::last_segment(target);
+    match memchr::memrchr(b'.', last.as_bytes()).map(|i| &last[i + 1..]) {
+        Some(ext) => !ext.eq_ignore_ascii_case("md") && ext.len() <= 5 && !ext.contains(' '),
         None => false,
     }
 }

@@ -142,7 +142,7 @@ impl Note {
 
     /// Parses a note from its bytes. Never fails: problems become diagnostics.
     pub fn parse(path: &str, bytes: &[u8]) -> Note {
-        let stem = super::links::strip_md(path.rsplit('/').next().unwrap_or(path)).to_string();
+        let stem = super::links::strip_md(crate::names::last_segment(path)).to_string();
         let mut note = Note {
             path: path.to_string(),
             stem,
