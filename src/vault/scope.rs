@@ -79,7 +79,10 @@ pub fn is_temp_name(name: &str) -> bool {
             return true;
         }
     }
-    if n.contains("___jb_tmp___") || n.contains("___jb_old___") || n.contains(".tmp.") {
+    // Searched for only where they can be (a substring search is set up anew per call).
+    let jetbrains = || n.contains("___jb_tmp___") || n.contains("___jb_old___");
+    let tmp_part = || n.split('.').skip(1).any(|part| part == "tmp") && n.contains(".tmp.");
+    if (n.contains('_') && jetbrains()) || tmp_part() {
         return true;
     }
     let ext = n.rsplit_once('.').map_or("", |(_, e)| e);
@@ -94,11 +97,16 @@ pub fn is_temp_name(name: &str) -> bool {
 /// never reads: hidden folders (`.obsidian/`, `.trash/`, `.vaultdm/`, `.git/`), backup
 /// folders (`name~`) and the root `sessions/`, where vaultdm writes transcripts.
 pub fn is_skipped_folder(rel: &str) -> bool {
-    let mut segs = rel.split('/').filter(|s| !s.is_empty());
-    let Some(first) = segs.clone().next() else {
-        return false; // the vault folder itself
-    };
-    first == "sessions" || segs.any(|s| s.starts_with('.') || s.ends_with('~'))
+    let first = rel.trim_start_matches('/');
+    let first = memchr::memchr(b'/', first.as_bytes()).map_or(first, |i| &first[..i]);
+    // Asked of every file a walk meets: a part starting with `.` or ending with `~` is
+    // found in one pass over the bytes, not by cutting the path into parts.
+    let b = rel.as_bytes();
+    first == "sessions"
+        || b.first() == Some(&b'.')
+        || b.last() == Some(&b'~')
+        || b.windows(2)
+            .any(|w| (w[0] == b'/' && w[1] == b'.') || (w[0] == b'~' && w[1] == b'/'))
 }
 
 /// True for a vault-relative path that is never read, whatever it is: anything in a
@@ -196,14 +204,16 @@ impl Scope {
     /// True when the vault-relative path lies in a template folder: one the vault's settings
     /// name, or any folder named like `templates`.
     pub fn is_template(&self, rel: &str) -> bool {
-        let lower = rel.to_lowercase();
-        if self.templates.iter().any(|t| is_at_or_under(&lower, t)) {
-            return true;
+        // Asked of every file a walk meets: nothing is allocated unless the vault has
+        // template folders to compare with.
+        if !self.templates.is_empty() {
+            let lower = rel.to_lowercase();
+            if self.templates.iter().any(|t| is_at_or_under(&lower, t)) {
+                return true;
+            }
         }
-        let segs: Vec<&str> = rel.split('/').collect();
-        segs[..segs.len().saturating_sub(1)]
-            .iter()
-            .any(|s| is_template_folder_name(s))
+        rel.rsplit_once('/')
+            .is_some_and(|(folders, _)| folders.split('/').any(is_template_folder_name))
     }
 
     /// True when the vault-relative path is a note, by its path: a `.md` file that is not
@@ -228,6 +238,22 @@ impl Scope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The one-pass check is the plain one: the first non-empty part is `sessions`, or
+        /// a non-empty part starts with `.` or ends with `~`.
+        #[test]
+        fn skipped_folder_is_the_definition(rel in "[/.~as]{0,12}|(/?sessions)?[/.~a]{0,8}") {
+            let mut segs = rel.split('/').filter(|s| !s.is_empty());
+            let plain = match segs.clone().next() {
+                None => false,
+                Some(first) => {
+                    first == "sessions" || segs.any(|s| s.starts_with('.') || s.ends_with('~'))
+                }
+            };
+            proptest::prop_assert_eq!(is_skipped_folder(&rel), plain);
+        }
+    }
     use rstest::rstest;
 
     #[rstest]
