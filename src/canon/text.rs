@@ -112,9 +112,20 @@ fn defuse(s: String) -> String {
     t
 }
 
+/// [`clean`] of a text already owned: one that is already a clean line is kept as it is,
+/// not copied (canon cleans every field of every note it types).
+pub fn clean_owned(s: String, max: usize) -> String {
+    if s.len() <= max && crate::names::is_single_spaced_ascii(s.as_bytes()) {
+        let mut out = defuse(s);
+        out.shrink_to_fit();
+        return out;
+    }
+    clean(&s, max)
+}
+
 /// [`clean`] for an optional field; an empty result is `None`.
 pub fn clean_opt(s: Option<String>, max: usize) -> Option<String> {
-    s.map(|s| clean(&s, max)).filter(|s| !s.is_empty())
+    s.map(|s| clean_owned(s, max)).filter(|s| !s.is_empty())
 }
 
 /// Each item [`clean`]ed, empty ones dropped, at most `max_items` kept; when more were
@@ -122,8 +133,8 @@ pub fn clean_opt(s: Option<String>, max: usize) -> Option<String> {
 pub fn clean_list(items: Vec<String>, max_items: usize, max: usize) -> Vec<String> {
     let total = items.len();
     let mut out: Vec<String> = items
-        .iter()
-        .map(|i| clean(i, max))
+        .into_iter()
+        .map(|i| clean_owned(i, max))
         .filter(|i| !i.is_empty())
         .take(max_items)
         .collect();
@@ -173,21 +184,24 @@ pub trait Clean: Sized {
     fn cleaned(self) -> Self;
 }
 
-fn names(name: &str, aliases: Vec<String>) -> (String, Vec<String>) {
-    (clean(name, SHORT), clean_list(aliases, MAX_ALIASES, SHORT))
+fn names(name: String, aliases: Vec<String>) -> (String, Vec<String>) {
+    (
+        clean_owned(name, SHORT),
+        clean_list(aliases, MAX_ALIASES, SHORT),
+    )
 }
 
 use super::model::{Event, Location, Lore, Npc, Party, Pc, Session, Thread};
 
 impl Clean for Pc {
     fn cleaned(self) -> Self {
-        let (name, aliases) = names(&self.name, self.aliases);
+        let (name, aliases) = names(self.name, self.aliases);
         Pc {
             name,
             aliases,
             class: clean_opt(self.class, SHORT),
             player: clean_opt(self.player, SHORT),
-            status: clean(&self.status, SHORT),
+            status: clean_owned(self.status, SHORT),
             location_text: clean_opt(self.location_text, SHORT),
             conditions: clean_list(self.conditions, MAX_CONDITIONS, SHORT),
             inventory: clean_list(self.inventory, MAX_ITEMS, SHORT),
@@ -199,12 +213,12 @@ impl Clean for Pc {
 
 impl Clean for Npc {
     fn cleaned(self) -> Self {
-        let (name, aliases) = names(&self.name, self.aliases);
+        let (name, aliases) = names(self.name, self.aliases);
         Npc {
             name,
             aliases,
             role: clean_opt(self.role, SHORT),
-            status: clean(&self.status, SHORT),
+            status: clean_owned(self.status, SHORT),
             disposition: clean_opt(self.disposition, SHORT),
             location_text: clean_opt(self.location_text, SHORT),
             voice: clean_list(self.voice, 2, LINE),
@@ -216,7 +230,7 @@ impl Clean for Npc {
 
 impl Clean for Location {
     fn cleaned(self) -> Self {
-        let (name, aliases) = names(&self.name, self.aliases);
+        let (name, aliases) = names(self.name, self.aliases);
         Location {
             name,
             aliases,
@@ -230,7 +244,7 @@ impl Clean for Location {
 impl Clean for Thread {
     fn cleaned(self) -> Self {
         Thread {
-            title: clean(&self.title, LINE),
+            title: clean_owned(self.title, LINE),
             aliases: clean_list(self.aliases, MAX_ALIASES, SHORT),
             summary: clean_list(self.summary, MAX_THREAD_LINES, LINE),
             next: clean_opt(self.next, LINE),
@@ -241,7 +255,7 @@ impl Clean for Thread {
 
 impl Clean for Lore {
     fn cleaned(self) -> Self {
-        let (name, aliases) = names(&self.name, self.aliases);
+        let (name, aliases) = names(self.name, self.aliases);
         Lore {
             name,
             aliases,
@@ -254,7 +268,7 @@ impl Clean for Lore {
 impl Clean for Session {
     fn cleaned(self) -> Self {
         Session {
-            name: clean(&self.name, LINE),
+            name: clean_owned(self.name, LINE),
             date: clean_opt(self.date, SHORT),
             summary: clean_opt(self.summary, PARAGRAPH),
             ..self
@@ -264,7 +278,7 @@ impl Clean for Session {
 
 impl Clean for Party {
     fn cleaned(self) -> Self {
-        let (name, aliases) = names(&self.name, self.aliases);
+        let (name, aliases) = names(self.name, self.aliases);
         Party {
             name,
             aliases,
@@ -276,8 +290,8 @@ impl Clean for Party {
 impl Clean for Event {
     fn cleaned(self) -> Self {
         Event {
-            text: clean(&self.text, LINE),
-            when: clean(&self.when, SHORT),
+            text: clean_owned(self.text, LINE),
+            when: clean_owned(self.when, SHORT),
             ..self
         }
     }
@@ -299,7 +313,8 @@ mod tests {
             max in 1usize..30,
         ) {
             let general = clean_words(s.split_whitespace(), s.len(), max, |w| w.chars().count());
-            prop_assert_eq!(clean(&s, max), general);
+            prop_assert_eq!(clean(&s, max), general.clone());
+            prop_assert_eq!(clean_owned(s, max), general);
         }
     }
 
