@@ -293,7 +293,7 @@ fn is_summary_text(b: &Block) -> bool {
         && !b
             .text
             .lines()
-            .all(|l| l.contains("::") || l.trim().is_empty())
+            .all(|l| find_pair(l, ':').is_some() || l.trim().is_empty())
 }
 
 /// A navigation line: only words like previous / next / back, arrows and separators
