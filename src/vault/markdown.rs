@@ -835,16 +835,22 @@ struct Scratch {
 }
 
 impl Scratch {
-    /// Drops what a freak note grew (a note of 100k blocks) and buffers beyond a few, so a
-    /// thread holds tens of kilobytes, not the biggest note's worth.
+    /// Drops what a long note grew (a timeline of a thousand events, a note of 100k
+    /// blocks) and buffers beyond a few, so a thread keeps a typical note's worth (a few
+    /// kilobytes), not the biggest note's, for as long as the process runs.
     fn keep_small(&mut self) {
-        if self.blocks.capacity() > 4096 {
+        if self.blocks.capacity() > 256 {
             self.blocks = Vec::new();
         }
-        if self.links.capacity() > 4096 {
+        if self.links.capacity() > 256 {
             self.links = Vec::new();
         }
-        self.texts.truncate(16);
+        self.texts.truncate(8);
+        for t in &mut self.texts {
+            if t.capacity() > 1024 {
+                *t = String::new();
+            }
+        }
     }
 }
 
