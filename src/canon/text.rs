@@ -41,13 +41,38 @@ const ROLE_MARKERS: &[&str] = &[
 
 /// `s` as one clean line of at most `max` characters (see the module docs).
 pub fn clean(s: &str, max: usize) -> String {
-    // Already one line of single spaces and short enough (most names and summaries): the
-    // words joined again would be the text itself.
-    if s.len() <= max && crate::names::is_single_spaced_ascii(s.as_bytes()) {
-        let mut out = defuse(s.to_string());
-        out.shrink_to_fit();
-        return out;
+    if is_clean_line(s, max) {
+        kept(s.to_string())
+    } else {
+        rejoined(s, max)
     }
+}
+
+/// [`clean`] of a text already owned: one that is already a clean line is kept as it is,
+/// not copied (canon cleans every field of every note it types).
+pub fn clean_owned(s: String, max: usize) -> String {
+    if is_clean_line(&s, max) {
+        kept(s)
+    } else {
+        rejoined(&s, max)
+    }
+}
+
+/// Already one line of single spaces and short enough (most names and summaries): its
+/// words joined again would be the text itself.
+fn is_clean_line(s: &str, max: usize) -> bool {
+    s.len() <= max && crate::names::is_single_spaced_ascii(s.as_bytes())
+}
+
+/// A clean line kept as it is, but for a leading marker ([`defuse`]).
+fn kept(s: String) -> String {
+    let mut out = defuse(s);
+    out.shrink_to_fit();
+    out
+}
+
+/// A text's words joined by single spaces, cut at `max` characters.
+fn rejoined(s: &str, max: usize) -> String {
     // Most text is ASCII: there a character is a byte, and whitespace is ASCII whitespace
     // (`split_whitespace` also splits on VT, which `split_ascii_whitespace` does not).
     if s.is_ascii() && !s.as_bytes().contains(&0x0b) {
@@ -110,17 +135,6 @@ fn defuse(s: String) -> String {
         }
     }
     t
-}
-
-/// [`clean`] of a text already owned: one that is already a clean line is kept as it is,
-/// not copied (canon cleans every field of every note it types).
-pub fn clean_owned(s: String, max: usize) -> String {
-    if s.len() <= max && crate::names::is_single_spaced_ascii(s.as_bytes()) {
-        let mut out = defuse(s);
-        out.shrink_to_fit();
-        return out;
-    }
-    clean(&s, max)
 }
 
 /// [`clean`] for an optional field; an empty result is `None`.

@@ -79,10 +79,14 @@ pub fn is_temp_name(name: &str) -> bool {
             return true;
         }
     }
-    // Searched for only where they can be (a substring search is set up anew per call).
+    // JetBrains' names searched for only where they can be (a substring search is set up
+    // anew per call); `.tmp.` is a part between two dots.
     let jetbrains = || n.contains("___jb_tmp___") || n.contains("___jb_old___");
-    let tmp_part = || n.split('.').skip(1).any(|part| part == "tmp") && n.contains(".tmp.");
-    if (n.contains('_') && jetbrains()) || tmp_part() {
+    let tmp_part = n
+        .split_once('.')
+        .and_then(|(_, rest)| rest.rsplit_once('.'))
+        .is_some_and(|(inner, _)| inner.split('.').any(|part| part == "tmp"));
+    if (n.contains('_') && jetbrains()) || tmp_part {
         return true;
     }
     let ext = n.rsplit_once('.').map_or("", |(_, e)| e);
@@ -279,6 +283,9 @@ mod tests {
     #[case("canon/npcs/#ida.md#", true)]
     #[case("canon/npcs/ida.md.tmp", true)]
     #[case("canon/npcs/ida.md.tmp.1234", true)]
+    #[case("canon/npcs/ida..tmp..md", true)]
+    #[case("canon/npcs/tmp.md", false)]
+    #[case("canon/npcs/a.tmpl.md", false)]
     #[case("canon/npcs/ida.md___jb_tmp___", true)]
     #[case("canon/npcs/~$ida.docx", true)]
     #[case("canon/npcs/ida.md.bak", true)]
