@@ -1041,6 +1041,28 @@ mod tests {
         }
     }
 
+    /// A long note passes through a parsing thread whole (every block and link, each note
+    /// its own exact-size lists), and the thread keeps only a typical note's scratch after it;
+    /// the next note parses as it would on a fresh thread.
+    #[test]
+    fn a_long_note_leaves_a_thread_only_a_small_scratch() {
+        let long: String = (0..5000)
+            .map(|i| format!("- item {i} of [[Note {i}]]\n\n{}\n\n", "word ".repeat(300)))
+            .collect();
+        let parsed = parse_all(&long);
+        assert_eq!(parsed.links.len(), 5000);
+        assert_eq!(parsed.body.blocks.len(), 10_000);
+        assert_eq!(parsed.body.blocks.capacity(), 10_000);
+        assert_eq!(parsed.links.capacity(), 5000);
+        SCRATCH.with_borrow(|s| {
+            assert!(s.blocks.capacity() <= 256 && s.links.capacity() <= 256);
+            assert!(s.texts.len() <= 8 && s.texts.iter().all(|t| t.capacity() <= 1024));
+        });
+        let small = "# Ida\n\nA harbour pilot. See [[Odessa]].\n";
+        let fresh = std::thread::spawn(move || parse_all(small)).join().unwrap();
+        assert_eq!(parse_all(small), fresh);
+    }
+
     proptest::proptest! {
         /// The line of an offset is one more than the newlines before it, whatever order
         /// the offsets are asked in (forward, back, past the end, at a newline).
