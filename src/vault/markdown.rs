@@ -1059,7 +1059,9 @@ mod tests {
             assert!(s.texts.len() <= 8 && s.texts.iter().all(|t| t.capacity() <= 1024));
         });
         let small = "# Ida\n\nA harbour pilot. See [[Odessa]].\n";
-        let fresh = std::thread::spawn(move || parse_all(small)).join().unwrap();
+        let fresh = std::thread::spawn(move || parse_all(small))
+            .join()
+            .expect("the fresh thread parses");
         assert_eq!(parse_all(small), fresh);
     }
 
