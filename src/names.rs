@@ -116,10 +116,18 @@ pub fn norm_key_into(s: &str, out: &mut String) {
 /// `the-gilded-eel`); apostrophes vanish (`Jory's` -> `jorys`).
 pub fn slug(s: &str) -> String {
     let mut out = String::new();
+    slug_of_key_into(&norm_key(s), &mut out);
+    out
+}
+
+/// The [`slug`] of a text already in [`norm_key`] form, appended to `out` (so keys built
+/// by the thousand share one buffer).
+pub fn slug_of_key_into(key: &str, out: &mut String) {
+    let start = out.len();
     let mut dash = false;
-    for c in norm_key(s).chars() {
+    for c in key.chars() {
         if c.is_alphanumeric() {
-            if dash && !out.is_empty() {
+            if dash && out.len() > start {
                 out.push('-');
             }
             dash = false;
@@ -128,7 +136,6 @@ pub fn slug(s: &str) -> String {
             dash = true;
         }
     }
-    out
 }
 
 /// Folds one character for matching names in running text: lower case, curly apostrophes

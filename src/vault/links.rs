@@ -6,9 +6,6 @@
 //! (the linking note's folder, then the shortest path: [`crate::vault::Vault::resolve_from`]);
 //! two notes with the same display name or alias are a real ambiguity, which `check` reports.
 
-// FxHash: the keys are the vault's own names, and these maps are hit for every link.
-type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
-
 /// A parsed link target.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LinkTarget {
@@ -173,13 +170,52 @@ pub fn note_keys(path: &str, stem: &str, names: &[String]) -> Vec<String> {
     v
 }
 
-/// A note's lookup keys, from [`LinkIndex::keys`].
-#[derive(Debug, Clone)]
+/// A note's lookup keys, from [`LinkIndex::keys`]: every key in one buffer, each with the
+/// tiers the note is filed on under it and its hash. Keys are computed on many threads, so
+/// the tables are then filled without normalising or hashing anything.
+#[derive(Debug, Clone, Default)]
 pub struct NoteKeys {
-    path: String,
-    stem: String,
-    slug: String,
-    names: Vec<String>,
+    text: String,
+    keys: smallvec::SmallVec<[Key; 4]>,
+}
+
+/// One key of a note: `text[start..end]` of its [`NoteKeys`].
+#[derive(Debug, Clone, Copy)]
+struct Key {
+    hash: u64,
+    start: u32,
+    end: u32,
+    tiers: u8,
+}
+
+impl NoteKeys {
+    fn get(&self, k: &Key) -> &str {
+        &self.text[k.start as usize..k.end as usize]
+    }
+
+    /// Files the key just written at `text[start..]` on `tier`: nothing when it is empty,
+    /// one more tier on the key when the note already has that key (a stem that is its own
+    /// slug is one entry, not two).
+    fn file(&mut self, start: usize, tier: Tier) {
+        let end = self.text.len();
+        if start == end {
+            return;
+        }
+        let new = &self.text[start..end];
+        let same = |k: &&mut Key| &self.text[k.start as usize..k.end as usize] == new;
+        if let Some(k) = self.keys.iter_mut().find(same) {
+            k.tiers |= tier.bit();
+            self.text.truncate(start);
+            return;
+        }
+        let pos = |i: usize| u32::try_from(i).expect("a note's keys are under 4 GB");
+        self.keys.push(Key {
+            hash: hash_key(new),
+            start: pos(start),
+            end: pos(end),
+            tiers: tier.bit(),
+        });
+    }
 }
 
 /// The tier a target resolved on, in the order they are tried.
@@ -202,6 +238,11 @@ impl Tier {
     pub fn is_file(self) -> bool {
         !matches!(self, Tier::Name)
     }
+
+    /// The tier's bit in a [`Filed`] entry's tier set.
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
 }
 
 /// What a link resolved to.
@@ -215,48 +256,95 @@ pub enum Resolution {
     NotFound,
 }
 
-/// Lookup tables from every name a note can be linked by to the notes that carry it.
+/// Every name a note can be linked by, in one table: key -> the notes filed under it, each
+/// with the tiers it is filed on (a top-level `ida-marsh.md` is under `ida-marsh` as path,
+/// file name and slug at once). A link costs one lookup for its own text, and a second only
+/// for the file name of a partial path or for a slug that differs from the text: a big
+/// vault's table is far larger than the cache, and each lookup is a miss. The table is cut
+/// in two by a bit of the key's hash, so two threads fill it.
 #[derive(Debug, Clone, Default)]
 pub struct LinkIndex {
-    paths: Table,
-    /// Every proper end of a path that starts after a `/` and holds one (`npcs/ida` for
-    /// `canon/npcs/ida`): partial paths are looked up, not searched for.
-    suffixes: Table,
-    stems: Table,
-    names: Table,
-    slugs: Table,
+    shards: [Table; 2],
 }
 
-/// One lookup table: key -> the notes carrying it. Keys are short names kept inline and
-/// almost every key names one or two notes, so most entries allocate nothing of their own
-/// (a 10k-note vault has ~65k keys).
-type Table = HashMap<compact_str::CompactString, smallvec::SmallVec<[u32; 2]>>;
+/// One shard: (key, the notes filed under it). Keys are short names kept inline, and almost
+/// every key names one note, so most entries allocate nothing of their own (a 10k-note
+/// vault has ~50k keys). Hashes are not stored: a shard re-hashes a key only when it grows.
+type Table = hashbrown::HashTable<(compact_str::CompactString, smallvec::SmallVec<[Filed; 2]>)>;
 
-fn push(map: &mut Table, key: &str, idx: usize) {
-    if key.is_empty() {
-        return;
+/// A note filed under a key: its index in the low bits, the set of [`Tier`]s above them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Filed(u32);
+
+impl Filed {
+    const NOTE_BITS: u32 = 27;
+    const NOTE_MASK: u32 = (1 << Filed::NOTE_BITS) - 1;
+
+    fn note(self) -> u32 {
+        self.0 & Filed::NOTE_MASK
     }
-    let idx = note_slot(idx);
-    let v = map.entry(key.into()).or_default();
-    if !v.contains(&idx) {
-        v.push(idx);
+
+    fn on(self, tier: Tier) -> bool {
+        (self.0 >> Filed::NOTE_BITS) as u8 & tier.bit() != 0
+    }
+
+    fn add_tiers(&mut self, tiers: u8) {
+        self.0 |= u32::from(tiers) << Filed::NOTE_BITS;
     }
 }
 
 /// A note index as the tables keep it.
 fn note_slot(idx: usize) -> u32 {
-    u32::try_from(idx).expect("fewer than 4 billion notes")
+    u32::try_from(idx)
+        .ok()
+        .filter(|&i| i <= Filed::NOTE_MASK)
+        .expect("fewer than 134 million notes")
 }
 
-fn push_suffixes(map: &mut Table, path: &str, idx: usize) {
-    let mut rest = path;
-    while let Some((_, tail)) = rest.split_once('/') {
-        if !tail.contains('/') {
-            break;
+fn hash_key(key: &str) -> u64 {
+    use std::hash::BuildHasher;
+    // FxHash: the keys are the vault's own names, and the table is hit for every link.
+    rustc_hash::FxBuildHasher.hash_one(key)
+}
+
+/// The shard a key's hash puts it in. FxHash moves its best bits to the bottom; bit 25 is
+/// one of them and lies above every bucket bit of a table under 2^25 slots, so each shard
+/// still spreads its keys over all its buckets.
+fn shard_of(hash: u64) -> usize {
+    (hash >> 25) as usize & 1
+}
+
+/// Files note `idx` under `key` (with its `hash`) on `tiers`.
+fn file_in(table: &mut Table, hash: u64, key: &str, idx: u32, tiers: u8) {
+    let entry = table.entry(hash, |(k, _)| k == key, |(k, _)| hash_key(k));
+    let (_, filed) = entry
+        .or_insert_with(|| (key.into(), smallvec::SmallVec::new()))
+        .into_mut();
+    match filed.iter_mut().find(|f| f.note() == idx) {
+        Some(f) => f.add_tiers(tiers),
+        None => {
+            let mut f = Filed(idx);
+            f.add_tiers(tiers);
+            filed.push(f);
         }
-        push(map, tail, idx);
-        rest = tail;
     }
+}
+
+/// The notes of `filed` that are on `tier`, as a resolution; `None` when none is.
+fn found(filed: &[Filed], tier: Tier) -> Option<Resolution> {
+    let mut on = filed
+        .iter()
+        .filter(|f| f.on(tier))
+        .map(|f| f.note() as usize);
+    let first = on.next()?;
+    Some(match on.next() {
+        None => Resolution::Found(first),
+        Some(second) => {
+            let mut v: Vec<usize> = [first, second].into_iter().chain(on).collect();
+            v.sort_unstable();
+            Resolution::Ambiguous(v)
+        }
+    })
 }
 
 impl LinkIndex {
@@ -265,91 +353,88 @@ impl LinkIndex {
         self.add_keys(idx, LinkIndex::keys(path, stem, names));
     }
 
-    /// The lookup keys of one note (path, stem, slug, names), computed apart from the tables
-    /// so many notes' keys can be computed in parallel.
+    /// The lookup keys of one note: its path without `.md`, every proper end of the path
+    /// that starts after a `/` and holds one (`npcs/ida` for `canon/npcs/ida`: partial paths
+    /// are looked up, not searched for), its stem, its names, and the slug of its stem.
+    /// Computed apart from the table, so many notes' keys are computed in parallel.
     pub fn keys(path: &str, stem: &str, names: &[String]) -> NoteKeys {
-        NoteKeys {
-            path: norm_key(strip_md(path)),
-            stem: norm_key(stem),
-            slug: slug(stem),
-            names: names.iter().map(|n| norm_key(n)).collect(),
+        let mut k = NoteKeys::default();
+        let mut buf = String::new();
+        let mut key = |k: &mut NoteKeys, s: &str, tier: Tier| {
+            crate::names::norm_key_into(s, &mut buf);
+            let start = k.text.len();
+            k.text.push_str(&buf);
+            k.file(start, tier);
+        };
+        key(&mut k, strip_md(path), Tier::Path);
+        if let Some(path_key) = k.keys.first().copied() {
+            // The suffixes are ends of the path key: filed from the buffer itself.
+            let path_key = k.get(&path_key).to_string();
+            let mut rest = path_key.as_str();
+            while let Some((_, tail)) = rest.split_once('/') {
+                if !tail.contains('/') {
+                    break;
+                }
+                let start = k.text.len();
+                k.text.push_str(tail);
+                k.file(start, Tier::Suffix);
+                rest = tail;
+            }
         }
+        key(&mut k, stem, Tier::Stem);
+        for n in names {
+            key(&mut k, n, Tier::Name);
+        }
+        crate::names::norm_key_into(stem, &mut buf);
+        let start = k.text.len();
+        crate::names::slug_of_key_into(&buf, &mut k.text);
+        k.file(start, Tier::Slug);
+        k
     }
 
-    /// Empty tables sized for these notes' keys, so they never grow (a grown table holds up
-    /// to twice the slots it needs for as long as the vault is loaded).
+    /// An empty table sized for these notes' keys, so it never grows (a grown table holds
+    /// up to twice the slots it needs for as long as the vault is loaded).
     pub fn sized_for(keys: &[NoteKeys]) -> LinkIndex {
-        let table = |n: usize| Table::with_capacity_and_hasher(n, Default::default());
-        let names = keys.iter().map(|k| k.names.len()).sum();
-        let suffixes = keys
-            .iter()
-            .map(|k| k.path.matches('/').count().saturating_sub(1))
-            .sum();
+        let mut per_shard = [0usize; 2];
+        for k in keys.iter().flat_map(|n| &n.keys) {
+            per_shard[shard_of(k.hash)] += 1;
+        }
         LinkIndex {
-            paths: table(keys.len()),
-            suffixes: table(suffixes),
-            stems: table(keys.len()),
-            names: table(names),
-            slugs: table(keys.len()),
+            shards: per_shard.map(Table::with_capacity),
         }
     }
 
-    /// The index of notes `0..keys.len()` from their precomputed keys. The tables are
-    /// independent, so they are filled on two threads; each in note order, as
-    /// [`LinkIndex::add_keys`] one note at a time would.
+    /// The index of notes `0..keys.len()` from their precomputed keys: each shard filled on
+    /// its own thread, in note order, as [`LinkIndex::add_keys`] one note at a time would.
     pub fn from_keys(keys: &[NoteKeys]) -> LinkIndex {
         let mut ix = LinkIndex::sized_for(keys);
-        let LinkIndex {
-            paths,
-            suffixes,
-            stems,
-            names,
-            slugs,
-        } = &mut ix;
-        rayon::join(
-            || {
-                for (i, k) in keys.iter().enumerate() {
-                    push(paths, &k.path, i);
-                    push(stems, &k.stem, i);
-                    push(slugs, &k.slug, i);
+        let fill = |table: &mut Table, shard: usize| {
+            for (i, n) in keys.iter().enumerate() {
+                for k in n.keys.iter().filter(|k| shard_of(k.hash) == shard) {
+                    file_in(table, k.hash, n.get(k), note_slot(i), k.tiers);
                 }
-            },
-            || {
-                for (i, k) in keys.iter().enumerate() {
-                    push_suffixes(suffixes, &k.path, i);
-                    for n in &k.names {
-                        push(names, n, i);
-                    }
-                }
-            },
-        );
+            }
+        };
+        let [a, b] = &mut ix.shards;
+        rayon::join(|| fill(a, 0), || fill(b, 1));
         ix
     }
 
     /// Adds a note by its precomputed keys.
-    pub fn add_keys(&mut self, idx: usize, k: NoteKeys) {
-        push_suffixes(&mut self.suffixes, &k.path, idx);
-        push(&mut self.paths, &k.path, idx);
-        push(&mut self.stems, &k.stem, idx);
-        push(&mut self.slugs, &k.slug, idx);
-        for n in &k.names {
-            push(&mut self.names, n, idx);
+    pub fn add_keys(&mut self, idx: usize, n: NoteKeys) {
+        for k in &n.keys {
+            let table = &mut self.shards[shard_of(k.hash)];
+            file_in(table, k.hash, n.get(k), note_slot(idx), k.tiers);
         }
     }
 
-    /// Removes a note from every table (used by incremental reloads).
+    /// Removes a note from the table (used by incremental reloads).
     pub fn remove(&mut self, idx: usize) {
         let idx = note_slot(idx);
-        for map in [
-            &mut self.paths,
-            &mut self.suffixes,
-            &mut self.stems,
-            &mut self.names,
-            &mut self.slugs,
-        ] {
-            map.retain(|_, v| {
-                v.retain(|i| *i != idx);
-                !v.is_empty()
+        for table in &mut self.shards {
+            table.retain(|(_, filed)| {
+                filed.retain(|f| f.note() != idx);
+                !filed.is_empty()
             });
         }
     }
@@ -358,23 +443,25 @@ impl LinkIndex {
     /// from `at` (not inserted): every index at or after the spot moves by one.
     pub fn shift(&mut self, at: usize, inserted: bool) {
         let at = note_slot(at);
-        for map in [
-            &mut self.paths,
-            &mut self.suffixes,
-            &mut self.stems,
-            &mut self.names,
-            &mut self.slugs,
-        ] {
-            for v in map.values_mut() {
-                for i in v.iter_mut() {
-                    if inserted && *i >= at {
-                        *i += 1;
-                    } else if !inserted && *i > at {
-                        *i -= 1;
+        for table in &mut self.shards {
+            for (_, filed) in table.iter_mut() {
+                for f in filed.iter_mut() {
+                    if inserted && f.note() >= at {
+                        f.0 += 1;
+                    } else if !inserted && f.note() > at {
+                        f.0 -= 1;
                     }
                 }
             }
         }
+    }
+
+    /// The notes filed under `key`, on any tier.
+    fn get(&self, key: &str) -> &[Filed] {
+        let hash = hash_key(key);
+        self.shards[shard_of(hash)]
+            .find(hash, |(k, _)| k == key)
+            .map_or(&[], |(_, filed)| filed.as_slice())
     }
 
     /// Resolves a link target or a plain reference (a slug, a name, an alias, a path),
@@ -398,49 +485,51 @@ impl LinkIndex {
         if t.is_empty() {
             return (Tier::Path, Resolution::NotFound);
         }
-        // Links are resolved by the hundred thousand: one key buffer per thread.
+        // Links are resolved by the hundred thousand: key buffers per thread.
         thread_local! {
-            static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+            static KEYS: std::cell::RefCell<(String, String)> =
+                const { std::cell::RefCell::new((String::new(), String::new())) };
         }
-        KEY.with_borrow_mut(|key| {
+        KEYS.with_borrow_mut(|(key, slug)| {
             crate::names::norm_key_into(t, key);
-            let found = self.resolve_key(t, key);
-            if key.capacity() > 4096 {
-                *key = String::new(); // a freak target's buffer is not kept for the session
+            let found = self.resolve_key(key, slug);
+            if key.capacity() > 4096 || slug.capacity() > 4096 {
+                // A freak target's buffers are not kept for the session.
+                (*key, *slug) = (String::new(), String::new());
             }
             found
         })
     }
 
-    /// [`LinkIndex::resolve_tiered`] of a trimmed target `t` and its [`norm_key`].
-    fn resolve_key(&self, t: &str, key: &str) -> (Tier, Resolution) {
-        let found = |v: &[u32]| match v {
-            [] => Resolution::NotFound,
-            [one] => Resolution::Found(*one as usize),
-            many => {
-                let mut v: Vec<usize> = many.iter().map(|&i| i as usize).collect();
-                v.sort_unstable();
-                Resolution::Ambiguous(v)
-            }
-        };
-        if let Some(v) = self.paths.get(key) {
-            return (Tier::Path, found(v));
+    /// [`LinkIndex::resolve_tiered`] of a target's [`norm_key`], with `slug` as a buffer.
+    fn resolve_key(&self, key: &str, slug: &mut String) -> (Tier, Resolution) {
+        let filed = self.get(key);
+        if let Some(r) = found(filed, Tier::Path) {
+            return (Tier::Path, r);
         }
         if key.contains('/') {
             // A partial path: the notes whose path ends with it.
-            if let Some(v) = self.suffixes.get(key).filter(|v| !v.is_empty()) {
-                return (Tier::Suffix, found(v));
+            if let Some(r) = found(filed, Tier::Suffix) {
+                return (Tier::Suffix, r);
             }
         }
         let last = crate::names::last_segment(key);
-        if let Some(v) = self.stems.get(last).filter(|v| !v.is_empty()) {
-            return (Tier::Stem, found(v));
+        let by_stem = if last.len() == key.len() {
+            filed
+        } else {
+            self.get(last)
+        };
+        if let Some(r) = found(by_stem, Tier::Stem) {
+            return (Tier::Stem, r);
         }
-        if let Some(v) = self.names.get(key).filter(|v| !v.is_empty()) {
-            return (Tier::Name, found(v));
+        if let Some(r) = found(filed, Tier::Name) {
+            return (Tier::Name, r);
         }
-        if let Some(v) = self.slugs.get(slug(t).as_str()).filter(|v| !v.is_empty()) {
-            return (Tier::Slug, found(v));
+        slug.clear();
+        crate::names::slug_of_key_into(key, slug);
+        let by_slug = if *slug == key { filed } else { self.get(slug) };
+        if let Some(r) = found(by_slug, Tier::Slug) {
+            return (Tier::Slug, r);
         }
         (Tier::Path, Resolution::NotFound)
     }
@@ -580,6 +669,70 @@ mod tests {
             } else if !exact {
                 prop_assert_ne!(tier, Tier::Suffix);
             }
+        }
+
+        /// The one table resolves every target as a scan over the notes would, tier by tier
+        /// (path, end of a path, file name, name or alias, slug of the file name), also after
+        /// a note is removed and the rest renumbered, as an incremental reload does.
+        #[test]
+        fn every_tier_resolves_as_a_scan_would(
+            notes in proptest::collection::vec(
+                (
+                    proptest::collection::vec("[ab]|a b|A-b|b'a", 1..4),
+                    proptest::collection::vec("[ab]|a b|A b|a/b|b-a", 0..3),
+                ),
+                1..10,
+            ),
+            target in "[ab]|a b|A-b|a/b|b/a b|b'a|a-b|./a/b|ab.md| a  B ",
+            removed in 0usize..10,
+        ) {
+            let notes: Vec<(String, String, Vec<String>)> = notes
+                .into_iter()
+                .map(|(parts, names)| {
+                    let stem = parts.last().expect("one part").clone();
+                    (format!("{}.md", parts.join("/")), stem, names)
+                })
+                .collect();
+            let mut index = LinkIndex::default();
+            for (i, (p, stem, names)) in notes.iter().enumerate() {
+                index.add(i, p, stem, names);
+            }
+            let removed = removed % notes.len();
+            index.remove(removed);
+            index.shift(removed, false);
+            let live: Vec<&(String, String, Vec<String>)> = notes
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != removed)
+                .map(|(_, n)| n)
+                .collect();
+            // The rule, written as a scan.
+            let t = strip_md(target.trim().trim_start_matches("./").trim_start_matches('/'));
+            let key = norm_key(t);
+            let last = key.rsplit('/').next().unwrap_or(&key).to_string();
+            type Rule<'a> = Box<dyn Fn(&(String, String, Vec<String>)) -> bool + 'a>;
+            let tiers: [(Tier, Rule); 5] = [
+                (Tier::Path, Box::new(|n: &(String, String, Vec<String>)| norm_key(strip_md(&n.0)) == key)),
+                (Tier::Suffix, Box::new(|n: &(String, String, Vec<String>)| {
+                    key.contains('/') && norm_key(strip_md(&n.0)).ends_with(&format!("/{key}"))
+                })),
+                (Tier::Stem, Box::new(|n: &(String, String, Vec<String>)| norm_key(&n.1) == last)),
+                (Tier::Name, Box::new(|n: &(String, String, Vec<String>)| n.2.iter().any(|a| norm_key(a) == key))),
+                (Tier::Slug, Box::new(|n: &(String, String, Vec<String>)| !slug(&n.1).is_empty() && slug(&n.1) == slug(t))),
+            ];
+            let mut want = (Tier::Path, Resolution::NotFound);
+            if !key.is_empty() {
+                for (tier, rule) in &tiers {
+                    let hits: Vec<usize> = (0..live.len()).filter(|&i| rule(live[i])).collect();
+                    match hits.as_slice() {
+                        [] => continue,
+                        [one] => want = (*tier, Resolution::Found(*one)),
+                        many => want = (*tier, Resolution::Ambiguous(many.to_vec())),
+                    }
+                    break;
+                }
+            }
+            prop_assert_eq!(index.resolve_tiered(&target), want);
         }
 
         #[test]
