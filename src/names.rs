@@ -125,6 +125,21 @@ pub fn slug(s: &str) -> String {
 pub fn slug_of_key_into(key: &str, out: &mut String) {
     let start = out.len();
     let mut dash = false;
+    if key.is_ascii() {
+        // Byte by byte: for ASCII, `is_ascii_alphanumeric` is `char::is_alphanumeric`.
+        for &b in key.as_bytes() {
+            if b.is_ascii_alphanumeric() {
+                if dash && out.len() > start {
+                    out.push('-');
+                }
+                dash = false;
+                out.push(char::from(b));
+            } else if b != b'\'' {
+                dash = true;
+            }
+        }
+        return;
+    }
     for c in key.chars() {
         if c.is_alphanumeric() {
             if dash && out.len() > start {
@@ -229,6 +244,29 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
+        /// The ASCII pass of a slug is the character pass: each key's slug, appended after
+        /// text already in the buffer, is the plain definition.
+        #[test]
+        fn ascii_slugs_are_the_char_definition(s in "[ -~\t]{0,24}", before in "[a-z-]{0,4}") {
+            let key = norm_key(&s);
+            let mut want = String::new();
+            let mut dash = false;
+            for c in key.chars() {
+                if c.is_alphanumeric() {
+                    if dash && !want.is_empty() {
+                        want.push('-');
+                    }
+                    dash = false;
+                    want.push(c);
+                } else if c != '\'' {
+                    dash = true;
+                }
+            }
+            let mut out = before.clone();
+            slug_of_key_into(&key, &mut out);
+            proptest::prop_assert_eq!(out, format!("{before}{want}"));
+        }
+
         /// The one-pass folder word is the plain definition: lower case, numbering and sort
         /// prefixes gone, `-`/`_` as spaces, whitespace runs to one space.
         #[test]

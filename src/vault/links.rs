@@ -284,8 +284,12 @@ impl Filed {
         self.0 & Filed::NOTE_MASK
     }
 
+    fn tiers(self) -> u8 {
+        (self.0 >> Filed::NOTE_BITS) as u8
+    }
+
     fn on(self, tier: Tier) -> bool {
-        (self.0 >> Filed::NOTE_BITS) as u8 & tier.bit() != 0
+        self.tiers() & tier.bit() != 0
     }
 
     fn add_tiers(&mut self, tiers: u8) {
@@ -330,21 +334,26 @@ fn file_in(table: &mut Table, hash: u64, key: &str, idx: u32, tiers: u8) {
     }
 }
 
-/// The notes of `filed` that are on `tier`, as a resolution; `None` when none is.
-fn found(filed: &[Filed], tier: Tier) -> Option<Resolution> {
+/// Every tier any note of `filed` is on.
+fn tiers_of(filed: &[Filed]) -> u8 {
+    filed.iter().fold(0, |on, f| on | f.tiers())
+}
+
+/// The notes of `filed` that are on `tier` (at least one is), as a resolution.
+fn resolution(filed: &[Filed], tier: Tier) -> Resolution {
     let mut on = filed
         .iter()
         .filter(|f| f.on(tier))
         .map(|f| f.note() as usize);
-    let first = on.next()?;
-    Some(match on.next() {
+    let first = on.next().expect("a note on the tier");
+    match on.next() {
         None => Resolution::Found(first),
         Some(second) => {
             let mut v: Vec<usize> = [first, second].into_iter().chain(on).collect();
             v.sort_unstable();
             Resolution::Ambiguous(v)
         }
-    })
+    }
 }
 
 impl LinkIndex {
@@ -359,36 +368,39 @@ impl LinkIndex {
     /// Computed apart from the table, so many notes' keys are computed in parallel.
     pub fn keys(path: &str, stem: &str, names: &[String]) -> NoteKeys {
         let mut k = NoteKeys::default();
+        // Room for every key at once: the path, its ends, the stem twice (as itself and as
+        // its slug) and the names; more only for a deep path or a name that grows lower-cased.
+        let names_len: usize = names.iter().map(String::len).sum();
+        k.text.reserve(2 * path.len() + 2 * stem.len() + names_len);
         let mut buf = String::new();
-        let mut key = |k: &mut NoteKeys, s: &str, tier: Tier| {
-            crate::names::norm_key_into(s, &mut buf);
+        let key = |k: &mut NoteKeys, buf: &mut String, s: &str, tier: Tier| {
+            crate::names::norm_key_into(s, buf);
             let start = k.text.len();
-            k.text.push_str(&buf);
+            k.text.push_str(buf);
             k.file(start, tier);
         };
-        key(&mut k, strip_md(path), Tier::Path);
-        if let Some(path_key) = k.keys.first().copied() {
-            // The suffixes are ends of the path key: filed from the buffer itself.
-            let path_key = k.get(&path_key).to_string();
-            let mut rest = path_key.as_str();
-            while let Some((_, tail)) = rest.split_once('/') {
-                if !tail.contains('/') {
-                    break;
-                }
-                let start = k.text.len();
-                k.text.push_str(tail);
-                k.file(start, Tier::Suffix);
-                rest = tail;
+        key(&mut k, &mut buf, strip_md(path), Tier::Path);
+        // The suffixes are ends of the path key (`text[..end]`), copied within the buffer.
+        let end = k.text.len();
+        let mut rest = 0;
+        while let Some(slash) = memchr::memchr(b'/', &k.text.as_bytes()[rest..end]) {
+            let tail = rest + slash + 1;
+            if memchr::memchr(b'/', &k.text.as_bytes()[tail..end]).is_none() {
+                break;
             }
+            let start = k.text.len();
+            k.text.extend_from_within(tail..end);
+            k.file(start, Tier::Suffix);
+            rest = tail;
         }
-        key(&mut k, stem, Tier::Stem);
-        for n in names {
-            key(&mut k, n, Tier::Name);
-        }
-        crate::names::norm_key_into(stem, &mut buf);
+        key(&mut k, &mut buf, stem, Tier::Stem);
+        // The slug of the stem, from the stem's key still in `buf`.
         let start = k.text.len();
         crate::names::slug_of_key_into(&buf, &mut k.text);
         k.file(start, Tier::Slug);
+        for n in names {
+            key(&mut k, &mut buf, n, Tier::Name);
+        }
         k
     }
 
@@ -504,32 +516,35 @@ impl LinkIndex {
     /// [`LinkIndex::resolve_tiered`] of a target's [`norm_key`], with `slug` as a buffer.
     fn resolve_key(&self, key: &str, slug: &mut String) -> (Tier, Resolution) {
         let filed = self.get(key);
-        if let Some(r) = found(filed, Tier::Path) {
-            return (Tier::Path, r);
+        // The tiers of every note under the key, found in one pass.
+        let on = tiers_of(filed);
+        let is_on = |tier: Tier| on & tier.bit() != 0;
+        if is_on(Tier::Path) {
+            return (Tier::Path, resolution(filed, Tier::Path));
         }
-        if key.contains('/') {
-            // A partial path: the notes whose path ends with it.
-            if let Some(r) = found(filed, Tier::Suffix) {
-                return (Tier::Suffix, r);
-            }
+        // Only partial paths hold a `/`, so only they are filed as suffixes.
+        if is_on(Tier::Suffix) {
+            return (Tier::Suffix, resolution(filed, Tier::Suffix));
         }
         let last = crate::names::last_segment(key);
-        let by_stem = if last.len() == key.len() {
-            filed
+        if last.len() == key.len() {
+            if is_on(Tier::Stem) {
+                return (Tier::Stem, resolution(filed, Tier::Stem));
+            }
         } else {
-            self.get(last)
-        };
-        if let Some(r) = found(by_stem, Tier::Stem) {
-            return (Tier::Stem, r);
+            let by_stem = self.get(last);
+            if tiers_of(by_stem) & Tier::Stem.bit() != 0 {
+                return (Tier::Stem, resolution(by_stem, Tier::Stem));
+            }
         }
-        if let Some(r) = found(filed, Tier::Name) {
-            return (Tier::Name, r);
+        if is_on(Tier::Name) {
+            return (Tier::Name, resolution(filed, Tier::Name));
         }
         slug.clear();
         crate::names::slug_of_key_into(key, slug);
         let by_slug = if *slug == key { filed } else { self.get(slug) };
-        if let Some(r) = found(by_slug, Tier::Slug) {
-            return (Tier::Slug, r);
+        if tiers_of(by_slug) & Tier::Slug.bit() != 0 {
+            return (Tier::Slug, resolution(by_slug, Tier::Slug));
         }
         (Tier::Path, Resolution::NotFound)
     }
