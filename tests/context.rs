@@ -34,13 +34,13 @@ fn mentions(loaded: &Loaded, message: &str) -> Vec<String> {
         .find(message)
         .into_iter()
         .map(|m| match m.target {
-            Target::Pc(i) => format!("pc:{}", c.pcs[i].name),
-            Target::Npc(i) => format!("npc:{}", c.npcs[i].name),
-            Target::Location(i) => format!("location:{}", c.locations[i].name),
-            Target::Thread(i) => format!("thread:{}", c.threads[i].title),
-            Target::Item(p, j) => format!("item:{}", c.pcs[p].inventory[j]),
-            Target::Lore(i) => format!("lore:{}", c.lore[i].name),
-            Target::Session(i) => format!("session:{}", c.sessions[i].name),
+            Target::Pc(i) => format!("pc:{}", c.pcs[i as usize].name),
+            Target::Npc(i) => format!("npc:{}", c.npcs[i as usize].name),
+            Target::Location(i) => format!("location:{}", c.locations[i as usize].name),
+            Target::Thread(i) => format!("thread:{}", c.threads[i as usize].title),
+            Target::Item(p, j) => format!("item:{}", c.pcs[p as usize].inventory[usize::from(j)]),
+            Target::Lore(i) => format!("lore:{}", c.lore[i as usize].name),
+            Target::Session(i) => format!("session:{}", c.sessions[i as usize].name),
         })
         .collect()
 }

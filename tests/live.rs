@@ -177,7 +177,7 @@ fn a_moved_thread_note_resolves_under_its_new_path() {
             .find(msg)
             .iter()
             .map(|m| match m.target {
-                vaultdm::context::Target::Thread(i) => e.campaign().threads[i].id.clone(),
+                vaultdm::context::Target::Thread(i) => e.campaign().threads[i as usize].id.clone(),
                 other => format!("{other:?}"),
             })
             .collect()

@@ -36,8 +36,8 @@ fn mentioned(loaded: &Loaded, message: &str) -> Vec<String> {
         .find(message)
         .into_iter()
         .map(|m| match m.target {
-            Target::Npc(i) => format!("npc:{}", c.npcs[i].id),
-            Target::Location(i) => format!("location:{}", c.locations[i].id),
+            Target::Npc(i) => format!("npc:{}", c.npcs[i as usize].id),
+            Target::Location(i) => format!("location:{}", c.locations[i as usize].id),
             other => format!("{other:?}"),
         })
         .collect()

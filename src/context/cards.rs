@@ -200,12 +200,12 @@ fn who_is_at(c: &Campaign, loc: &str) -> Vec<String> {
 pub(super) fn card_for(c: &Campaign, t: Target, via: Via, position: usize) -> Card {
     match t {
         Target::Npc(i) => {
-            let n = &c.npcs[i];
+            let n = &c.npcs[i as usize];
             let base = Card::new("npc", n.name.clone(), n.source.to_string(), via, position);
             npc_card(c, n, base)
         }
         Target::Pc(i) => {
-            let p = &c.pcs[i];
+            let p = &c.pcs[i as usize];
             let mut card = Card {
                 class_level: class_level(p),
                 status: (!p.active).then(|| p.status.clone()),
@@ -224,7 +224,7 @@ pub(super) fn card_for(c: &Campaign, t: Target, via: Via, position: usize) -> Ca
             card
         }
         Target::Location(i) => {
-            let l = &c.locations[i];
+            let l = &c.locations[i as usize];
             let mut card = Card {
                 parent: l
                     .parent
@@ -248,7 +248,7 @@ pub(super) fn card_for(c: &Campaign, t: Target, via: Via, position: usize) -> Ca
             card
         }
         Target::Thread(i) => {
-            let t = &c.threads[i];
+            let t = &c.threads[i as usize];
             let mut card = Card {
                 priority: Some(t.priority.as_str()),
                 summary: t.summary.first().cloned(),
@@ -267,17 +267,17 @@ pub(super) fn card_for(c: &Campaign, t: Target, via: Via, position: usize) -> Ca
             card
         }
         Target::Item(p, j) => Card {
-            carrier: Some(c.pcs[p].name.clone()),
+            carrier: Some(c.pcs[p as usize].name.clone()),
             ..Card::new(
                 "item",
-                c.pcs[p].inventory[j].clone(),
-                c.pcs[p].source.to_string(),
+                c.pcs[p as usize].inventory[usize::from(j)].clone(),
+                c.pcs[p as usize].source.to_string(),
                 via,
                 position,
             )
         },
         Target::Session(i) => {
-            let s = &c.sessions[i];
+            let s = &c.sessions[i as usize];
             Card {
                 summary: summary(s.summary.as_deref()),
                 ..Card::new(
@@ -290,7 +290,7 @@ pub(super) fn card_for(c: &Campaign, t: Target, via: Via, position: usize) -> Ca
             }
         }
         Target::Lore(i) => {
-            let l = &c.lore[i];
+            let l = &c.lore[i as usize];
             Card {
                 summary: summary(l.summary.as_deref()),
                 ..Card::new("lore", l.name.clone(), l.source.to_string(), via, position)

@@ -24,23 +24,36 @@ type Text = compact_str::CompactString;
 /// The entities holding a short name: almost always one, kept in place.
 type Holders = smallvec::SmallVec<[Target; 1]>;
 
-/// What a mention points at (indices into the campaign's vectors).
+/// What a mention points at (indices into the campaign's vectors). Eight bytes: the
+/// matcher holds one in every pattern, prepared name and link key (~100k on a 10k-note
+/// vault), so the indices are 32-bit ([`Target::at`] makes one from a `usize`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Target {
     /// A player character.
-    Pc(usize),
+    Pc(u32),
     /// An NPC.
-    Npc(usize),
+    Npc(u32),
     /// A location.
-    Location(usize),
+    Location(u32),
     /// A thread.
-    Thread(usize),
-    /// An item carried by a PC: (pc, item index).
-    Item(usize, usize),
+    Thread(u32),
+    /// An item carried by a PC: (pc, item index); a PC's items past the 65,536th are not
+    /// matched.
+    Item(u32, u16),
     /// A lore note.
-    Lore(usize),
+    Lore(u32),
     /// A session note (matched only by its whole title or a link).
-    Session(usize),
+    Session(u32),
+}
+
+// The layout the matcher's memory figures rely on.
+const _: () = assert!(std::mem::size_of::<Target>() == 8);
+
+impl Target {
+    /// An index into one of the campaign's vectors, as a target holds it.
+    pub fn at(i: usize) -> u32 {
+        u32::try_from(i).expect("fewer than 4 billion entities of a kind")
+    }
 }
 
 /// How a mention's words name its entity (for `--explain`).
@@ -149,15 +162,15 @@ impl Prepared {
             Target::Lore(i) => (4, i),
             Target::Session(i) => (5, i),
         };
-        self.counts[..kind].iter().sum::<usize>() + i
+        self.counts[..kind].iter().sum::<usize>() + i as usize
     }
 
     /// The entity at `slot` in `heads`.
     fn head_owner(&self, slot: usize) -> Target {
         if slot < self.counts[1] {
-            Target::Npc(slot)
+            Target::Npc(Target::at(slot))
         } else {
-            Target::Location(slot - self.counts[1])
+            Target::Location(Target::at(slot - self.counts[1]))
         }
     }
 }
@@ -597,14 +610,25 @@ fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
         (key, a)
     };
     let pcs: Vec<(u64, Arc<Adds>)> = par_map(&c.pcs, |i, p| {
-        let key = key_of(Target::Pc(i), &[&p.name], &[&p.aliases, &p.inventory]);
+        let key = key_of(
+            Target::Pc(Target::at(i)),
+            &[&p.name],
+            &[&p.aliases, &p.inventory],
+        );
         cached(0, i, key, &|| {
-            let mut a = Adds::names(&p.name, &p.aliases, Target::Pc(i), true);
-            for (j, item) in p.inventory.iter().enumerate() {
+            let mut a = Adds::names(&p.name, &p.aliases, Target::Pc(Target::at(i)), true);
+            // A target holds an item's place in 16 bits: items past that are not matched.
+            for (j, item) in p
+                .inventory
+                .iter()
+                .enumerate()
+                .take(usize::from(u16::MAX) + 1)
+            {
+                let t = Target::Item(Target::at(i), u16::try_from(j).expect("taken up to 2^16"));
                 let item = item.trim();
-                a.add(item, Target::Item(i, j), How::Item);
+                a.add(item, t, How::Item);
                 if let Some(s) = strip_article(item) {
-                    a.add(s, Target::Item(i, j), How::Item);
+                    a.add(s, t, How::Item);
                 }
             }
             a
@@ -615,23 +639,44 @@ fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
         cached(kind, i, key, &|| Adds::names(name, aliases, t, person))
     };
     let npcs: Vec<(u64, Arc<Adds>)> = par_map(&c.npcs, |i, n| {
-        named(1, i, Target::Npc(i), &n.name, &n.aliases, true)
+        named(1, i, Target::Npc(Target::at(i)), &n.name, &n.aliases, true)
     });
     let locations: Vec<(u64, Arc<Adds>)> = par_map(&c.locations, |i, l| {
-        named(2, i, Target::Location(i), &l.name, &l.aliases, false)
+        named(
+            2,
+            i,
+            Target::Location(Target::at(i)),
+            &l.name,
+            &l.aliases,
+            false,
+        )
     });
     let threads: Vec<(u64, Arc<Adds>)> = par_map(&c.threads, |i, t| {
-        named(3, i, Target::Thread(i), &t.title, &t.aliases, false)
+        named(
+            3,
+            i,
+            Target::Thread(Target::at(i)),
+            &t.title,
+            &t.aliases,
+            false,
+        )
     });
     let lore: Vec<(u64, Arc<Adds>)> = par_map(&c.lore, |i, l| {
-        named(4, i, Target::Lore(i), &l.name, &l.aliases, false)
+        named(
+            4,
+            i,
+            Target::Lore(Target::at(i)),
+            &l.name,
+            &l.aliases,
+            false,
+        )
     });
     let sessions: Vec<(u64, Arc<Adds>)> = par_map(&c.sessions, |i, s| {
-        let key = key_of(Target::Session(i), &[&s.name], &[]);
+        let key = key_of(Target::Session(Target::at(i)), &[&s.name], &[]);
         cached(5, i, key, &|| {
             // The whole title only: a word of "Session 4: Floon's Rescue" is no mention.
             let mut a = Adds::default();
-            a.add(&s.name, Target::Session(i), How::Name);
+            a.add(&s.name, Target::Session(Target::at(i)), How::Name);
             a
         })
     });
@@ -658,16 +703,20 @@ fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
     let npc_heads: Vec<(u64, Arc<Vec<String>>)> = par_map(&c.npcs, |i, n| {
         let role = n.role.as_deref();
         let slot = old.filter(|o| i < o.counts[1]).map(|_| i);
-        heads_of(slot, Target::Npc(i), &n.name, role, &|| {
+        heads_of(slot, Target::Npc(Target::at(i)), &n.name, role, &|| {
             npc_heads(&n.name, role)
         })
     });
     let place_heads: Vec<(u64, Arc<Vec<String>>)> = par_map(&c.locations, |i, l| {
         let kind = l.kind.as_deref();
         let slot = old.filter(|o| i < o.counts[2]).map(|o| o.counts[1] + i);
-        heads_of(slot, Target::Location(i), &l.name, kind, &|| {
-            place_heads(&l.name, kind)
-        })
+        heads_of(
+            slot,
+            Target::Location(Target::at(i)),
+            &l.name,
+            kind,
+            &|| place_heads(&l.name, kind),
+        )
     });
     Prepared {
         counts,
@@ -689,30 +738,30 @@ fn links_for(c: &Campaign, old: Option<&Arc<Links>>) -> Arc<Links> {
         .pcs
         .iter()
         .enumerate()
-        .map(|(i, p)| (&p.id, Target::Pc(i)))
+        .map(|(i, p)| (&p.id, Target::Pc(Target::at(i))))
         .chain(
             c.npcs
                 .iter()
                 .enumerate()
-                .map(|(i, n)| (&n.id, Target::Npc(i))),
+                .map(|(i, n)| (&n.id, Target::Npc(Target::at(i)))),
         )
         .chain(
             c.locations
                 .iter()
                 .enumerate()
-                .map(|(i, l)| (&l.id, Target::Location(i))),
+                .map(|(i, l)| (&l.id, Target::Location(Target::at(i)))),
         )
         .chain(
             c.lore
                 .iter()
                 .enumerate()
-                .map(|(i, l)| (&l.id, Target::Lore(i))),
+                .map(|(i, l)| (&l.id, Target::Lore(Target::at(i)))),
         )
         .chain(
             c.sessions
                 .iter()
                 .enumerate()
-                .map(|(i, s)| (&s.id, Target::Session(i))),
+                .map(|(i, s)| (&s.id, Target::Session(Target::at(i)))),
         )
         // Thread notes (threads from canon/open-threads.md have a `#Title` id, no note).
         .chain(
@@ -720,7 +769,7 @@ fn links_for(c: &Campaign, old: Option<&Arc<Links>>) -> Arc<Links> {
                 .iter()
                 .enumerate()
                 .filter(|(_, t)| !t.id.contains('#'))
-                .map(|(i, t)| (&t.id, Target::Thread(i))),
+                .map(|(i, t)| (&t.id, Target::Thread(Target::at(i)))),
         );
     let hash = {
         use std::hash::{BuildHasher, Hash, Hasher};
@@ -1245,7 +1294,7 @@ mod tests {
             .find(msg)
             .into_iter()
             .map(|m| match m.target {
-                Target::Npc(i) => c.npcs[i].name.clone(),
+                Target::Npc(i) => c.npcs[i as usize].name.clone(),
                 other => format!("{other:?}"),
             })
             .collect()
@@ -1292,7 +1341,7 @@ mod tests {
             m.find(msg)
                 .into_iter()
                 .map(|x| match x.target {
-                    Target::Npc(i) => c.npcs[i].name.clone(),
+                    Target::Npc(i) => c.npcs[i as usize].name.clone(),
                     other => format!("{other:?}"),
                 })
                 .collect()

@@ -136,10 +136,10 @@ impl<'a> Plan<'a> {
         for (position, m) in mentions.iter().enumerate() {
             let shown = mode == Mode::Full
                 && match m.target {
-                    Target::Npc(i) => sc.npcs.iter().any(|r| r.idx == i && r.included),
-                    Target::Pc(i) => c.pcs[i].active,
-                    Target::Location(i) => sc.ids.contains(&c.locations[i].id),
-                    Target::Thread(i) => threads.iter().any(|t| t.idx == i && t.included),
+                    Target::Npc(i) => sc.npcs.iter().any(|r| r.idx == i as usize && r.included),
+                    Target::Pc(i) => c.pcs[i as usize].active,
+                    Target::Location(i) => sc.ids.contains(&c.locations[i as usize].id),
+                    Target::Thread(i) => threads.iter().any(|t| t.idx == i as usize && t.included),
                     _ => false,
                 };
             if shown {
@@ -148,7 +148,7 @@ impl<'a> Plan<'a> {
             if mode == Mode::Full {
                 if let Target::Npc(i) = m.target {
                     // A mentioned NPC over the cap is shown in the list, never dropped.
-                    if let Some(r) = sc.npcs.iter_mut().find(|r| r.idx == i) {
+                    if let Some(r) = sc.npcs.iter_mut().find(|r| r.idx == i as usize) {
                         r.included = true;
                         continue;
                     }
@@ -239,7 +239,7 @@ fn threads(c: &Campaign, mode: Mode, mentioned: &HashMap<Target, Via>) -> Vec<Th
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let mentioned = mentioned.contains_key(&Target::Thread(i));
+            let mentioned = mentioned.contains_key(&Target::Thread(Target::at(i)));
             ThreadRow {
                 priority: t.priority.as_str(),
                 title: t.title.clone(),

@@ -174,7 +174,7 @@ pub(super) fn scene(
             ));
             continue;
         }
-        let m = mentioned.get(&Target::Npc(i));
+        let m = mentioned.get(&Target::Npc(Target::at(i)));
         npcs.push(NpcRow {
             name: n.name.clone(),
             status: Some(n.status.clone()),

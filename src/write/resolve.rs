@@ -149,8 +149,8 @@ pub fn entity(c: &Campaign, m: &Matcher, name: &str) -> Result<Who, String> {
         found = whole_mentions(m, name)
             .into_iter()
             .filter_map(|t| match t {
-                Target::Pc(i) => Some(Who::Pc(i)),
-                Target::Npc(i) => Some(Who::Npc(i)),
+                Target::Pc(i) => Some(Who::Pc(i as usize)),
+                Target::Npc(i) => Some(Who::Npc(i as usize)),
                 _ => None,
             })
             .collect();
@@ -199,7 +199,7 @@ pub fn location(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, String> 
         found = whole_mentions(m, raw)
             .into_iter()
             .filter_map(|t| match t {
-                Target::Location(i) => Some(i),
+                Target::Location(i) => Some(i as usize),
                 _ => None,
             })
             .collect();
@@ -224,7 +224,7 @@ pub fn thread(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, String> {
         let mentioned: Vec<usize> = whole_mentions(m, name)
             .into_iter()
             .filter_map(|t| match t {
-                Target::Thread(i) => Some(i),
+                Target::Thread(i) => Some(i as usize),
                 _ => None,
             })
             .collect();
