@@ -98,6 +98,10 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     // Only JSON and the explain table show the count; the text alone needs none.
     opts.count_tokens = args.format == Format::Json || args.explain;
     opts.explain = opts.count_tokens;
+    if let Some(m) = &opts.message {
+        // One message, one search: the matcher is built for it alone.
+        engine.match_only(m);
+    }
     let inj = engine.build(&opts).context("building the context")?;
     let mut out = super::stdout();
     match args.format {

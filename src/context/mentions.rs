@@ -135,6 +135,17 @@ pub struct Matcher {
     /// The last text searched and what it names: one message is looked up by the context,
     /// the memory's query and its recall reasons, and a scan is one pass per shard.
     memo: Arc<std::sync::Mutex<Option<Found>>>,
+    /// Set on a matcher built for one message ([`Matcher::for_message`]).
+    only: Option<Arc<Only>>,
+}
+
+/// A matcher built for one message: the message, its campaign, and the whole matcher,
+/// built the first time any other text is searched.
+#[derive(Debug)]
+struct Only {
+    message: String,
+    campaign: Arc<Campaign>,
+    whole: OnceLock<Matcher>,
 }
 
 /// The entity kinds whose names make patterns, in the order a build adds them (the order of
@@ -873,7 +884,24 @@ fn pattern_at(
 impl Matcher {
     /// Builds the matcher for a campaign.
     pub fn new(c: &Campaign) -> Matcher {
-        Matcher::build(c, None)
+        Matcher::build(c, None, None)
+    }
+
+    /// A matcher for one message, as a one-shot `context -m` or `ask` needs: only the
+    /// texts that occur in the folded message become patterns, so the automata are built
+    /// over a handful of names instead of every name of the vault. A text is found by the
+    /// overlapping search only where it occurs, whatever else is searched with it, so the
+    /// message's mentions are exactly [`Matcher::new`]'s. Any other text searched later
+    /// (or a reload) gets the whole matcher, built then.
+    pub fn for_message(c: &Arc<Campaign>, message: &str) -> Matcher {
+        let (folded, _, _) = fold_text(message);
+        let mut m = Matcher::build(c, None, Some(&folded));
+        m.only = Some(Arc::new(Only {
+            message: message.to_owned(),
+            campaign: Arc::clone(c),
+            whole: OnceLock::new(),
+        }));
+        m
     }
 
     /// The matcher for a changed campaign; always equal to [`Matcher::new`] on `c`.
@@ -886,8 +914,12 @@ impl Matcher {
     /// matcher is built again, reusing every entity's prepared names and every automaton
     /// that did not change.
     pub fn rebuilt(&self, c: &Campaign) -> Matcher {
+        if self.only.is_some() {
+            // Built for one message: nothing to patch from.
+            return Matcher::new(c);
+        }
         self.patched(c)
-            .unwrap_or_else(|| Matcher::build(c, Some(self)))
+            .unwrap_or_else(|| Matcher::build(c, Some(self), None))
     }
 
     /// How many automata `self` shares with `other`.
@@ -900,7 +932,9 @@ impl Matcher {
             .count()
     }
 
-    fn build(c: &Campaign, old: Option<&Matcher>) -> Matcher {
+    /// The matcher for `c`, reusing what `old` prepared; with `within` (a folded message),
+    /// only the texts that occur in it become patterns.
+    fn build(c: &Campaign, old: Option<&Matcher>, within: Option<&str>) -> Matcher {
         // Each entity's names are folded on both cores, then merged in campaign order (the
         // first to add a text decides how it matches, as a serial build would).
         let prepared = prepare_all(c, old.map(|o| &*o.prepared));
@@ -993,7 +1027,9 @@ impl Matcher {
         let links = links_for(c, old.map(|o| &o.links));
         let mut parts: Vec<Vec<(Text, Pattern)>> = vec![Vec::new(); SHARDS];
         for (text, pattern) in b.by_text {
-            parts[shard_of(&text)].push((text, pattern));
+            if within.is_none_or(|folded| folded.contains(text.as_str())) {
+                parts[shard_of(&text)].push((text, pattern));
+            }
         }
         let shards = parts
             .into_par_iter()
@@ -1013,6 +1049,7 @@ impl Matcher {
             prepared: Arc::new(prepared),
             index: index.into_iter().map(Arc::new).collect(),
             memo: Arc::default(),
+            only: None,
         }
     }
 
@@ -1142,11 +1179,18 @@ impl Matcher {
             prepared: Arc::new(now),
             index,
             memo: Arc::default(),
+            only: None,
         })
     }
 
     /// Every entity the message names, in order of first appearance, each once.
     pub fn find(&self, message: &str) -> Vec<Mention> {
+        if let Some(only) = self.only.as_ref().filter(|o| o.message != message) {
+            return only
+                .whole
+                .get_or_init(|| Matcher::new(&only.campaign))
+                .find(message);
+        }
         const MEMO_MAX: usize = 16 * 1024;
         if message.len() > MEMO_MAX {
             return self.find_uncached(message);
@@ -1700,6 +1744,40 @@ mod tests {
                     m = m.rebuilt(&c);
                     assert_same(&m, &Matcher::new(&c), &c);
                 }
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(48))]
+            /// A matcher built for one message finds in it exactly what the whole matcher
+            /// finds, with far fewer patterns; any other text gets the whole matcher's answer.
+            #[test]
+            fn a_matcher_for_one_message_finds_what_the_whole_one_does(
+                seed in 0usize..100_000,
+                picks in proptest::collection::vec(0usize..64, 1..6),
+                glue in proptest::sample::select(vec![", ", " and ", " asks ", "'s ", " -- the ", " "]),
+            ) {
+                let c = Arc::new(fixture(seed));
+                let whole = Matcher::new(&c);
+                let names: Vec<String> = c
+                    .pcs
+                    .iter()
+                    .map(|p| p.name.clone())
+                    .chain(c.npcs.iter().flat_map(|n| std::iter::once(n.name.clone()).chain(n.aliases.clone())))
+                    .chain(c.locations.iter().map(|l| l.name.clone()))
+                    .chain(c.pcs.iter().flat_map(|p| p.inventory.clone()))
+                    .chain(WORDS.iter().map(|w| w.to_string()))
+                    .collect();
+                let words: Vec<&str> = picks.iter().map(|&i| names[i % names.len()].as_str()).collect();
+                let message = format!("I ask {} about [[n3]] and the chapel", words.join(glue));
+                let one = Matcher::for_message(&c, &message);
+                let patterns = |m: &Matcher| m.shards.iter().map(|s| s.patterns.len()).sum::<usize>();
+                prop_assert!(patterns(&one) < patterns(&whole));
+                prop_assert_eq!(one.find(&message), whole.find(&message));
+                // Another text: the whole matcher, built then.
+                let other = names.join(" and ");
+                prop_assert_eq!(one.find(&other), whole.find(&other));
+                prop_assert_eq!(one.find(&message), whole.find(&message));
             }
         }
 

@@ -195,6 +195,14 @@ impl Engine {
         &self.campaign
     }
 
+    /// Builds the mention matcher for this one message, when none is built yet: a one-shot
+    /// `context -m` searches only its message, so only the names it holds become patterns
+    /// ([`Matcher::for_message`]); any other text searched later builds the whole matcher.
+    pub fn match_only(&self, message: &str) {
+        self.matcher
+            .get_or_init(|| Arc::new(Matcher::for_message(&self.campaign, message)));
+    }
+
     /// The mention matcher.
     pub fn matcher(&self) -> &Matcher {
         self.matcher
