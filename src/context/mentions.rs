@@ -381,8 +381,11 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-struct Builder {
+struct Builder<'a> {
     by_text: HashMap<Text, Pattern>,
+    /// For a matcher built for one message: the folded message. A text that does not occur
+    /// in it is never found in it, so it makes no pattern.
+    within: Option<&'a str>,
 }
 
 /// Head nouns too vague to stand for one entity even when only one holds them.
@@ -424,7 +427,7 @@ fn head_counts(head: &str, holders: usize) -> bool {
     holders == 1 && head.chars().count() >= 4 && !VAGUE_NOUNS.contains(&head)
 }
 
-impl Builder {
+impl Builder<'_> {
     fn add_how(&mut self, text: &str, target: Target, how: How) {
         if let Some((folded, needs_capital)) = prepare(text) {
             self.insert(folded, needs_capital, target, how);
@@ -432,6 +435,9 @@ impl Builder {
     }
 
     fn insert(&mut self, folded: Text, needs_capital: bool, target: Target, how: How) {
+        if self.within.is_some_and(|m| !m.contains(folded.as_str())) {
+            return;
+        }
         let p = self.by_text.entry(folded).or_insert(Pattern {
             targets: smallvec::SmallVec::new(),
             needs_capital,
@@ -940,6 +946,7 @@ impl Matcher {
         let prepared = prepare_all(c, old.map(|o| &*o.prepared));
         let mut b = Builder {
             by_text: HashMap::default(),
+            within,
         };
         for (_, a) in &prepared.adds {
             for (folded, needs_capital, t, how) in &a.adds {
@@ -1027,9 +1034,7 @@ impl Matcher {
         let links = links_for(c, old.map(|o| &o.links));
         let mut parts: Vec<Vec<(Text, Pattern)>> = vec![Vec::new(); SHARDS];
         for (text, pattern) in b.by_text {
-            if within.is_none_or(|folded| folded.contains(text.as_str())) {
-                parts[shard_of(&text)].push((text, pattern));
-            }
+            parts[shard_of(&text)].push((text, pattern));
         }
         let shards = parts
             .into_par_iter()
