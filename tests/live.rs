@@ -162,6 +162,52 @@ fn a_party_switch_reaches_every_pc_in_the_engine() {
     t.assert_matches_cold_load(&["What now?", "Vex and Ashe argue"]);
 }
 
+/// A note linked by the end of its path (`[[docks/net-loft]]`) moves to another folder with
+/// the same end: what links to it is built again and follows it, as a cold load would.
+#[test]
+fn a_note_linked_by_a_partial_path_is_followed_when_it_moves() {
+    let s = Scratch::of("saltreach");
+    s.write(
+        "canon/locations/docks/net-loft.md",
+        "---\nname: The Net Loft\n---\nNets dry under the eaves.\n",
+    );
+    s.write(
+        "canon/npcs/old-wend.md",
+        "---\nname: Old Wend\nstatus: active\nlocation: \"[[docks/net-loft]]\"\n---\nMends nets.\n",
+    );
+    let live = Live::load(&s.root).expect("live canon loads");
+    let mut t = Table { s, live };
+    let wend_at = |t: &Table| {
+        let c = t.live.campaign();
+        let wend = c
+            .npcs
+            .iter()
+            .find(|n| n.name == "Old Wend")
+            .expect("Old Wend");
+        wend.location.clone()
+    };
+    assert_eq!(
+        wend_at(&t).as_deref(),
+        Some("canon/locations/docks/net-loft.md")
+    );
+    std::fs::create_dir_all(t.s.root.join("canon/locations/harbour/docks")).expect("mkdir");
+    std::fs::rename(
+        t.s.root.join("canon/locations/docks/net-loft.md"),
+        t.s.root.join("canon/locations/harbour/docks/net-loft.md"),
+    )
+    .expect("mv");
+    let r = t.apply(&[
+        "canon/locations/docks/net-loft.md",
+        "canon/locations/harbour/docks/net-loft.md",
+    ]);
+    assert!(!r.full, "{r}");
+    assert_eq!(
+        wend_at(&t).as_deref(),
+        Some("canon/locations/harbour/docks/net-loft.md")
+    );
+    t.assert_matches_cold_load(&["Old Wend mends nets at the Net Loft"]);
+}
+
 #[test]
 fn a_moved_thread_note_resolves_under_its_new_path() {
     let s = Scratch::of("saltreach");

@@ -160,14 +160,13 @@ pub fn lookup_keys(target: &str) -> Option<(String, String)> {
     (!t.is_empty()).then(|| (norm_key(t), slug(t)))
 }
 
-/// Every key [`LinkIndex::add`] files a note under: its path without `.md`, its stem, the
-/// slug of its stem, and each of its names. A target none of whose [`lookup_keys`] is
-/// among these never resolves to the note (used to find what a renamed note affects).
+/// Every key [`LinkIndex::add`] files a note under ([`LinkIndex::keys`], the one rule):
+/// its path without `.md`, the ends of that path that hold a `/`, its stem, the slug of its
+/// stem, and each of its names. A target none of whose [`lookup_keys`] is among these never
+/// resolves to the note (the watcher finds what a renamed or moved note affects this way).
 pub fn note_keys(path: &str, stem: &str, names: &[String]) -> Vec<String> {
-    let mut v = vec![norm_key(strip_md(path)), norm_key(stem), slug(stem)];
-    v.extend(names.iter().map(|n| norm_key(n)));
-    v.retain(|k| !k.is_empty());
-    v
+    let k = LinkIndex::keys(path, stem, names);
+    k.keys.iter().map(|key| k.get(key).to_string()).collect()
 }
 
 /// A note's lookup keys, from [`LinkIndex::keys`]: every key in one buffer, each with the
@@ -626,6 +625,7 @@ mod tests {
         let keys = note_keys("canon/npcs/Mother-Ashka.MD", "Mother-Ashka", &names);
         for t in [
             "./canon/npcs/mother-ashka.md",
+            "npcs/Mother-Ashka",
             "MOTHER ASHKA",
             "the eel-mother",
             "mother ashka!",
