@@ -893,7 +893,7 @@ impl Matcher {
         Matcher::build(c, None, None)
     }
 
-    /// A matcher for one message, as a one-shot `context -m` or `ask` needs: only the
+    /// A matcher for one message, as a one-shot `context -m` needs: only the
     /// texts that occur in the folded message become patterns, so the automata are built
     /// over a handful of names instead of every name of the vault. A text is found by the
     /// overlapping search only where it occurs, whatever else is searched with it, so the
