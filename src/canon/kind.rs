@@ -276,7 +276,11 @@ fn is_index_stem(stem: &str) -> bool {
         w.as_str(),
         "index"
             | "home"
+            | "homepage"
+            | "home page"
             | "dashboard"
+            | "gm screen"
+            | "dm screen"
             | "readme"
             | "moc"
             | "map of content"
@@ -575,6 +579,8 @@ mod tests {
     )]
     #[case("Boards/Todo.md", "kanban-plugin: basic\n", NoteKind::Meta)]
     #[case("Characters/00 Index.md", "", NoteKind::Meta)]
+    #[case("1.Tools/GM Screen.md", "tags: [GMScreen]\n", NoteKind::Meta)]
+    #[case("1.Tools/Homepage.md", "", NoteKind::Meta)]
     #[case("World/Timeline.md", "", NoteKind::Timeline)]
     #[case("notes/x.md", "type: timeline\n", NoteKind::Timeline)]
     #[case("notes/Session 5.md", "type: notes\nnumber: 5\n", NoteKind::Session)]
