@@ -317,13 +317,16 @@ fn shard_of(hash: u64) -> usize {
     (hash >> 25) as usize & 1
 }
 
-/// Files note `idx` under `key` (with its `hash`) on `tiers`.
+/// Files note `idx` under `key` (with its `hash`) on `tiers`. A note's keys are distinct
+/// ([`NoteKeys::file`] merges repeats) and a note is filed after every note before it, or
+/// after it was removed: if the note is under the key already, it is the last one there.
+/// So filing is constant time even when thousands of notes share a key (`Untitled`).
 fn file_in(table: &mut Table, hash: u64, key: &str, idx: u32, tiers: u8) {
     let entry = table.entry(hash, |(k, _)| k == key, |(k, _)| hash_key(k));
     let (_, filed) = entry
         .or_insert_with(|| (key.into(), smallvec::SmallVec::new()))
         .into_mut();
-    match filed.iter_mut().find(|f| f.note() == idx) {
+    match filed.last_mut().filter(|f| f.note() == idx) {
         Some(f) => f.add_tiers(tiers),
         None => {
             let mut f = Filed(idx);
@@ -352,6 +355,50 @@ fn resolution(filed: &[Filed], tier: Tier) -> Resolution {
             v.sort_unstable();
             Resolution::Ambiguous(v)
         }
+    }
+}
+
+/// The notes a target names on the first tier that has any, as the index holds them (in no
+/// particular order, borrowed): what [`LinkIndex::resolve_tiered`] sorts into a
+/// [`Resolution`], and what [`crate::vault::Vault::resolve_from`] breaks ties in without
+/// copying when many files share a name.
+#[derive(Debug, Clone, Copy)]
+pub struct Named<'a> {
+    filed: &'a [Filed],
+    tier: Tier,
+}
+
+impl Named<'_> {
+    const NONE: Named<'static> = Named {
+        filed: &[],
+        tier: Tier::Path,
+    };
+
+    /// The tier the target matched on ([`Tier::Path`] when it matched none).
+    pub fn tier(&self) -> Tier {
+        self.tier
+    }
+
+    /// The notes named, by index, unsorted.
+    pub fn notes(&self) -> impl Iterator<Item = usize> + '_ {
+        let tier = self.tier;
+        self.filed
+            .iter()
+            .filter(move |f| f.on(tier))
+            .map(|f| f.note() as usize)
+    }
+
+    /// Whether more than one note is named.
+    pub fn is_many(&self) -> bool {
+        self.notes().nth(1).is_some()
+    }
+
+    /// The notes named, as a resolution (several sorted by index).
+    pub fn resolution(&self) -> Resolution {
+        if self.notes().next().is_none() {
+            return Resolution::NotFound;
+        }
+        resolution(self.filed, self.tier)
     }
 }
 
@@ -487,6 +534,13 @@ impl LinkIndex {
     /// does ([`crate::vault::Vault::resolve_from`]); on the name tier they are a real
     /// ambiguity.
     pub fn resolve_tiered(&self, target: &str) -> (Tier, Resolution) {
+        let named = self.named(target);
+        (named.tier(), named.resolution())
+    }
+
+    /// The notes a target names on the first tier that has any (see
+    /// [`LinkIndex::resolve_tiered`]), borrowed from the index.
+    pub fn named(&self, target: &str) -> Named<'_> {
         // `trim_start_matches("./")`, without building a substring searcher per link.
         let mut t = crate::names::trim(target);
         while let Some(rest) = t.strip_prefix("./") {
@@ -494,7 +548,7 @@ impl LinkIndex {
         }
         let t = strip_md(t.trim_start_matches('/'));
         if t.is_empty() {
-            return (Tier::Path, Resolution::NotFound);
+            return Named::NONE;
         }
         // Links are resolved by the hundred thousand: key buffers per thread.
         thread_local! {
@@ -512,40 +566,69 @@ impl LinkIndex {
         })
     }
 
-    /// [`LinkIndex::resolve_tiered`] of a target's [`norm_key`], with `slug` as a buffer.
-    fn resolve_key(&self, key: &str, slug: &mut String) -> (Tier, Resolution) {
+    /// The one note filed under `key` as its exact path, if exactly one is.
+    pub fn at_path(&self, key: &str) -> Option<usize> {
+        let at = Named {
+            filed: self.get(key),
+            tier: Tier::Path,
+        };
+        let mut notes = at.notes();
+        let one = notes.next()?;
+        notes.next().is_none().then_some(one)
+    }
+
+    /// [`LinkIndex::named`] of a target's [`norm_key`], with `slug` as a buffer.
+    fn resolve_key(&self, key: &str, slug: &mut String) -> Named<'_> {
         let filed = self.get(key);
         // The tiers of every note under the key, found in one pass.
         let on = tiers_of(filed);
         let is_on = |tier: Tier| on & tier.bit() != 0;
         if is_on(Tier::Path) {
-            return (Tier::Path, resolution(filed, Tier::Path));
+            return Named {
+                filed,
+                tier: Tier::Path,
+            };
         }
         // Only partial paths hold a `/`, so only they are filed as suffixes.
         if is_on(Tier::Suffix) {
-            return (Tier::Suffix, resolution(filed, Tier::Suffix));
+            return Named {
+                filed,
+                tier: Tier::Suffix,
+            };
         }
         let last = crate::names::last_segment(key);
         if last.len() == key.len() {
             if is_on(Tier::Stem) {
-                return (Tier::Stem, resolution(filed, Tier::Stem));
+                return Named {
+                    filed,
+                    tier: Tier::Stem,
+                };
             }
         } else {
             let by_stem = self.get(last);
             if tiers_of(by_stem) & Tier::Stem.bit() != 0 {
-                return (Tier::Stem, resolution(by_stem, Tier::Stem));
+                return Named {
+                    filed: by_stem,
+                    tier: Tier::Stem,
+                };
             }
         }
         if is_on(Tier::Name) {
-            return (Tier::Name, resolution(filed, Tier::Name));
+            return Named {
+                filed,
+                tier: Tier::Name,
+            };
         }
         slug.clear();
         crate::names::slug_of_key_into(key, slug);
         let by_slug = if *slug == key { filed } else { self.get(slug) };
         if tiers_of(by_slug) & Tier::Slug.bit() != 0 {
-            return (Tier::Slug, resolution(by_slug, Tier::Slug));
+            return Named {
+                filed: by_slug,
+                tier: Tier::Slug,
+            };
         }
-        (Tier::Path, Resolution::NotFound)
+        Named::NONE
     }
 }
 

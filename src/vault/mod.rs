@@ -281,32 +281,43 @@ impl Vault {
                 _ => Resolution::NotFound,
             };
         }
-        match self.index.resolve_tiered(t) {
-            (tier, Resolution::Ambiguous(c)) if tier.is_file() => {
-                Resolution::Found(self.obsidian_pick(&c, from))
-            }
-            (_, r) => r,
+        let named = self.index.named(t);
+        if named.tier().is_file() && named.is_many() {
+            return Resolution::Found(self.obsidian_pick(named, t, from));
         }
+        named.resolution()
     }
 
     /// Obsidian's tie-break among files of the same name: the linking note's folder, then
     /// the shortest path, then path order. It is the minimum of one order, so any subset
-    /// holding the winner picks the same winner (incremental reloads rely on that).
-    fn obsidian_pick(&self, candidates: &[usize], from: Option<&str>) -> usize {
-        let folder = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    /// holding the winner picks the same winner (incremental reloads rely on that). A file
+    /// name many folders share (`Overview` in every place's folder) is asked for by every
+    /// link to it: the one in the linking note's folder is looked up by its path, and only
+    /// when there is none are the candidates compared (in place, nothing copied).
+    fn obsidian_pick(&self, named: links::Named<'_>, target: &str, from: Option<&str>) -> usize {
+        fn folder(p: &str) -> &str {
+            p.rsplit_once('/').map_or("", |(d, _)| d)
+        }
         let here = from.map(folder);
-        candidates
-            .iter()
-            .copied()
+        if let (links::Tier::Stem, Some(dir)) = (named.tier(), here.filter(|d| !d.is_empty())) {
+            // The same-folder file of that name is the note at `<folder>/<name>`.
+            if let Some((key, _)) = links::lookup_keys(target) {
+                let name = crate::names::last_segment(&key);
+                let path = links::norm_key(&format!("{dir}/{name}"));
+                if let Some(i) = self.index.at_path(&path) {
+                    if folder(&self.notes[i].path) == dir && named.notes().any(|n| n == i) {
+                        return i;
+                    }
+                }
+            }
+        }
+        named
+            .notes()
             .min_by_key(|&i| {
-                let p = &self.notes[i].path;
-                (
-                    here.as_deref() != Some(folder(p).as_str()),
-                    p.len(),
-                    p.clone(),
-                )
+                let p = self.notes[i].path.as_str();
+                (here != Some(folder(p)), p.len(), p)
             })
-            .unwrap_or(candidates[0])
+            .expect("several notes are named")
     }
 
     /// The index of the note at a vault-relative path.
@@ -554,6 +565,40 @@ mod tests {
             for (n, extra) in notes.iter().zip(&extras) {
                 prop_assert_eq!(&n.path, extra);
             }
+        }
+
+        /// Obsidian's tie-break, as the plain rule: among the files the target names on its
+        /// tier, the one in the linking note's folder, then the shortest path, then path
+        /// order (the same-folder lookup by path must never change the answer).
+        #[test]
+        fn ties_break_as_obsidian_does(
+            files in proptest::collection::hash_set(
+                ("(|a|b|A|a/b|a/B|b/a)", "(Overview|overview|Notes|Over view| Overview)"),
+                1..14,
+            ),
+            target in "(Overview|overview|Notes|a/Overview|b/overview|Over view)",
+            from_dir in "(|a|b|A|a/b|c)",
+        ) {
+            let paths: Vec<String> = files
+                .iter()
+                .map(|(d, n)| if d.is_empty() { format!("{n}.md") } else { format!("{d}/{n}.md") })
+                .collect();
+            let notes: Vec<Note> = paths.iter().map(|p| Note::parse(p, b"")).collect();
+            let v = Vault::from_notes(PathBuf::from("/v"), notes, Vec::new());
+            let from = if from_dir.is_empty() { "x.md".to_string() } else { format!("{from_dir}/x.md") };
+            let folder = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+            let want = match v.index.resolve_tiered(&target) {
+                (tier, Resolution::Ambiguous(c)) if tier.is_file() => Resolution::Found(
+                    c.into_iter()
+                        .min_by_key(|&i| {
+                            let p = v.notes[i].path.clone();
+                            (Some(folder(&p)) != Some(folder(&from)), p.len(), p)
+                        })
+                        .expect("several"),
+                ),
+                (_, r) => r,
+            };
+            prop_assert_eq!(v.resolve_from(&target, Some(&from)), want);
         }
     }
 }
