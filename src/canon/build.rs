@@ -1162,7 +1162,7 @@ pub(crate) fn shed_unread(note: &mut Note, config: &Config) -> NoteKind {
     }
     match kind {
         NoteKind::Lore => note.body.keep_title_and_summary(),
-        NoteKind::Pc | NoteKind::Party | NoteKind::Meta => {
+        NoteKind::Pc | NoteKind::Party | NoteKind::Meta | NoteKind::Player => {
             note.body.keep_title_summary_and_sections(&[]);
         }
         NoteKind::Npc => note.body.keep_title_summary_and_sections(NPC_SECTIONS),
@@ -1255,7 +1255,7 @@ pub(crate) fn build_kinded(
                         Typed::Events(events.into_iter().map(Clean::cleaned).collect())
                     }
                     NoteKind::Timeline | NoteKind::Lore => lore(note),
-                    NoteKind::Meta => Typed::Nothing,
+                    NoteKind::Meta | NoteKind::Player => Typed::Nothing,
                 }
             };
             (t, cx.diags)

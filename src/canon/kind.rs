@@ -23,6 +23,7 @@
 
 use crate::config::FolderConfig;
 use crate::names::folder_word;
+use crate::vault::markdown::BlockKind;
 use crate::vault::Note;
 
 /// What a note describes.
@@ -46,6 +47,8 @@ pub enum NoteKind {
     Lore,
     /// Not an entity at all: drawings, boards, dashboards, index notes.
     Meta,
+    /// A real person at the table (a player), never a PC: the characters they play are.
+    Player,
 }
 
 impl NoteKind {
@@ -61,6 +64,7 @@ impl NoteKind {
             NoteKind::Timeline => "timeline",
             NoteKind::Lore => "lore",
             NoteKind::Meta => "not entities (drawings, boards, dashboards, indexes)",
+            NoteKind::Player => "players (the people at the table)",
         }
     }
 }
@@ -82,6 +86,8 @@ pub enum Why {
     Named(String),
     /// A folder of the path (vault-relative).
     Folder(String),
+    /// What the body says (a members list, "one of the players", "played by").
+    Body(String),
     /// Nothing told: lore.
     Default,
 }
@@ -96,6 +102,7 @@ impl std::fmt::Display for Why {
             Why::Prefix(s) => write!(f, "file name \"{s} - …\""),
             Why::Named(s) => write!(f, "a note named {s}"),
             Why::Folder(s) => write!(f, "folder {s}/"),
+            Why::Body(s) => write!(f, "the text: {s}"),
             Why::Default => write!(f, "no type, tag or telling folder"),
         }
     }
@@ -106,10 +113,27 @@ pub fn word_kind(w: &str) -> Option<NoteKind> {
     let w = w.trim().to_lowercase();
     let w = w.trim_matches(|c: char| !c.is_alphanumeric());
     Some(match w {
-        "pc" | "pcs" | "player" | "players" | "player-character" | "player character"
-        | "player-characters" | "playercharacter" | "character-pc" | "hero" | "adventurer" => {
-            NoteKind::Pc
-        }
+        "pc"
+        | "pcs"
+        | "player"
+        | "players"
+        | "player-character"
+        | "player character"
+        | "player-characters"
+        | "playercharacter"
+        | "character-pc"
+        | "hero"
+        | "adventurer"
+        | "spielercharakter"
+        | "spielercharaktere"
+        | "sc"
+        | "pj"
+        | "pjs"
+        | "personnage joueur"
+        | "personaje jugador"
+        | "pg"
+        | "personaggio giocante"
+        | "bohater" => NoteKind::Pc,
         "npc"
         | "npcs"
         | "person"
@@ -123,19 +147,32 @@ pub fn word_kind(w: &str) -> Option<NoteKind> {
         | "nonplayercharacter"
         | "ally"
         | "enemy"
-        | "contact" => NoteKind::Npc,
+        | "contact"
+        | "familiar"
+        | "companion"
+        | "nsc"
+        | "nichtspielercharakter"
+        | "pnj"
+        | "pnjs"
+        | "png"
+        | "pnp"
+        | "personaje"
+        | "personnage"
+        | "personaggio" => NoteKind::Npc,
         "location" | "locations" | "place" | "places" | "locale" | "landmark" | "settlement"
         | "city" | "town" | "village" | "region" | "district" | "building" | "shop" | "tavern"
         | "inn" | "dungeon" | "poi" | "point of interest" | "area" | "room" | "continent"
-        | "realm" | "plane" | "province" | "territory" | "kingdom" | "nation" | "lokace" => {
-            NoteKind::Location
-        }
+        | "realm" | "plane" | "province" | "territory" | "kingdom" | "nation" | "lokace"
+        | "ort" | "orte" | "stadt" | "dorf" | "lieu" | "ville" | "lugar" | "ciudad"
+        | "ubicación" | "luogo" | "città" | "local" => NoteKind::Location,
         "thread" | "threads" | "quest" | "quests" | "storyline" | "mission" | "missions"
-        | "subplot" | "plot" | "hook" | "objective" | "job" => NoteKind::Thread,
+        | "subplot" | "plot" | "hook" | "objective" | "job" | "quête" | "mision" | "misión"
+        | "missione" | "auftrag" | "aufgabe" => NoteKind::Thread,
         "session" | "sessions" | "session-note" | "session note" | "sessionnote"
         | "session-notes" | "sessionnotes" | "session_report" | "session-report"
         | "sessionjournal" | "sessionjournals" | "session-journal" | "recap" | "session-log"
-        | "session log" | "journal" => NoteKind::Session,
+        | "session log" | "journal" | "sitzung" | "séance" | "sesión" | "sesion" | "sessione"
+        | "sessão" | "sesja" => NoteKind::Session,
         "party" | "group-pc" | "adventuring party" => NoteKind::Party,
         "timeline" => NoteKind::Timeline,
         _ => return None,
@@ -185,9 +222,32 @@ pub fn folder_kind(seg: &str) -> Option<NoteKind> {
 /// [`folder_kind`] of a name already made a [`folder_word`].
 fn kind_of_folder_word(w: &str) -> Option<NoteKind> {
     Some(match w {
-        "pcs" | "pc" | "players" | "player characters" | "player character" | "party"
-        | "the party" | "party members" | "adventurers" | "heroes" | "characters pcs"
-        | "pcs and players" => NoteKind::Pc,
+        "pcs"
+        | "pc"
+        | "players"
+        | "player characters"
+        | "player character"
+        | "party"
+        | "the party"
+        | "party members"
+        | "adventurers"
+        | "heroes"
+        | "characters pcs"
+        | "pcs and players"
+        | "spielercharaktere"
+        | "spieler charaktere"
+        | "helden"
+        | "pjs"
+        | "personnages joueurs"
+        | "personajes jugadores"
+        | "personaggi giocanti"
+        | "pg"
+        | "personaggi"
+        | "bohaterowie"
+        | "gruppe"
+        | "groupe"
+        | "grupo"
+        | "gruppo" => NoteKind::Pc,
         "npcs"
         | "npc"
         | "people"
@@ -214,12 +274,26 @@ fn kind_of_folder_word(w: &str) -> Option<NoteKind> {
         | "enemy"
         | "friends"
         | "contacts"
-        | "pnj" => NoteKind::Npc,
+        | "pnj"
+        | "pnjs"
+        | "png"
+        | "pnp"
+        | "nsc"
+        | "nscs"
+        | "nichtspielercharaktere"
+        | "personnages non joueurs"
+        | "personajes no jugadores"
+        | "personaggi non giocanti"
+        | "personen"
+        | "personnages"
+        | "personajes"
+        | "familiars"
+        | "companions" => NoteKind::Npc,
         "locations" | "location" | "places" | "place" | "atlas" | "geography" | "settlements"
         | "regions" | "cities" | "towns" | "poi" | "pois" | "points of interest" | "dungeons"
-        | "buildings" | "districts" | "areas" | "localizaciones" | "world locations" => {
-            NoteKind::Location
-        }
+        | "buildings" | "districts" | "areas" | "localizaciones" | "world locations" | "orte"
+        | "schauplätze" | "lieux" | "lugares" | "ubicaciones" | "luoghi" | "locais" | "miejsca"
+        | "mapa" => NoteKind::Location,
         "quests"
         | "quest"
         | "threads"
@@ -233,12 +307,24 @@ fn kind_of_folder_word(w: &str) -> Option<NoteKind> {
         | "quests and encounters"
         | "faction quests"
         | "side quests"
-        | "jobs" => NoteKind::Thread,
+        | "jobs"
+        | "quêtes"
+        | "misiones"
+        | "missioni"
+        | "aufträge"
+        | "auftraege"
+        | "plot"
+        | "handlung"
+        | "handlungsstränge"
+        | "questy"
+        | "zadania" => NoteKind::Thread,
         "sessions" | "session" | "session notes" | "session logs" | "session log"
         | "session journals" | "session journal" | "session summaries" | "session reports"
         | "sessions reports" | "recaps" | "journal" | "journals" | "transcripts"
         | "playing notes" | "session prep" | "session planning" | "preparations" | "prep"
-        | "session recaps" | "adventure log" | "adventure logs" | "campaign log" => {
+        | "session recaps" | "adventure log" | "adventure logs" | "campaign log" | "sitzungen"
+        | "spielsitzungen" | "séances" | "sesiones" | "sessioni" | "resoconti" | "resoconto"
+        | "sessões" | "sesje" | "sesiones de juego" | "tagebuch" | "chroniken" => {
             NoteKind::Session
         }
         _ => return None,
@@ -444,6 +530,268 @@ pub fn classify(note: &Note, folders: &FolderConfig) -> NoteKind {
     classify_why(note, folders).0
 }
 
+/// How strongly a signal speaks for a kind. The kind with the most weight wins, so a
+/// specific signal beats a generic one wherever each stands: a `player-character` tag over a
+/// `person` tag, a `type/group` tag over a `place/waterdeep` tag, `player:` and `class:`
+/// fields over a `party` tag.
+mod weight {
+    /// `type:` (or `category:` …) in the frontmatter, a flag such as `pc: true`, a
+    /// `type/…` tag.
+    pub const DECLARED: u32 = 10;
+    /// A folder named in `vaultdm.toml`.
+    pub const CONFIGURED: u32 = 8;
+    /// A note that lists the PCs under a members heading; a note about a real player.
+    pub const GROUP: u32 = 8;
+    /// A `Kind - Name` file-name prefix.
+    pub const PREFIX: u32 = 7;
+    /// A tag whose word names the kind itself (`#npc`, `heist/pc`, `npc/dead`).
+    pub const TAG: u32 = 6;
+    /// A `player:` field, or a character "played by" someone.
+    pub const PLAYER_FIELD: u32 = 5;
+    /// The nearest folder with a telling name.
+    pub const FOLDER: u32 = 4;
+    /// A generic tag word (`person`, `character`, `creature`) or PC-shaped fields (`class`
+    /// with `level`).
+    pub const GENERIC: u32 = 3;
+    /// A tag that files the note under a thing of that kind (`place/waterdeep`): where it
+    /// is, not what it is.
+    pub const FILED_UNDER: u32 = 1;
+}
+
+/// Tag and type words that say little about which kind of thing a note is: a person may be
+/// a PC or an NPC.
+fn is_generic_word(w: &str) -> bool {
+    matches!(
+        w.trim().to_lowercase().as_str(),
+        "person"
+            | "people"
+            | "individual"
+            | "character"
+            | "characters"
+            | "creature"
+            | "monster"
+            | "contact"
+            | "ally"
+            | "enemy"
+            | "player"
+            | "players"
+    )
+}
+
+/// One piece of evidence for a kind.
+struct Signal {
+    kind: NoteKind,
+    weight: u32,
+    why: Why,
+}
+
+/// Every signal of a note, weighed into one decision ([`classify_why`]).
+#[derive(Default)]
+struct Evidence {
+    signals: Vec<Signal>,
+}
+
+impl Evidence {
+    fn add(&mut self, kind: NoteKind, weight: u32, why: Why) {
+        self.signals.push(Signal { kind, weight, why });
+    }
+
+    /// The kind with the most weight (ties go to the kind whose first signal came first, in
+    /// the order of the module docs), with its strongest reason.
+    fn decide(self) -> Option<(NoteKind, Why)> {
+        let mut totals: Vec<(NoteKind, u32, usize)> = Vec::new();
+        for (i, s) in self.signals.iter().enumerate() {
+            match totals.iter_mut().find(|t| t.0 == s.kind) {
+                Some(t) => t.1 += s.weight,
+                None => totals.push((s.kind, s.weight, i)),
+            }
+        }
+        let (kind, _, _) = totals
+            .iter()
+            .copied()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)))?;
+        let why = self
+            .signals
+            .into_iter()
+            .filter(|s| s.kind == kind)
+            .max_by(|a, b| a.weight.cmp(&b.weight))
+            .map(|s| s.why)?;
+        Some((kind, why))
+    }
+}
+
+/// The weight a tag gives its kind: a type tag is declared, a kind word with only status or
+/// kind words after it names the kind, a generic word less, and a kind word with a name
+/// after it (`place/waterdeep/dock`) only files the note under such a thing.
+fn tag_signal(tag: &str) -> Option<(NoteKind, u32)> {
+    let segs: Vec<&str> = tag.split('/').filter(|s| !s.is_empty()).collect();
+    let first = *segs.first()?;
+    if matches!(first, "type" | "kind" | "category") {
+        let w = segs.get(1)?;
+        if is_lore_word(w) || is_group_word(w) {
+            return Some((NoteKind::Lore, weight::DECLARED));
+        }
+        return word_kind(w).map(|k| (k, weight::DECLARED));
+    }
+    let k = tag_kind(tag)?;
+    let at = segs
+        .iter()
+        .position(|s| word_kind(s) == Some(k))
+        .unwrap_or(0);
+    let rest = &segs[at + 1..];
+    let named = rest.iter().any(|s| {
+        let s = s.to_lowercase();
+        !TAG_STATUSES.contains(&s.as_str()) && word_kind(&s).is_none()
+    });
+    Some(if named {
+        (k, weight::FILED_UNDER)
+    } else if is_generic_word(segs[at]) {
+        (k, weight::GENERIC)
+    } else {
+        (k, weight::TAG)
+    })
+}
+
+/// Words for an organised group that is not the party (`type/group/mercenary`).
+fn is_group_word(w: &str) -> bool {
+    matches!(
+        w.trim().to_lowercase().as_str(),
+        "group" | "groups" | "company" | "cult" | "order" | "band" | "gang" | "clan" | "house"
+    )
+}
+
+/// Headings under which a group note lists the party's members.
+fn is_members_heading(h: &str) -> bool {
+    matches!(
+        h.trim().trim_end_matches(':').to_lowercase().as_str(),
+        "members"
+            | "party members"
+            | "core group"
+            | "the party"
+            | "party"
+            | "roster"
+            | "current members"
+            | "active members"
+            | "mitglieder"
+            | "membres"
+            | "miembros"
+            | "membri"
+    )
+}
+
+/// Phrases that say a note is about a real person at the table, in the languages GMs
+/// write.
+const PLAYER_PHRASES: &[&str] = &[
+    "one of the players",
+    "one of our players",
+    "is a player at",
+    "einer der spieler",
+    "eine der spielerinnen",
+    "un des joueurs",
+    "une des joueuses",
+    "uno de los jugadores",
+    "una de las jugadoras",
+    "uno dei giocatori",
+    "una delle giocatrici",
+    "um dos jogadores",
+    "jeden z graczy",
+];
+
+/// Phrases that say a character is played by someone: the note is a PC.
+const PLAYED_BY: &[&str] = &[
+    "played by",
+    "gespielt von",
+    "joué par",
+    "jouée par",
+    "jugado por",
+    "jugada por",
+    "giocato da",
+    "giocata da",
+    "jogado por",
+    "jogada por",
+    "grany przez",
+];
+
+/// What the body says of the note: a members list (a group note), a real player, a
+/// character played by someone.
+fn body_signals(note: &Note, ev: &mut Evidence) {
+    let members = note
+        .body
+        .sections
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.heading.as_deref().is_some_and(is_members_heading))
+        .map(|(i, _)| {
+            note.body
+                .blocks
+                .iter()
+                .filter(|b| b.section as usize == i && b.kind == BlockKind::ListItem)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    if members >= 2 {
+        ev.add(
+            NoteKind::Party,
+            weight::GROUP,
+            Why::Body("lists members".into()),
+        );
+    }
+    let text = || {
+        note.body
+            .blocks
+            .iter()
+            .take(40)
+            .filter(|b| !matches!(b.kind, BlockKind::Heading(_)))
+            .map(|b| b.text.to_lowercase())
+    };
+    if let Some(p) = text().find_map(|t| PLAYER_PHRASES.iter().find(|p| t.contains(*p))) {
+        ev.add(
+            NoteKind::Player,
+            weight::GROUP,
+            Why::Body(format!("\"{p}\"")),
+        );
+    } else if let Some(p) = text().find_map(|t| PLAYED_BY.iter().find(|p| t.contains(*p))) {
+        ev.add(
+            NoteKind::Pc,
+            weight::PLAYER_FIELD,
+            Why::Body(format!("\"{p} …\"")),
+        );
+    }
+}
+
+/// PC-shaped frontmatter: a `player:`, or a class with a level.
+fn field_signals(note: &Note, ev: &mut Evidence) {
+    let fm = &note.frontmatter;
+    let filled = |k: &[&str]| {
+        fm.text(k)
+            .is_some_and(|v| !v.trim().is_empty() && !crate::vault::placeholder::is_placeholder(&v))
+    };
+    if filled(&[
+        "player",
+        "played_by",
+        "spieler",
+        "joueur",
+        "jugador",
+        "giocatore",
+    ]) {
+        ev.add(
+            NoteKind::Pc,
+            weight::PLAYER_FIELD,
+            Why::Frontmatter("player: (a character someone plays)".into()),
+        );
+    }
+    if filled(&["class", "classes", "klasse", "classe", "clase"])
+        && filled(&["level", "lvl", "stufe", "niveau", "nivel", "livello"])
+    {
+        ev.add(
+            NoteKind::Pc,
+            weight::GENERIC,
+            Why::Frontmatter("class and level".into()),
+        );
+    }
+}
+
 /// [`classify`], with the reason.
 pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
     let p = note.path.as_str();
@@ -481,46 +829,66 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
         || words
             .iter()
             .any(|w| kind_of_folder_word(w) == Some(NoteKind::Session));
+    if words.iter().any(|w| is_reference_word(w)) && configured.is_none() {
+        return (NoteKind::Lore, Why::Default);
+    }
+    let mut ev = Evidence::default();
     if let Some((k, why)) = frontmatter_kind(note) {
         // A session folder wins over a stray PC/NPC type on a recap.
         if !(session_folder && matches!(k, NoteKind::Pc | NoteKind::Npc)) {
-            return (k, Why::Frontmatter(why));
+            ev.add(k, weight::DECLARED, Why::Frontmatter(why));
         }
     }
     if !session_folder {
         for tag in &note.tags {
-            if let Some(k) = tag_kind(tag) {
-                return (k, Why::Tag(tag.to_string()));
+            if let Some((k, w)) = tag_signal(tag) {
+                ev.add(k, w, Why::Tag(tag.to_string()));
+            } else if !tag.contains('/') && (is_lore_word(tag) || is_group_word(tag)) {
+                ev.add(NoteKind::Lore, weight::TAG, Why::Tag(tag.to_string()));
             }
         }
         if let Some((k, head)) = prefix_kind(&note.stem) {
-            return (k, Why::Prefix(head));
+            ev.add(k, weight::PREFIX, Why::Prefix(head));
         }
+        body_signals(note, &mut ev);
+        field_signals(note, &mut ev);
     }
     // A folder named in `vaultdm.toml` comes after what the note says of itself.
-    if let Some(c) = configured {
-        return c;
+    if let Some((k, why)) = configured {
+        ev.add(k, weight::CONFIGURED, why);
     }
-    if words.iter().any(|w| is_reference_word(w)) {
-        return (NoteKind::Lore, Why::Default);
-    }
-    for (i, word) in words.iter().enumerate().rev() {
-        if let Some(k) = kind_of_folder_word(word) {
-            // The party folder's own note (`The Party/The Party.md`, `Party/Party.md`) is the
-            // group, not a PC.
-            let stem = folder_word(&note.stem);
-            if k == NoteKind::Pc
-                && (&stem == word || matches!(stem.as_str(), "party" | "the party" | "group"))
-            {
-                return (NoteKind::Party, Why::Folder(dirs[..=i].join("/")));
-            }
-            return (k, Why::Folder(dirs[..=i].join("/")));
-        }
+    if let Some((i, k)) = words
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, w)| kind_of_folder_word(w).map(|k| (i, k)))
+    {
+        // The party folder's own note (`The Party/The Party.md`, `Party/Party.md`) is the
+        // group, not a PC.
+        let stem = folder_word(&note.stem);
+        let k = if k == NoteKind::Pc
+            && (stem == words[i] || matches!(stem.as_str(), "party" | "the party" | "group"))
+        {
+            NoteKind::Party
+        } else {
+            k
+        };
+        // In a session folder, the folder decides (a recap tagged `pc` is still a recap).
+        let w = if k == NoteKind::Session {
+            weight::DECLARED
+        } else {
+            weight::FOLDER
+        };
+        ev.add(k, w, Why::Folder(dirs[..=i].join("/")));
     }
     if note.stem.eq_ignore_ascii_case("timeline") || folder_word(&note.stem).ends_with("timeline") {
-        return (NoteKind::Timeline, Why::Named(note.stem.clone()));
+        ev.add(
+            NoteKind::Timeline,
+            weight::FOLDER,
+            Why::Named(note.stem.clone()),
+        );
     }
-    (NoteKind::Lore, Why::Default)
+    ev.decide().unwrap_or((NoteKind::Lore, Why::Default))
 }
 
 #[cfg(test)]

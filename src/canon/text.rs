@@ -162,6 +162,23 @@ const ABBREVIATIONS: &[&str] = &[
     "st", "mr", "mrs", "ms", "dr", "mt", "capt", "lt", "sgt", "vs", "no", "e.g", "i.e", "etc", "ft",
 ];
 
+/// The sentences `s` starts with, as many as fit in `max` bytes (always the first, which a
+/// card's own cap then bounds): a card carries the fact on a note's second or third line,
+/// not only its first.
+pub fn lead(s: &str, max: usize) -> &str {
+    let mut end = first_sentence(s).len();
+    while end < s.len() {
+        let rest = &s[end..];
+        let next = first_sentence(rest.trim_start());
+        let skip = rest.len() - rest.trim_start().len();
+        if end + skip + next.len() > max || next.is_empty() {
+            break;
+        }
+        end += skip + next.len();
+    }
+    s[..end].trim_end()
+}
+
 /// The first sentence of a text.
 pub fn first_sentence(s: &str) -> &str {
     let b = s.as_bytes();
@@ -330,6 +347,22 @@ mod tests {
             prop_assert_eq!(clean(&s, max), general.clone());
             prop_assert_eq!(clean_owned(s, max), general);
         }
+    }
+
+    #[test]
+    fn leads() {
+        assert_eq!(
+            lead("A den. The floor lists. It burned down.", 40),
+            "A den. The floor lists."
+        );
+        assert_eq!(
+            lead("A den. The floor lists.", 400),
+            "A den. The floor lists."
+        );
+        assert_eq!(
+            lead("One long first sentence.", 3),
+            "One long first sentence."
+        );
     }
 
     #[test]

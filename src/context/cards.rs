@@ -2,7 +2,7 @@
 
 use super::explain::{Cut, Via};
 use super::mentions::Target;
-use crate::canon::text::first_sentence;
+use crate::canon::text::{first_sentence, lead};
 use crate::canon::{Campaign, Npc, Pc};
 use serde::Serialize;
 
@@ -157,7 +157,15 @@ pub(super) fn join_voice(lines: &[String]) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
+/// How much of a note's summary a full card carries: the sentences that fit (a card under
+/// budget pressure keeps only the first, [`short_summary`]).
+const CARD_TEXT: usize = 260;
+
 fn summary(s: Option<&str>) -> Option<String> {
+    s.map(|s| lead(s, CARD_TEXT).to_string())
+}
+
+fn short_summary(s: Option<&str>) -> Option<String> {
     s.map(|s| first_sentence(s).to_string())
 }
 
@@ -244,6 +252,7 @@ pub(super) fn card_for(c: &Campaign, t: Target, via: Via, position: usize) -> Ca
             let mut short = card.clone();
             short.here.truncate(3);
             short.parent = None;
+            short.description = short_summary(l.description.as_deref());
             card.short = Some(Box::new(short));
             card
         }
@@ -278,7 +287,7 @@ pub(super) fn card_for(c: &Campaign, t: Target, via: Via, position: usize) -> Ca
         },
         Target::Session(i) => {
             let s = &c.sessions[i as usize];
-            Card {
+            let mut card = Card {
                 summary: summary(s.summary.as_deref()),
                 ..Card::new(
                     "session",
@@ -287,14 +296,22 @@ pub(super) fn card_for(c: &Campaign, t: Target, via: Via, position: usize) -> Ca
                     via,
                     position,
                 )
-            }
+            };
+            let mut short = card.clone();
+            short.summary = short_summary(s.summary.as_deref());
+            card.short = Some(Box::new(short));
+            card
         }
         Target::Lore(i) => {
             let l = &c.lore[i as usize];
-            Card {
+            let mut card = Card {
                 summary: summary(l.summary.as_deref()),
                 ..Card::new("lore", l.name.clone(), l.source.to_string(), via, position)
-            }
+            };
+            let mut short = card.clone();
+            short.summary = short_summary(l.summary.as_deref());
+            card.short = Some(Box::new(short));
+            card
         }
     }
 }

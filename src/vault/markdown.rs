@@ -166,66 +166,63 @@ impl Body {
             .find(|b| b.kind == BlockKind::Paragraph && b.callout.is_none() && is_summary_text(b))
     }
 
-    /// A summary for a note: [`Body::first_paragraph`], else the first paragraph of a callout
-    /// or Admonition that is not a GM secret, else the first two bullets with words.
+    /// A summary for a note: the informative text from its start, in document order, as
+    /// [`Body::summary_blocks`] picks it — a subhead line, the first sentences of its
+    /// description (in a paragraph, a callout or an Admonition), the first facts of a list —
+    /// joined into one text: sentences by a space, list items by `; `, a line without a
+    /// closing stop by `. `.
     pub fn summary(&self) -> Option<String> {
-        let picked = self.summary_blocks();
         let mut out = String::new();
-        for b in picked.iter().map(|&i| &self.blocks[i]) {
-            if b.kind != BlockKind::ListItem {
-                return Some(b.text.to_string());
-            }
+        let mut last_item = false;
+        for b in self.summary_blocks().into_iter().map(|i| &self.blocks[i]) {
+            let text = b.text.trim();
+            let item = b.kind == BlockKind::ListItem;
             if !out.is_empty() {
-                out.push_str(if out.ends_with(['.', '!', '?']) {
+                out.push_str(if out.ends_with(['.', '!', '?', ':', ';', '"', '…']) {
                     " "
-                } else {
+                } else if item && last_item {
                     "; "
+                } else {
+                    ". "
                 });
             }
-            out.push_str(b.text.trim());
+            out.push_str(text);
+            last_item = item;
         }
         (!out.is_empty()).then_some(out)
     }
 
-    /// The blocks [`Body::summary`] is made of: one paragraph, or up to two bullets.
+    /// The blocks [`Body::summary`] is made of: from the top, every block that reads as a
+    /// summary — prose in a paragraph, a list item, a callout or an Admonition that is not a
+    /// GM secret, outside the voice, secret and GM sections, not template text — until
+    /// [`SUMMARY_CHARS`] characters or [`SUMMARY_BLOCKS`] blocks. A short lead line (a
+    /// subhead naming where someone works, a one-word kind) is not the whole summary: the
+    /// description after it is read too.
     fn summary_blocks(&self) -> Vec<usize> {
-        let paragraph = self.blocks.iter().position(|b| {
-            b.kind == BlockKind::Paragraph && b.callout.is_none() && is_summary_text(b)
-        });
-        let callout = || {
-            self.blocks.iter().position(|b| {
-                b.kind == BlockKind::Paragraph
-                    && b.callout.as_deref().is_some_and(|c| !is_secret_callout(c))
-                    && is_summary_text(b)
-            })
-        };
-        if let Some(p) = paragraph.or_else(callout) {
-            return vec![p];
-        }
-        // Voice and personality bullets are read as the voice, not the summary.
-        let voice_section = |b: &Block| {
+        let skipped_section = |b: &Block| {
             self.sections
                 .get(b.section as usize)
                 .and_then(|s| s.heading.as_deref())
-                .is_some_and(|h| {
-                    matches!(
-                        h.trim().to_lowercase().as_str(),
-                        "voice" | "personality" | "mannerisms" | "quotes" | "roleplaying"
-                    )
-                })
+                .is_some_and(|h| is_unsummarised_heading(h))
         };
-        self.blocks
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| {
-                b.kind == BlockKind::ListItem
-                    && b.callout.is_none()
-                    && is_summary_text(b)
-                    && !voice_section(b)
-            })
-            .take(2)
-            .map(|(i, _)| i)
-            .collect()
+        let mut picked = Vec::new();
+        let mut chars = 0;
+        for (i, b) in self.blocks.iter().enumerate() {
+            if matches!(b.kind, BlockKind::Heading(_) | BlockKind::TableRow)
+                || b.callout.as_deref().is_some_and(is_secret_callout)
+                || !is_summary_text(b)
+                || skipped_section(b)
+                || super::placeholder::is_placeholder(&b.text)
+            {
+                continue;
+            }
+            picked.push(i);
+            chars += b.text.len();
+            if chars >= SUMMARY_CHARS || picked.len() >= SUMMARY_BLOCKS {
+                break;
+            }
+        }
+        picked
     }
 
     /// Drops every block after the last one [`Body::title`] and [`Body::summary`] read, and
@@ -274,6 +271,38 @@ impl Body {
         });
         self.blocks.shrink_to_fit();
     }
+}
+
+/// How much text [`Body::summary`] gathers before it stops (it stops after the block that
+/// reaches it).
+pub const SUMMARY_CHARS: usize = 200;
+/// The most blocks [`Body::summary`] joins.
+pub const SUMMARY_BLOCKS: usize = 4;
+
+/// Section headings whose text is never a summary: how a character talks (read as the
+/// voice), and what the players must not hear.
+fn is_unsummarised_heading(h: &str) -> bool {
+    matches!(
+        h.trim().trim_end_matches(':').to_lowercase().as_str(),
+        "voice"
+            | "personality"
+            | "mannerisms"
+            | "quotes"
+            | "roleplaying"
+            | "secret"
+            | "secrets"
+            | "secrets and clues"
+            | "gm notes"
+            | "dm notes"
+            | "gm only"
+            | "dm only"
+            | "gm"
+            | "dm"
+            | "spoilers"
+            | "hidden"
+            | "notes for the gm"
+            | "notes for the dm"
+    )
 }
 
 /// Callout types that hold what the players must not hear.
@@ -389,6 +418,21 @@ fn find_pair(text: &str, c: char) -> Option<usize> {
     None
 }
 
+/// A block without its Obsidian block id (`… text ^abc123`, or `^statblock` alone on a
+/// line): a link anchor, never text.
+fn strip_block_id(text: &str) -> &str {
+    let Some(at) = text.rfind('^') else {
+        return text;
+    };
+    let id = &text[at + 1..];
+    let starts_word = at == 0 || text[..at].ends_with(char::is_whitespace);
+    if starts_word && !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        text[..at].trim_end()
+    } else {
+        text
+    }
+}
+
 /// Replaces `%% comments %%` with spaces (newlines kept) so byte offsets and lines stay put.
 /// An unclosed `%%` comments out the rest of the note, as in Obsidian.
 pub fn blank_comments(text: &str) -> std::borrow::Cow<'_, str> {
@@ -493,6 +537,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
     // The links being read: index in `out.links`, has a pothole, wrote its text.
     let mut in_link: Vec<(usize, bool, bool)> = Vec::new();
     let mut strong = 0usize;
+    let mut image_depth = 0usize;
     let mut row: Option<(Vec<String>, usize)> = None;
 
     // Block texts are built in buffers reused from block to block: a block keeps an exact
@@ -512,6 +557,7 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
             } else {
                 crate::names::trim(&buf)
             };
+            let text = strip_block_id(text);
             if !text.is_empty() || matches!(open.kind, BlockKind::Heading(_)) {
                 let line = line_of(open.start);
                 let prose = open.words || matches!(open.kind, BlockKind::Heading(_));
@@ -760,13 +806,19 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                     .and_then(|r| r.strip_suffix("]]"))
                     .filter(|i| i.starts_with(dest_url.as_ref()) || i.contains(dest_url.as_ref()));
                 let target = LinkTarget::parse(inner.unwrap_or(&dest_url));
-                in_link.push((out.links.len(), has_pothole || embed, false));
+                // An embed shows the embedded file, not words: its `|200` size or alias is
+                // not text (`wrote` set, so nothing of it is written).
+                in_link.push((out.links.len(), has_pothole || embed, embed));
                 out.links.push(BodyLink {
                     target,
                     embed,
                     line: line_of(range.start),
                 });
             }
+            // A Markdown image's alt text is not the note's text.
+            Event::Start(Tag::Image { .. }) => image_depth += 1,
+            Event::End(TagEnd::Image) if image_depth > 0 => image_depth -= 1,
+            Event::Text(_) if image_depth > 0 => {}
             Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
                 if let Some((link, _, wrote)) = in_link.pop() {
                     if !wrote {
@@ -797,12 +849,18 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                 } else if t.starts_with('=') || t.starts_with("$=") {
                     continue; // an inline Dataview query: its result is not in the file
                 }
+                // The Dice Roller plugin's `dice: 2d4` shows a roll of the formula.
+                let t: &str = if is_text {
+                    &t
+                } else {
+                    t.strip_prefix("dice:").map_or(&t, str::trim)
+                };
                 if let Some(o) = stack.last_mut() {
-                    if !o.words && has_words(&t) {
+                    if !o.words && has_words(t) {
                         o.words = true;
                     }
                 }
-                push_text(&mut stack, &mut row, &t);
+                push_text(&mut stack, &mut row, t);
             }
             Event::SoftBreak | Event::HardBreak => push_text(&mut stack, &mut row, "\n"),
             Event::TaskListMarker(done) => {

@@ -92,6 +92,32 @@ pub fn normalise(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// A name that is not empty and not template text.
+fn usable_name(s: &str) -> bool {
+    !s.trim().is_empty() && !super::placeholder::is_placeholder(s)
+}
+
+/// A file name written as a slug: no spaces, words joined by `-` or `_`, or all lower case
+/// (`ida-marsh`, `the_gilded_eel`, `waterdeep`).
+fn is_slug_like(stem: &str) -> bool {
+    !stem.contains(' ') && (stem.contains(['-', '_']) || !stem.chars().any(char::is_uppercase))
+}
+
+/// Whether `name` is the name a slug file name spells: the same words, but for at most half
+/// of them (`elyellas-graycastle` spells `Elyellas Greycastle`; `waterdeep` does not spell
+/// `History`).
+fn spells_slug(stem: &str, name: &str) -> bool {
+    let a = crate::names::slug(stem);
+    let b = crate::names::slug(name);
+    if a == b {
+        return true;
+    }
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.split('-').collect(), b.split('-').collect());
+    a.len() == b.len()
+        && a.len() >= 2
+        && a.iter().zip(&b).filter(|(x, y)| x == y).count() * 2 >= a.len()
+}
+
 /// A file stem without the kind prefix some GMs put first (`NPC - Eda Oweland`,
 /// `Lokace - Saltmarsh`, `BBEG - Tharizdun`); other stems unchanged.
 pub fn strip_kind_prefix(stem: &str) -> &str {
@@ -267,31 +293,81 @@ impl Note {
         note
     }
 
-    /// The display name: frontmatter `name`/`title`, else the note's `# Title`, else the
-    /// file stem; a kind prefix is dropped (`NPC - Eda Oweland` -> `Eda Oweland`).
+    /// The display name. In Obsidian a note's name is its file name, so that is the name
+    /// (a kind prefix dropped: `NPC - Eda Oweland` -> `Eda Oweland`), with two exceptions: a
+    /// `name:` in the frontmatter (vaultdm's own format) names it, and a file named as a
+    /// slug (`ida-marsh`) takes the spelling of its `title:` or `# Title` when that is the
+    /// same name (`Ida Marsh`). A `title:` or first heading that differs from the file name
+    /// (a template leftover, a spelling in another language, a history section) is an
+    /// alias ([`Note::aliases`]), never the name.
     pub fn name(&self) -> String {
-        self.frontmatter
-            .text(&["name", "title"])
-            .or_else(|| self.body.title().map(|t| strip_kind_prefix(t).to_string()))
-            .unwrap_or_else(|| strip_kind_prefix(&self.stem).to_string())
+        if let Some(n) = self.frontmatter.text(&["name"]).filter(|n| usable_name(n)) {
+            return n;
+        }
+        let stem = strip_kind_prefix(&self.stem);
+        if is_slug_like(stem) {
+            let spelled = self
+                .frontmatter
+                .text(&["title"])
+                .into_iter()
+                .chain(self.body.title().map(|t| strip_kind_prefix(t).to_string()))
+                .chain(self.frontmatter.list(&["aliases", "alias"]))
+                .find(|t| usable_name(t) && spells_slug(stem, t));
+            if let Some(t) = spelled {
+                return t;
+            }
+            if !stem.chars().any(char::is_uppercase) {
+                return stem
+                    .split(['-', '_'])
+                    .filter(|w| !w.is_empty())
+                    .map(|w| {
+                        let mut c = w.chars();
+                        c.next()
+                            .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                            .unwrap_or_default()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ");
+            }
+        }
+        stem.to_string()
     }
 
-    /// Aliases from `aliases`/`alias` (list, flow list or comma string).
+    /// Aliases: `aliases`/`alias` (list, flow list or comma string), then a `title:` and a
+    /// `# Title` that are not the name ([`Note::name`]).
     pub fn aliases(&self) -> Vec<String> {
-        self.frontmatter.list(&["aliases", "alias"])
+        let mut v = self.frontmatter.list(&["aliases", "alias"]);
+        v.retain(|a| usable_name(a));
+        let name = self.name();
+        let title = self.frontmatter.text(&["title"]).filter(|t| usable_name(t));
+        let heading = self.body.title().map(|t| strip_kind_prefix(t).to_string());
+        let stem = strip_kind_prefix(&self.stem);
+        for extra in [
+            title,
+            heading,
+            (stem != name && !is_slug_like(stem)).then(|| stem.to_string()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let extra = extra.trim().to_string();
+            if !extra.is_empty()
+                && !extra.eq_ignore_ascii_case(&name)
+                && !v.iter().any(|a| a.eq_ignore_ascii_case(&extra))
+            {
+                v.push(extra);
+            }
+        }
+        v
     }
 
-    /// Every name the note can be linked or mentioned by: display name, H1 and aliases.
+    /// Every name the note can be linked or mentioned by: the name, the file name without
+    /// its kind prefix, and the aliases (which hold a differing `title:` and `# Title`).
     pub fn names(&self) -> Vec<String> {
         let mut v = vec![self.name()];
         let bare = strip_kind_prefix(&self.stem);
         if bare != self.stem && !v.iter().any(|n| n.eq_ignore_ascii_case(bare)) {
             v.push(bare.to_string());
-        }
-        if let Some(t) = self.body.title() {
-            if !v.iter().any(|n| n.eq_ignore_ascii_case(t)) {
-                v.push(t.to_string());
-            }
         }
         for a in self.aliases() {
             if !v.iter().any(|n| n.eq_ignore_ascii_case(&a)) {
