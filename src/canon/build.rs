@@ -135,7 +135,28 @@ fn strip_link(raw: &str) -> String {
 /// bullets ([`crate::vault::markdown::Body::summary`]), as written: every field it fills is
 /// [`text::clean`]ed, which makes it one line (reading only as far as the field's cap).
 fn first_paragraph(note: &Note) -> Option<String> {
-    note.body.summary()
+    with_own_summary(note, note.body.summary())
+}
+
+/// The GM's own one-line summary in the frontmatter (`summary:`, `description:` …), first,
+/// then `rest` (the body's text).
+fn with_own_summary(note: &Note, rest: Option<String>) -> Option<String> {
+    let own = note
+        .frontmatter
+        .text(keys::SUMMARY)
+        .filter(|s| !s.trim().is_empty() && !crate::vault::placeholder::is_placeholder(s));
+    match (own, rest) {
+        (Some(a), Some(b)) if !b.starts_with(a.trim_end_matches('.')) => {
+            let sep = if a.ends_with(['.', '!', '?']) {
+                " "
+            } else {
+                ". "
+            };
+            Some(format!("{a}{sep}{b}"))
+        }
+        (Some(a), _) => Some(a),
+        (None, b) => b,
+    }
 }
 
 /// The words of `s` joined by single spaces (one pass, one allocation).
@@ -222,7 +243,10 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
         id: note.path.clone(),
         name: note.name(),
         aliases: note.aliases(),
-        class: fm.text(&["class", "classes"]),
+        class: fm
+            .text(&["class", "classes", "klasse", "classe", "clase"])
+            .map(|c| strip_link(&c))
+            .filter(|c| !c.trim().is_empty()),
         level: cx.int(note, keys::LEVEL, "level"),
         player: fm.text(&["player"]),
         status,
@@ -288,6 +312,21 @@ fn bullets(blocks: &[&Block], n: usize) -> Vec<String> {
         .collect()
 }
 
+/// An NPC's role with the group they belong to: `mage, Gentle Bandits`.
+fn npc_role(note: &Note) -> Option<String> {
+    let fm = &note.frontmatter;
+    let filled = |v: String| {
+        let v = strip_link(v.trim());
+        (!v.is_empty() && !crate::vault::placeholder::is_placeholder(&v)).then_some(v)
+    };
+    let role = fm.text(keys::ROLE).and_then(filled);
+    let faction = fm.list(keys::FACTION).into_iter().find_map(filled);
+    match (role, faction) {
+        (Some(r), Some(f)) if !r.contains(&f) => Some(format!("{r}, {f}")),
+        (r, f) => r.or(f),
+    }
+}
+
 fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
     let fm = &note.frontmatter;
     let voice = match fm.text(&["voice"]) {
@@ -339,7 +378,7 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
         id: note.path.clone(),
         name: note.name(),
         aliases: note.aliases(),
-        role: fm.text(keys::ROLE),
+        role: npc_role(note),
         status,
         disposition: fm.text(keys::DISPOSITION),
         location,
@@ -364,7 +403,8 @@ fn build_location(cx: &mut Ctx<'_>, note: &Note) -> Location {
         })
         // An empty `## Description`: the first prose anywhere, else the first bullets
         // (the facts under `## Notes`).
-        .or_else(|| first_paragraph(note));
+        .or_else(|| note.body.summary());
+    let description = with_own_summary(note, description);
     let kind = note
         .frontmatter
         .text(&["type", "kind"])
@@ -568,6 +608,74 @@ fn closed_folder(path: &str) -> bool {
     })
 }
 
+/// A quest log kept as a checklist (`Quests.md`: `- [ ] Destroy Strahd`, `- [x] Return the
+/// skull`): each open top-level item is a storyline, its open sub-items the next steps; a
+/// ticked item is done. `None` for a note with fewer than two checkboxes (one quest).
+fn quest_list(note: &Note) -> Option<Vec<Thread>> {
+    let boxes = note
+        .body
+        .blocks
+        .iter()
+        .filter(|b| b.kind == BlockKind::ListItem && checkbox(&b.text).is_some())
+        .count();
+    if boxes < 2 {
+        return None;
+    }
+    let top = note
+        .body
+        .blocks
+        .iter()
+        .filter(|b| b.kind == BlockKind::ListItem && checkbox(&b.text).is_some())
+        .map(|b| b.depth)
+        .min()
+        .unwrap_or(0);
+    let mut out: Vec<Thread> = Vec::new();
+    let mut open = false;
+    for b in &note.body.blocks {
+        if b.kind != BlockKind::ListItem {
+            continue;
+        }
+        let Some((done, text)) = checkbox(&b.text) else {
+            continue;
+        };
+        let text = one_line(text);
+        if b.depth == top {
+            open = !done && !text.is_empty();
+            if open {
+                out.push(Thread {
+                    id: format!("{}#{}", note.path, text),
+                    title: text,
+                    aliases: vec![],
+                    priority: Priority::Medium,
+                    summary: vec![],
+                    next: None,
+                    source: Source::new(&note.path, b.line as usize),
+                });
+            }
+        } else if open && !done {
+            if let Some(t) = out.last_mut() {
+                if t.next.is_none() {
+                    t.next = Some(text);
+                } else {
+                    t.summary.push(text);
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// A checklist item: whether it is ticked, and its text.
+fn checkbox(text: &str) -> Option<(bool, &str)> {
+    let t = text.trim_start();
+    if let Some(r) = t.strip_prefix("[ ]") {
+        return Some((false, r.trim()));
+    }
+    t.strip_prefix("[x]")
+        .or_else(|| t.strip_prefix("[X]"))
+        .map(|r| (true, r.trim()))
+}
+
 fn build_thread_note(note: &Note, diags: &mut Vec<Diagnostic>) -> Thread {
     let fm = &note.frontmatter;
     let status = fm.text(keys::THREAD_STATUS);
@@ -578,8 +686,22 @@ fn build_thread_note(note: &Note, diags: &mut Vec<Diagnostic>) -> Thread {
         .filter(|p| *p == Priority::Resolved)
         .is_some()
         || fm
-            .text(&["completed", "done", "resolved"])
-            .is_some_and(|v| matches!(v.to_lowercase().as_str(), "true" | "yes"))
+            .text(&[
+                "completed",
+                "complete",
+                "done",
+                "resolved",
+                "finished",
+                "closed",
+            ])
+            .is_some_and(|v| matches!(v.to_lowercase().as_str(), "true" | "yes" | "x"))
+        || fm
+            .text(&["active", "open"])
+            .is_some_and(|v| matches!(v.to_lowercase().as_str(), "false" | "no"))
+        || note.tags.iter().any(|t| {
+            t.split('/')
+                .any(|seg| Priority::parse(seg) == Some(Priority::Resolved))
+        })
         || closed_folder(&note.path);
     let priority = if closed {
         Some(Priority::Resolved)
@@ -870,13 +992,49 @@ enum Typed {
 /// digits after the word session, else none).
 fn session_number(stem: &str) -> Option<i64> {
     let lower = stem.to_lowercase();
-    let rest = lower.split("session").nth(1)?;
+    let Some(rest) = [
+        "session", "sitzung", "sesion", "sesión", "séance", "sessione", "sessão",
+    ]
+    .iter()
+    .find_map(|w| lower.split(w).nth(1)) else {
+        // `03 - Eulenturm`, `12. The Vault`: a session folder's notes numbered first.
+        let digits: String = lower.chars().take_while(char::is_ascii_digit).collect();
+        return digits.parse().ok().filter(|_| !looks_like_date(&lower));
+    };
     let digits: String = rest
         .trim_start_matches([' ', '-', '_', '#', '.'])
         .chars()
         .take_while(char::is_ascii_digit)
         .collect();
     digits.parse().ok()
+}
+
+/// A date at the start of a name (`2026-08-13`), not a session number.
+fn looks_like_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 8 && b[..4].iter().all(u8::is_ascii_digit) && matches!(b[4], b'-' | b'.' | b'_')
+}
+
+/// A note written to prepare a session (in a `Session Prep` folder, or named so), not a
+/// record of one.
+fn is_prep(path: &str) -> bool {
+    path.split('/').any(|seg| {
+        let w = crate::names::folder_word(seg.trim_end_matches(".md"));
+        w.split(' ').any(|x| {
+            matches!(
+                x,
+                "prep"
+                    | "preparation"
+                    | "preparations"
+                    | "planning"
+                    | "plans"
+                    | "vorbereitung"
+                    | "préparation"
+                    | "preparación"
+                    | "preparazione"
+            )
+        })
+    })
 }
 
 fn build_session(cx: &Ctx<'_>, note: &Note) -> Session {
@@ -897,6 +1055,7 @@ fn build_session(cx: &Ctx<'_>, note: &Note) -> Session {
             .text(&["session_number", "sessionnumber", "number", "session"])
             .and_then(|n| n.trim().parse().ok())
             .or_else(|| session_number(&note.stem)),
+        prep: is_prep(&note.path),
         date: fm.text(&[
             "date",
             "played",
@@ -1137,7 +1296,15 @@ fn settle_parties(c: &mut Campaign, config: &Config) {
 /// `## Personality`.
 const NPC_SECTIONS: &[&str] = &["voice", "personality"];
 /// The sections of a place's body [`build_location`] reads for its description.
-const PLACE_SECTIONS: &[&str] = &["description", "overview", "summary"];
+const PLACE_SECTIONS: &[&str] = &[
+    "description",
+    "quick description",
+    "overview",
+    "summary",
+    "beschreibung",
+    "descripción",
+    "descrizione",
+];
 /// The sections of a session note's body [`build_session`] reads for its summary.
 const SESSION_SECTIONS: &[&str] = &["summary", "recap", "session summary", "what happened"];
 
@@ -1243,9 +1410,14 @@ pub(crate) fn build_kinded(
                     NoteKind::Location => {
                         Typed::Location(Box::new(build_location(&mut cx, note).cleaned()))
                     }
-                    NoteKind::Thread => {
-                        Typed::Thread(Box::new(build_thread_note(note, &mut cx.diags).cleaned()))
-                    }
+                    NoteKind::Thread => match quest_list(note) {
+                        Some(threads) => {
+                            Typed::Threads(threads.into_iter().map(Clean::cleaned).collect())
+                        }
+                        None => Typed::Thread(Box::new(
+                            build_thread_note(note, &mut cx.diags).cleaned(),
+                        )),
+                    },
                     NoteKind::Session => {
                         Typed::Session(Box::new(build_session(&cx, note).cleaned()))
                     }

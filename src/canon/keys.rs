@@ -30,7 +30,53 @@ pub const INVENTORY: &[&str] = &["inventory", "items"];
 /// An NPC's attitude to the party.
 pub const DISPOSITION: &[&str] = &["disposition", "relationship", "attitude"];
 /// An NPC's role.
-pub const ROLE: &[&str] = &["role", "occupation", "job", "title_role"];
+pub const ROLE: &[&str] = &[
+    "role",
+    "occupation",
+    "job",
+    "title_role",
+    "profession",
+    "beruf",
+    "klasse",
+    "métier",
+    "metier",
+    "oficio",
+    "profesión",
+    "mestiere",
+    "professione",
+];
+/// The group an NPC belongs to (shown with the role).
+pub const FACTION: &[&str] = &[
+    "faction",
+    "factions",
+    "affiliation",
+    "allegiance",
+    "organization",
+    "organisation",
+    "fraktion",
+    "fraktionen",
+    "faction_principale",
+    "facción",
+    "fazione",
+];
+/// A GM's own one-line summary of a note.
+pub const SUMMARY: &[&str] = &[
+    "summary",
+    "description",
+    "desc",
+    "blurb",
+    "tagline",
+    "short_description",
+    "beschreibung",
+    "kurzbeschreibung",
+    "résumé",
+    "resume",
+    "descripción",
+    "descripcion",
+    "resumen",
+    "descrizione",
+    "sommario",
+];
 /// Character level.
 pub const LEVEL: &[&str] = &["level", "lvl"];
 /// A thread note's priority.

@@ -381,6 +381,55 @@ fn is_index_stem(stem: &str) -> bool {
             | "gm dashboard"
     ) || w.ends_with(" index")
         || w.ends_with(" dashboard")
+        || w.split(' ').any(|x| {
+            matches!(
+                x,
+                "übersicht"
+                    | "uebersicht"
+                    | "inventory"
+                    | "inventar"
+                    | "inventaire"
+                    | "inventario"
+                    | "template"
+                    | "vorlage"
+                    | "plantilla"
+                    | "modèle"
+                    | "modello"
+            )
+        })
+        || w.rsplit(' ')
+            .next()
+            .is_some_and(|x| matches!(x, "overview" | "aperçu" | "resumen" | "panoramica"))
+            && w.contains(' ')
+            && is_kind_plural(w.split(' ').next().unwrap_or(""))
+}
+
+/// A plural kind word that an overview note is named after (`NPC Overview`, `Quests
+/// Overview`).
+fn is_kind_plural(w: &str) -> bool {
+    kind_of_folder_word(w).is_some() || word_kind(w).is_some()
+}
+
+/// Stems of a quest log kept as a checklist (`Quests`, `Current To Do List`, `Objectives`).
+fn is_quest_log_stem(stem: &str) -> bool {
+    matches!(
+        folder_word(stem).as_str(),
+        "quests"
+            | "quest log"
+            | "questlog"
+            | "objectives"
+            | "current objectives"
+            | "to do"
+            | "todo"
+            | "to do list"
+            | "current to do list"
+            | "party goals"
+            | "goals"
+            | "aufgaben"
+            | "quêtes"
+            | "misiones"
+            | "missioni"
+    )
 }
 
 fn plugin_note(note: &Note) -> Option<&'static str> {
@@ -450,6 +499,11 @@ fn is_lore_word(w: &str) -> bool {
             | "history"
             | "culture"
             | "event"
+            | "project"
+            | "projects"
+            | "inventory"
+            | "vehicle"
+            | "ship"
     )
 }
 
@@ -833,6 +887,21 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
         return (NoteKind::Lore, Why::Default);
     }
     let mut ev = Evidence::default();
+    if is_quest_log_stem(&note.stem)
+        && note
+            .body
+            .blocks
+            .iter()
+            .filter(|b| b.kind == BlockKind::ListItem && b.text.trim_start().starts_with('['))
+            .count()
+            >= 2
+    {
+        ev.add(
+            NoteKind::Thread,
+            weight::GROUP,
+            Why::Named(format!("{} (a checklist of quests)", note.stem)),
+        );
+    }
     if let Some((k, why)) = frontmatter_kind(note) {
         // A session folder wins over a stray PC/NPC type on a recap.
         if !(session_folder && matches!(k, NoteKind::Pc | NoteKind::Npc)) {

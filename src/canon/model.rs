@@ -228,7 +228,10 @@ impl Priority {
             "medium" | "normal" | "ongoing" | "active" | "open" => Priority::Medium,
             "low" | "background" | "minor" => Priority::Low,
             "resolved" | "closed" | "done" | "complete" | "completed" | "finished" | "failed"
-            | "abandoned" | "cancelled" | "canceled" | "solved" => Priority::Resolved,
+            | "abandoned" | "cancelled" | "canceled" | "solved" | "completada" | "completado"
+            | "terminada" | "terminado" | "cumplida" | "abgeschlossen" | "erledigt" | "gelöst"
+            | "beendet" | "terminée" | "terminé" | "accomplie" | "résolue" | "completata"
+            | "completato" | "conclusa" | "concluso" | "risolta" | "inactive" => Priority::Resolved,
             _ => return None,
         })
     }
@@ -310,6 +313,8 @@ pub struct Session {
     pub summary: Option<String>,
     /// Ids of the PCs the note links to.
     pub pcs: Vec<String>,
+    /// A note written before the session (prep, planning), not what was played.
+    pub prep: bool,
     /// Where it was written.
     pub source: Source,
 }

@@ -1626,6 +1626,7 @@ mod tests {
                         date: None,
                         summary: None,
                         pcs: vec![],
+                        prep: false,
                         source: Source::default(),
                     })
                     .collect(),

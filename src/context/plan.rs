@@ -358,7 +358,7 @@ fn last_session(c: &Campaign, mode: Mode) -> Option<minijinja::Value> {
     let s = c
         .sessions
         .iter()
-        .filter(|s| s.summary.is_some())
+        .filter(|s| s.summary.is_some() && !s.prep)
         .max_by(|a, b| {
             (a.number, a.date.as_deref(), &a.id).cmp(&(b.number, b.date.as_deref(), &b.id))
         })?;

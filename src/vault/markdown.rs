@@ -175,7 +175,8 @@ impl Body {
         let mut out = String::new();
         let mut last_item = false;
         for b in self.summary_blocks().into_iter().map(|i| &self.blocks[i]) {
-            let text = b.text.trim();
+            let text = summary_text(&b.text);
+            let text = text.trim();
             let item = b.kind == BlockKind::ListItem;
             if !out.is_empty() {
                 out.push_str(if out.ends_with(['.', '!', '?', ':', ';', '"', '…']) {
@@ -212,7 +213,7 @@ impl Body {
                 || b.callout.as_deref().is_some_and(is_secret_callout)
                 || !is_summary_text(b)
                 || skipped_section(b)
-                || super::placeholder::is_placeholder(&b.text)
+                || summary_text(&b.text).is_empty()
             {
                 continue;
             }
@@ -271,6 +272,33 @@ impl Body {
         });
         self.blocks.shrink_to_fit();
     }
+}
+
+/// A block's text as a summary reads it: without the lines a template left unfilled — a
+/// `Label:` with nothing after it (its value was an inline query), a `Label: [Prompt]`,
+/// filler such as `TEXTE ICI`, a callout's `[!type]` header — joined by spaces.
+fn summary_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let keep = |l: &&str| {
+        let l = l.trim().trim_start_matches(['-', '*', '+']).trim();
+        if l.is_empty() || l.starts_with("[!") || super::placeholder::is_placeholder(l) {
+            return false;
+        }
+        match l.split_once(':') {
+            Some((label, value)) if label.chars().count() <= 30 && !label.contains("//") => {
+                let value = value.trim();
+                !value.is_empty() && !super::placeholder::is_placeholder(value)
+            }
+            _ => true,
+        }
+    };
+    if !text.contains('\n') {
+        return if keep(&text) {
+            std::borrow::Cow::Borrowed(text)
+        } else {
+            std::borrow::Cow::Borrowed("")
+        };
+    }
+    std::borrow::Cow::Owned(text.lines().filter(keep).collect::<Vec<_>>().join(" "))
 }
 
 /// How much text [`Body::summary`] gathers before it stops (it stops after the block that

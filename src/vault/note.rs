@@ -109,7 +109,9 @@ fn is_slug_like(stem: &str) -> bool {
 fn spells_slug(stem: &str, name: &str) -> bool {
     let a = crate::names::slug(stem);
     let b = crate::names::slug(name);
-    if a == b {
+    // Letters and digits alike: `dora-l-esploratrice` spells `Dora l'Esploratrice`.
+    let bare = |s: &str| s.chars().filter(|c| *c != '-').collect::<String>();
+    if a == b || bare(&a) == bare(&b) {
         return true;
     }
     let (a, b): (Vec<&str>, Vec<&str>) = (a.split('-').collect(), b.split('-').collect());
