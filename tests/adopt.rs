@@ -185,12 +185,13 @@ fn nested_tags_and_template_folders() {
         .expect("Renaer");
     assert_eq!(
         renaer.summary.as_deref(),
-        Some("Son of the Open Lord, estranged and charming")
+        Some("Son of the Open Lord, estranged and charming. Speaks like a man who has practised being likeable.")
     );
     let heist = c
         .lore
         .iter()
-        .find(|l| l.name == "Dragon Heist")
+        // `heist.md`: the file name is the name, its `# Dragon Heist` an alias.
+        .find(|l| l.name == "Heist" && l.aliases.iter().any(|a| a == "Dragon Heist"))
         .expect("lore");
     assert_eq!(
         heist.summary.as_deref(),

@@ -255,7 +255,7 @@ fn npc_status_and_summary() {
 #[case::first_paragraph(
     WARD,
     "Harbour Ward",
-    "Salt-crusted streets that run downhill to the water. Every door has a bolt.",
+    "Salt-crusted streets that run downhill to the water. Every door has a bolt. The customs house.",
     None
 )]
 #[case::region_quoted_wikilink(
@@ -363,7 +363,7 @@ fn threads_from_the_file_and_from_notes() {
             ),
             ("The Lost Crew", Priority::Low, None, 1),
             (
-                "The Drowned Rumour",
+                "Rumour",
                 Priority::Medium,
                 Some("Buy a drink for a fisherman."),
                 1

@@ -398,7 +398,12 @@ fn build_location(cx: &mut Ctx<'_>, note: &Note) -> Location {
         .section_blocks(PLACE_SECTIONS)
         .and_then(|b| {
             b.iter()
-                .find(|b| b.kind == BlockKind::Paragraph && b.prose && b.callout.is_none())
+                .find(|b| {
+                    b.kind == BlockKind::Paragraph
+                        && b.prose
+                        && b.callout.is_none()
+                        && !crate::vault::placeholder::is_placeholder(&b.text)
+                })
                 .map(|b| one_line(&b.text))
         })
         // An empty `## Description`: the first prose anywhere, else the first bullets

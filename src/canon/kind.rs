@@ -883,9 +883,8 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
         || words
             .iter()
             .any(|w| kind_of_folder_word(w) == Some(NoteKind::Session));
-    if words.iter().any(|w| is_reference_word(w)) && configured.is_none() {
-        return (NoteKind::Lore, Why::Default);
-    }
+    // Under a rules or bestiary folder nothing is campaign canon by its folder alone.
+    let reference = words.iter().any(|w| is_reference_word(w)) && configured.is_none();
     let mut ev = Evidence::default();
     if is_quest_log_stem(&note.stem)
         && note
@@ -926,7 +925,9 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
     if let Some((k, why)) = configured {
         ev.add(k, weight::CONFIGURED, why);
     }
-    if let Some((i, k)) = words
+    if reference {
+        ev.add(NoteKind::Lore, weight::FOLDER, Why::Default);
+    } else if let Some((i, k)) = words
         .iter()
         .enumerate()
         .rev()

@@ -352,7 +352,7 @@ mod tests {
     #[test]
     fn leads() {
         assert_eq!(
-            lead("A den. The floor lists. It burned down.", 40),
+            lead("A den. The floor lists. It burned down.", 30),
             "A den. The floor lists."
         );
         assert_eq!(

@@ -217,6 +217,10 @@ impl Body {
             {
                 continue;
             }
+            // A long block after the first (a backstory) is not read for a summary.
+            if !picked.is_empty() && chars + b.text.len() > 2 * SUMMARY_CHARS {
+                break;
+            }
             picked.push(i);
             chars += b.text.len();
             if chars >= SUMMARY_CHARS || picked.len() >= SUMMARY_BLOCKS {
@@ -281,6 +285,16 @@ fn summary_text(text: &str) -> std::borrow::Cow<'_, str> {
     let keep = |l: &&str| {
         let l = l.trim().trim_start_matches(['-', '*', '+']).trim();
         if l.is_empty() || l.starts_with("[!") || super::placeholder::is_placeholder(l) {
+            return false;
+        }
+        // A pointer to other notes (`See [[X]] and [[Y]].`) says nothing of this one.
+        let lower = l.get(..9).unwrap_or(l).to_lowercase();
+        if [
+            "see ", "see also", "related", "siehe ", "voir ", "véase ", "vedi ",
+        ]
+        .iter()
+        .any(|p| lower.starts_with(p))
+        {
             return false;
         }
         match l.split_once(':') {
@@ -444,6 +458,33 @@ fn find_pair(text: &str, c: char) -> Option<usize> {
         from = at + 1;
     }
     None
+}
+
+/// A link target that is a picture, a sound, a video or a PDF, not a note.
+fn is_media(target: &str) -> bool {
+    let ext = target
+        .rsplit_once('.')
+        .map_or("", |(_, e)| e)
+        .to_ascii_lowercase();
+    matches!(
+        ext.as_str(),
+        "png"
+            | "jpg"
+            | "jpeg"
+            | "gif"
+            | "webp"
+            | "svg"
+            | "bmp"
+            | "avif"
+            | "pdf"
+            | "mp3"
+            | "wav"
+            | "ogg"
+            | "m4a"
+            | "mp4"
+            | "webm"
+            | "mov"
+    )
 }
 
 /// A block without its Obsidian block id (`… text ^abc123`, or `^statblock` alone on a
@@ -834,9 +875,10 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                     .and_then(|r| r.strip_suffix("]]"))
                     .filter(|i| i.starts_with(dest_url.as_ref()) || i.contains(dest_url.as_ref()));
                 let target = LinkTarget::parse(inner.unwrap_or(&dest_url));
-                // An embed shows the embedded file, not words: its `|200` size or alias is
-                // not text (`wrote` set, so nothing of it is written).
-                in_link.push((out.links.len(), has_pothole || embed, embed));
+                // An embedded image shows the picture, not words: its `|200` size is not
+                // text (`wrote` set, so nothing of it is written).
+                let media = embed && is_media(&target.note);
+                in_link.push((out.links.len(), has_pothole || embed, media));
                 out.links.push(BodyLink {
                     target,
                     embed,
@@ -1051,8 +1093,8 @@ mod tests {
     #[test]
     fn keeping_title_and_summary_keeps_what_they_read() {
         let cases = [
-            // A paragraph summary, then a long body.
-            "# The Sunken Library\n\nA drowned archive under the bay.\n\n## History\nBuilt in the old empire.\n\n- shelves\n- eels\n",
+            // A paragraph summary, then a long body (a history too long to be read on).
+            "# The Sunken Library\n\nA drowned archive under the bay.\n\n## History\nBuilt in the old empire, when the bay was a valley and the valley was a kingdom of scribes who wrote everything down twice, once in ink and once in salt, so that whatever the sea took back the land would keep; the salt copies are the ones the eels guard now, shelf after shelf of them, under forty feet of green water and four hundred years of silt, read by nobody since the last scribe drowned with his lamp still lit and his quill still wet, which the fishermen say you can see on a calm night, a small yellow light walking the shelves.\n\n- shelves\n- eels\n",
             // Only a callout says what it is; a secret callout first is skipped.
             "# Eel Cult\n\n> [!secret]\n> They own the mayor.\n\n> [!info]\n> A cult that fishes at night.\n\n## Rites\nMore text.\n",
             // Bullets, the voice section's skipped, the rest after.
@@ -1210,7 +1252,8 @@ mod tests {
         let b = &p.links;
         assert_eq!(
             &*p.body.blocks[0].text,
-            "Meet Mother Ashka at the Eel or Note. map.png"
+            // An embedded picture is not words.
+            "Meet Mother Ashka at the Eel or Note."
         );
         assert_eq!(b.len(), 4);
         assert_eq!(&*b[1].target.note, "the-gilded-eel");

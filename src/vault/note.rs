@@ -103,15 +103,21 @@ fn is_slug_like(stem: &str) -> bool {
     !stem.contains(' ') && (stem.contains(['-', '_']) || !stem.chars().any(char::is_uppercase))
 }
 
-/// Whether `name` is the name a slug file name spells: the same words, but for at most half
-/// of them (`elyellas-graycastle` spells `Elyellas Greycastle`; `waterdeep` does not spell
-/// `History`).
+/// Whether `name` is the name a slug file name spells: the same words (but for at most half
+/// of them), or those words and more after them (`elyellas-graycastle` spells `Elyellas
+/// Greycastle`, `yagra` spells `Yagra Stonefist`; `waterdeep` does not spell `History`).
 fn spells_slug(stem: &str, name: &str) -> bool {
     let a = crate::names::slug(stem);
     let b = crate::names::slug(name);
     // Letters and digits alike: `dora-l-esploratrice` spells `Dora l'Esploratrice`.
     let bare = |s: &str| s.chars().filter(|c| *c != '-').collect::<String>();
-    if a == b || bare(&a) == bare(&b) {
+    // The same words, or more of them (`yagra` is `Yagra Stonefist`).
+    // … or with an article the file name leaves out (`yawning-portal`, `The Yawning Portal`).
+    let b_bare = ["the-", "a-", "an-"]
+        .iter()
+        .find_map(|p| b.strip_prefix(p))
+        .unwrap_or(&b);
+    if a == b || a == b_bare || bare(&a) == bare(&b) || b.starts_with(&format!("{a}-")) {
         return true;
     }
     let (a, b): (Vec<&str>, Vec<&str>) = (a.split('-').collect(), b.split('-').collect());
@@ -318,7 +324,11 @@ impl Note {
             if let Some(t) = spelled {
                 return t;
             }
-            if !stem.chars().any(char::is_uppercase) {
+            // Words, not a date or a code (`2022-02-06` stays as it is).
+            let words = stem
+                .split(['-', '_'])
+                .all(|w| w.chars().next().is_some_and(char::is_alphabetic));
+            if words && !stem.chars().any(char::is_uppercase) {
                 return stem
                     .split(['-', '_'])
                     .filter(|w| !w.is_empty())
@@ -447,7 +457,8 @@ mod tests {
         let e = Note::parse("empty.md", b"");
         assert_eq!(e.diagnostics[0].code, "empty-note");
         assert_eq!(e.diagnostics[0].severity, crate::vault::Severity::Info);
-        assert_eq!(e.name(), "empty");
+        // A lower-case file name reads as a name (matching ignores case anyway).
+        assert_eq!(e.name(), "Empty");
     }
 
     #[test]
