@@ -204,7 +204,7 @@ impl Body {
             self.sections
                 .get(b.section as usize)
                 .and_then(|s| s.heading.as_deref())
-                .is_some_and(|h| is_unsummarised_heading(h))
+                .is_some_and(is_unsummarised_heading)
         };
         let mut picked = Vec::new();
         let mut chars = 0;
