@@ -617,30 +617,21 @@ fn closed_folder(path: &str) -> bool {
 /// skull`): each open top-level item is a storyline, its open sub-items the next steps; a
 /// ticked item is done. `None` for a note with fewer than two checkboxes (one quest).
 fn quest_list(note: &Note) -> Option<Vec<Thread>> {
-    let boxes = note
+    let boxes: Vec<u16> = note
         .body
         .blocks
         .iter()
-        .filter(|b| b.kind == BlockKind::ListItem && checkbox(&b.text).is_some())
-        .count();
-    if boxes < 2 {
+        .filter(|b| b.checkbox().is_some())
+        .map(|b| b.depth)
+        .collect();
+    if boxes.len() < 2 {
         return None;
     }
-    let top = note
-        .body
-        .blocks
-        .iter()
-        .filter(|b| b.kind == BlockKind::ListItem && checkbox(&b.text).is_some())
-        .map(|b| b.depth)
-        .min()
-        .unwrap_or(0);
+    let top = boxes.iter().copied().min().unwrap_or(0);
     let mut out: Vec<Thread> = Vec::new();
     let mut open = false;
     for b in &note.body.blocks {
-        if b.kind != BlockKind::ListItem {
-            continue;
-        }
-        let Some((done, text)) = checkbox(&b.text) else {
+        let Some((done, text)) = b.checkbox() else {
             continue;
         };
         let text = one_line(text);
@@ -668,17 +659,6 @@ fn quest_list(note: &Note) -> Option<Vec<Thread>> {
         }
     }
     Some(out)
-}
-
-/// A checklist item: whether it is ticked, and its text.
-fn checkbox(text: &str) -> Option<(bool, &str)> {
-    let t = text.trim_start();
-    if let Some(r) = t.strip_prefix("[ ]") {
-        return Some((false, r.trim()));
-    }
-    t.strip_prefix("[x]")
-        .or_else(|| t.strip_prefix("[X]"))
-        .map(|r| (true, r.trim()))
 }
 
 fn build_thread_note(note: &Note, diags: &mut Vec<Diagnostic>) -> Thread {

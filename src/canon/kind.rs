@@ -891,7 +891,7 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
             .body
             .blocks
             .iter()
-            .filter(|b| b.kind == BlockKind::ListItem && b.text.trim_start().starts_with('['))
+            .filter(|b| b.checkbox().is_some())
             .count()
             >= 2
     {

@@ -45,6 +45,23 @@ pub struct Block {
     pub prose: bool,
 }
 
+impl Block {
+    /// A checklist item (`- [ ] Destroy Strahd`, `- [x] Return the skull`): whether it is
+    /// ticked, and its text.
+    pub fn checkbox(&self) -> Option<(bool, &str)> {
+        if self.kind != BlockKind::ListItem {
+            return None;
+        }
+        let t = self.text.trim_start();
+        if let Some(r) = t.strip_prefix("[ ]") {
+            return Some((false, r.trim()));
+        }
+        t.strip_prefix("[x]")
+            .or_else(|| t.strip_prefix("[X]"))
+            .map(|r| (true, r.trim()))
+    }
+}
+
 /// A heading and the blocks under it. Section 0 is the text before any heading.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
