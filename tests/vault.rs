@@ -35,7 +35,8 @@ fn resolved_path(v: &Vault, target: &str) -> Option<String> {
 #[case::non_ascii_file_name("canon/locations/Café Noir.md", true)]
 #[case::gm_session_notes_are_canon("heist/sessions/session-1.md", true)]
 #[case::folder_anywhere("heist/people/jory.md", true)]
-#[case::root_sessions_are_transcripts("sessions/2026-01-01.md", false)]
+#[case::vaultdm_transcripts_are_not_notes("sessions/2026-01-01.md", false)]
+#[case::gm_session_notes_beside_them_are("sessions/Session 2 - The Vault.md", true)]
 #[case::obsidian_settings(".obsidian/workspace.md", false)]
 #[case::obsidian_trash(".trash/deleted-npc.md", false)]
 #[case::json_is_not_a_note("canon/temporal-index.json", false)]
@@ -59,7 +60,15 @@ fn variants_vault_reads_with_nothing_but_the_planted_no_voice_notes() {
 fn decoys_in_skipped_folders_never_reach_the_index() {
     let v = vault("variants");
     assert_eq!(v.resolve("Zanzibar"), Resolution::NotFound);
-    assert!(v.notes.iter().all(|n| !n.path.starts_with("sessions/")));
+    // vaultdm's transcript (its log is in .vaultdm/sessions/) is no note; the GM's own
+    // session note beside it is.
+    let in_sessions: Vec<&str> = v
+        .notes
+        .iter()
+        .filter(|n| n.path.starts_with("sessions/"))
+        .map(|n| n.path.as_str())
+        .collect();
+    assert_eq!(in_sessions, ["sessions/Session 2 - The Vault.md"]);
 }
 
 // ---------------------------------------------------------------- encodings

@@ -457,7 +457,12 @@ fn noise_never_reaches_a_reload() {
     let mut v = Vault::start();
     v.write(".obsidian/workspace.json", "{}");
     v.write(".trash/old.md", "---\nname: Old\n---\n");
-    v.write("sessions/2026-11-22.md", "transcript");
+    // A chat's transcript, beside its log: vaultdm's own file, never canon.
+    v.write(".vaultdm/sessions/2026-11-22.jsonl", "");
+    v.write(
+        "sessions/2026-11-22.md",
+        "# Session 2026-11-22\n\n**Player:** We wait.\n\n**DM:** Rain.\n",
+    );
     v.write("canon/npcs/ezra-coil.md~", "backup");
     v.write("canon/npcs/#ezra-coil.md#", "autosave");
     v.edit(

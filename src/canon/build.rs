@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::vault::frontmatter::{value_int, MAX_FRONTMATTER_BYTES};
 use crate::vault::links::{as_single_link, leading_link, norm_key};
 use crate::vault::markdown::{Block, BlockKind};
+use crate::vault::placeholder;
 use crate::vault::yaml;
 use crate::vault::Code;
 use crate::vault::{Diagnostic, Note, Resolution, Severity, Vault};
@@ -754,6 +755,40 @@ fn day_of_heading(h: &str) -> Option<i64> {
     digits.parse().ok()
 }
 
+/// A timeline heading over what is not an event: open questions, notes, hooks, links.
+fn is_not_a_moment(h: &str) -> bool {
+    const WORDS: [&str; 22] = [
+        "mysteries",
+        "mystery",
+        "questions",
+        "question",
+        "unresolved",
+        "unanswered",
+        "open threads",
+        "notes",
+        "ideas",
+        "hooks",
+        "rumors",
+        "rumours",
+        "to do",
+        "todo",
+        "see also",
+        "related",
+        "references",
+        "sources",
+        "legend",
+        "fragen",
+        "misterios",
+        "domande",
+    ];
+    let lower = h.trim().to_lowercase();
+    WORDS.iter().any(|w| {
+        lower
+            .split(|c: char| !c.is_alphanumeric() && c != ' ')
+            .any(|part| part.trim() == *w || part.trim().ends_with(&format!(" {w}")))
+    })
+}
+
 /// Header cells of a timeline table (`| Day | Event |`), not an event.
 fn is_header_cell(c: &str) -> bool {
     matches!(
@@ -809,6 +844,12 @@ fn parse_timeline(note: &Note, diags: &mut Vec<Diagnostic>, lenient: bool) -> Ve
                     listed = false;
                     at = Some((d, format!("Day {d}"), true));
                     day_level = level;
+                } else if lenient && is_not_a_moment(&b.text) {
+                    // `## Open Mysteries`, `## Notes`: what is not known yet is no event.
+                    flush(&mut out, &mut paragraphs, listed);
+                    listed = false;
+                    at = None;
+                    day_level = level;
                 } else if lenient && level >= 1 && !b.text.trim().is_empty() {
                     flush(&mut out, &mut paragraphs, listed);
                     listed = false;
@@ -819,6 +860,7 @@ fn parse_timeline(note: &Note, diags: &mut Vec<Diagnostic>, lenient: bool) -> Ve
                     at = None;
                 }
             }
+            BlockKind::ListItem if lenient && b.text.trim_end().ends_with('?') => {}
             BlockKind::ListItem => match &at {
                 Some((d, when, n)) => {
                     listed = true;
@@ -1024,15 +1066,26 @@ fn is_prep(path: &str) -> bool {
 
 fn build_session(cx: &Ctx<'_>, note: &Note) -> Session {
     let fm = &note.frontmatter;
-    let summary = note
-        .body
-        .section_blocks(SESSION_SECTIONS)
-        .and_then(|b| {
-            b.iter()
-                .find(|b| !b.text.trim().is_empty())
-                .map(|b| one_line(&b.text))
-        })
-        .or_else(|| first_paragraph(note));
+    let recap = note.body.section_blocks(SESSION_SECTIONS);
+    let own = recap.as_ref().and_then(|b| {
+        b.iter()
+            .find(|b| !b.text.trim().is_empty() && !placeholder::is_placeholder(&b.text))
+            .map(|b| one_line(&b.text))
+    });
+    // A copy of the session template whose recap was never written: not played yet.
+    let unplayed = recap.is_some() && own.is_none();
+    let (summary, ending) = match own {
+        Some(s) => (Some(s), None),
+        None => {
+            let summary = first_paragraph(note);
+            // A log kept as bullets: where it ended, when that is not its opening.
+            let ending = note
+                .body
+                .ending()
+                .filter(|e| summary.as_deref().is_none_or(|s| !s.contains(e.as_str())));
+            (summary, ending)
+        }
+    };
     Session {
         id: note.path.clone(),
         name: note.name(),
@@ -1040,7 +1093,7 @@ fn build_session(cx: &Ctx<'_>, note: &Note) -> Session {
             .text(&["session_number", "sessionnumber", "number", "session"])
             .and_then(|n| n.trim().parse().ok())
             .or_else(|| session_number(&note.stem)),
-        prep: is_prep(&note.path),
+        prep: unplayed || is_prep(&note.path),
         date: fm.text(&[
             "date",
             "played",
@@ -1050,6 +1103,7 @@ fn build_session(cx: &Ctx<'_>, note: &Note) -> Session {
             "game_date",
         ]),
         summary,
+        ending: ending.map(|e| one_line(&e)),
         pcs: linked_pcs(cx, note),
         source: source(note),
     }
@@ -1188,6 +1242,25 @@ fn settle_parties(c: &mut Campaign, config: &Config) {
     c.active_party = None;
     c.parties
         .retain(|p| p.id.to_lowercase().ends_with(".md") && !p.members.is_empty());
+    // A group holding one PC of several is that PC's old crew or order, not a party; so is
+    // a group whose PCs all belong to a larger group (a faction some of the party joined).
+    let active = c.pcs.iter().filter(|p| p.active).count();
+    c.parties
+        .retain(|p| p.members.len() >= 2 || p.members.len() >= active);
+    let within_larger: Vec<bool> = c
+        .parties
+        .iter()
+        .map(|p| {
+            c.parties.iter().any(|q| {
+                q.members.len() > p.members.len() && p.members.iter().all(|m| q.members.contains(m))
+            })
+        })
+        .collect();
+    let mut k = 0;
+    c.parties.retain(|_| {
+        k += 1;
+        !within_larger[k - 1]
+    });
     if c.parties.is_empty() {
         // Implicit groups: active PCs by their folder.
         let mut by_folder: Vec<(String, Vec<String>)> = Vec::new();
@@ -1291,7 +1364,23 @@ const PLACE_SECTIONS: &[&str] = &[
     "descrizione",
 ];
 /// The sections of a session note's body [`build_session`] reads for its summary.
-const SESSION_SECTIONS: &[&str] = &["summary", "recap", "session summary", "what happened"];
+const SESSION_SECTIONS: &[&str] = &[
+    "summary",
+    "recap",
+    "session summary",
+    "session recap",
+    "what happened",
+    "events",
+    "zusammenfassung",
+    "rückblick",
+    "résumé",
+    "resumen",
+    "resumen sesión anterior",
+    "sucesos",
+    "riassunto",
+    "resoconto",
+    "podsumowanie",
+];
 
 /// Drops from a freshly parsed note the blocks [`build`] and everything after it never
 /// read (nothing past canon reads a note's body). Every kind is named by its title, and
@@ -1319,7 +1408,9 @@ pub(crate) fn shed_unread(note: &mut Note, config: &Config) -> NoteKind {
         }
         NoteKind::Npc => note.body.keep_title_summary_and_sections(NPC_SECTIONS),
         NoteKind::Location => note.body.keep_title_summary_and_sections(PLACE_SECTIONS),
-        NoteKind::Session => note.body.keep_title_summary_and_sections(SESSION_SECTIONS),
+        NoteKind::Session => note
+            .body
+            .keep_title_summary_sections_and_ending(SESSION_SECTIONS),
         NoteKind::Thread | NoteKind::Timeline => {}
     }
     kind

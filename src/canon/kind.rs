@@ -442,11 +442,45 @@ fn plugin_note(note: &Note) -> Option<&'static str> {
     if fm.get(&["kanban-plugin"]).is_some() {
         return Some("a Kanban board");
     }
+    if is_transcript(note) {
+        return Some("a chat transcript in vaultdm's sessions/ folder");
+    }
     let css = fm.list(&["cssclasses", "cssclass", "cssclasses"]);
     if css.iter().any(|c| c.to_lowercase().contains("dashboard")) || is_index_stem(&note.stem) {
         return Some("a dashboard or index note");
     }
     None
+}
+
+/// A chat transcript in the root `sessions/` folder, where vaultdm writes them (one whose
+/// session log is gone, or copied from another vault): turns led by `**Player:**` and
+/// `**DM:**`. What was said at the table is the sessions' memory, not canon.
+fn is_transcript(note: &Note) -> bool {
+    if !note.path.starts_with("sessions/") || note.path[9..].contains('/') {
+        return false;
+    }
+    let (mut turns, mut other) = (0usize, 0usize);
+    for b in &note.body.blocks {
+        if matches!(b.kind, BlockKind::Heading(_)) {
+            continue;
+        }
+        match b
+            .strong_prefix
+            .as_deref()
+            .map(|p| p.trim_end_matches(':').trim())
+        {
+            Some("Player" | "DM") => turns += 1,
+            _ if b
+                .text
+                .lines()
+                .any(|l| l.starts_with("Player:") || l.starts_with("DM:")) =>
+            {
+                turns += 1
+            }
+            _ => other += 1,
+        }
+    }
+    turns > 0 && turns >= other
 }
 
 /// Type words that name something that is not a PC, NPC, place, quest or session: the note
@@ -716,21 +750,24 @@ fn is_group_word(w: &str) -> bool {
 
 /// Headings under which a group note lists the party's members.
 fn is_members_heading(h: &str) -> bool {
-    matches!(
-        h.trim().trim_end_matches(':').to_lowercase().as_str(),
-        "members"
-            | "party members"
-            | "core group"
-            | "the party"
-            | "party"
-            | "roster"
-            | "current members"
-            | "active members"
-            | "mitglieder"
-            | "membres"
-            | "miembros"
-            | "membri"
-    )
+    let h = h.trim().trim_end_matches(':').to_lowercase();
+    // `Founding Members`, `Original members`, `Current Members`.
+    h.split_whitespace().last() == Some("members")
+        || matches!(
+            h.as_str(),
+            "members"
+                | "party members"
+                | "core group"
+                | "the party"
+                | "party"
+                | "roster"
+                | "current members"
+                | "active members"
+                | "mitglieder"
+                | "membres"
+                | "miembros"
+                | "membri"
+        )
 }
 
 /// Phrases that say a note is about a real person at the table, in the languages GMs

@@ -309,11 +309,15 @@ pub struct Session {
     pub number: Option<i64>,
     /// Date played or in-game date, as written.
     pub date: Option<String>,
-    /// First paragraph.
+    /// Its recap, else its first paragraph.
     pub summary: Option<String>,
+    /// With no recap section: how the note ends (where a log kept as bullets left the
+    /// party), when that is not its first paragraph.
+    pub ending: Option<String>,
     /// Ids of the PCs the note links to.
     pub pcs: Vec<String>,
-    /// A note written before the session (prep, planning), not what was played.
+    /// Not what was played: a note written before the session (prep, planning) or a copy
+    /// of the session template whose recap is still empty.
     pub prep: bool,
     /// Where it was written.
     pub source: Source,

@@ -302,6 +302,7 @@ impl Clean for Session {
             name: clean_owned(self.name, LINE),
             date: clean_opt(self.date, SHORT),
             summary: clean_opt(self.summary, PARAGRAPH),
+            ending: clean_opt(self.ending, PARAGRAPH),
             ..self
         }
     }

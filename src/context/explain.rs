@@ -143,6 +143,8 @@ pub enum Reason {
     Present(String),
     /// An NPC at the scene that the message names.
     PresentMentioned(Via),
+    /// No place for the party: an NPC the recent events name.
+    InRecentEvents,
     /// An NPC at the scene but dead, departed…
     Absent {
         /// Where.
@@ -222,6 +224,9 @@ impl fmt::Display for Reason {
                 f.write_str("party location; description dropped for the budget")
             }
             Reason::Present(at) => write!(f, "present at {at}"),
+            Reason::InRecentEvents => {
+                write!(f, "named in the recent events (no place for the party)")
+            }
             Reason::PresentMentioned(via) => write!(f, "present, {via}"),
             Reason::Absent { at, status } => write!(f, "at {at} but {status}"),
             Reason::OverNpcCap(cap) => write!(f, "present, but over the NPC cap ({cap})"),

@@ -4,7 +4,9 @@
 //! alias, article-less name, unambiguous first name, thread title and carried item, all
 //! case-folded. A match counts only on whole words ("Al" never fires inside "Always"),
 //! the longest match wins ("Silent Circle Salon" over "Silent Circle"), and a name that is
-//! also a common English word fires only when capitalised ("Grey" the ferryman, not grey fog).
+//! also a common English word fires only when capitalised ("Grey" the ferryman, not grey fog)
+//! — unless the player writes without capitals at all and the word is not among the most
+//! common ones (`we meet weaver`, `jerrex sends pebble ahead`).
 
 use crate::canon::Campaign;
 use crate::names::{fold_name, fold_text, norm_key, slug};
@@ -296,6 +298,21 @@ fn common_words() -> &'static HashSet<&'static str> {
     })
 }
 
+/// How many of the most frequent words (the top of `common-words.txt`) need a capital even
+/// from a player who writes none: `grey`, `flint`, `rose` are words first.
+const VERY_COMMON: usize = 5000;
+
+fn very_common_words() -> &'static HashSet<&'static str> {
+    static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        include_str!("common-words.txt")
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .take(VERY_COMMON)
+            .collect()
+    })
+}
+
 /// Words that stand before a person's given name and are not part of it.
 const HONORIFICS: &[&str] = &[
     "the",
@@ -507,11 +524,25 @@ impl Adds {
     }
 }
 
+/// The name without its leading article, in the languages GMs write (`The Gilded Eel`,
+/// `Il Fondo del Barile`, `La Posada`, `Der Graue Turm`, `L'Auberge`).
 fn strip_article(name: &str) -> Option<&str> {
-    let lower = name.to_lowercase();
-    for a in ["the ", "a ", "an "] {
-        if lower.starts_with(a) && name.len() > a.len() {
-            return Some(name[a.len()..].trim());
+    const ARTICLES: [&str; 17] = [
+        "the ", "a ", "an ", "il ", "lo ", "la ", "le ", "les ", "el ", "los ", "las ", "der ",
+        "die ", "das ", "l'", "l’", "gli ",
+    ];
+    for a in ARTICLES {
+        let Some(head) = name.get(..a.len()) else {
+            continue;
+        };
+        if head.eq_ignore_ascii_case(a) && name.len() > a.len() {
+            let rest = name[a.len()..].trim();
+            // English articles before anything (`a silvered dagger`); the others before a
+            // capital only (`L'Auberge`, not an Italian phrase that opens with `la`).
+            let english = matches!(a, "the " | "a " | "an ");
+            if english || rest.chars().next().is_some_and(char::is_uppercase) {
+                return Some(rest);
+            }
         }
     }
     None
@@ -1248,6 +1279,8 @@ impl Matcher {
         }
         let (folded, message, map) = fold_text(message);
         let message = message.as_str();
+        // A player who writes no capitals at all tells nothing by a missing one.
+        let no_capitals = !message.chars().any(char::is_uppercase);
         let mut cands: Vec<(usize, usize, &Pattern)> = Vec::new();
         for shard in &self.shards {
             let Some(ac) = &shard.ac else {
@@ -1261,12 +1294,13 @@ impl Matcher {
                         let after = folded[e..].chars().next();
                         !before.is_some_and(is_word_char) && !after.is_some_and(is_word_char)
                     })
-                    .filter(|&(s, _, p)| {
+                    .filter(|&(s, e, p)| {
                         !p.needs_capital
                             || message[map[s]..]
                                 .chars()
                                 .next()
                                 .is_some_and(char::is_uppercase)
+                            || (no_capitals && !very_common_words().contains(&folded[s..e]))
                     }),
             );
         }
@@ -1625,6 +1659,7 @@ mod tests {
                         number: None,
                         date: None,
                         summary: None,
+                        ending: None,
                         pcs: vec![],
                         prep: false,
                         source: Source::default(),

@@ -107,6 +107,8 @@ pub(super) struct Plan<'a> {
     pub cards: Vec<Card>,
     pub items_out: Vec<Item>,
     pub split: bool,
+    /// No place for the party: the NPCs listed are those the recent events name.
+    pub npcs_in_events: bool,
     /// The next step of the budget's drop order to try (`budget::ORDER`).
     pub cursor: usize,
 }
@@ -130,6 +132,22 @@ impl<'a> Plan<'a> {
         rank::rank_and_cap(c, &mut sc.npcs, opts.npc_cap);
         let threads = threads(c, mode, &mentioned);
         let events = events(c, mode, opts.recent_events, &mut items_out);
+        let npcs_in_events = mode == Mode::Full && sc.ids.is_empty() && sc.npcs.is_empty();
+        if npcs_in_events {
+            let texts: Vec<&str> = events
+                .iter()
+                .filter(|e| e.included)
+                .map(|e| e.text.as_str())
+                .collect();
+            sc.npcs = scene::named_in_events(
+                c,
+                &texts,
+                engine.matcher(),
+                &mentioned,
+                opts.npc_cap,
+                &mut items_out,
+            );
+        }
 
         // Cards for what is mentioned and not already shown.
         let mut cards: Vec<Card> = Vec::new();
@@ -167,6 +185,7 @@ impl<'a> Plan<'a> {
             cards,
             items_out,
             split: sc.split,
+            npcs_in_events,
             cursor: 0,
         })
     }
@@ -212,6 +231,7 @@ impl<'a> Plan<'a> {
             scene => self.scene.iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join(", "),
             locations => &self.scene,
             npcs => &npcs,
+            npcs_in_events => self.npcs_in_events,
             with => npcs.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
             with_groups => with_groups
                 .iter()
@@ -349,10 +369,10 @@ fn party_group(c: &Campaign) -> Option<String> {
     ))
 }
 
-/// With no timeline, the latest session note's summary stands for "what happened last"
-/// in a full context (vaults that keep their story in session notes).
+/// The latest played session note's summary (and how it ended): "what happened last" in a
+/// full context, beside the timeline's recent events when there is one.
 fn last_session(c: &Campaign, mode: Mode) -> Option<minijinja::Value> {
-    if mode != Mode::Full || !c.events.is_empty() {
+    if mode != Mode::Full {
         return None;
     }
     let s = c
@@ -365,5 +385,6 @@ fn last_session(c: &Campaign, mode: Mode) -> Option<minijinja::Value> {
     Some(minijinja::context! {
         name => &s.name,
         summary => s.summary.as_deref(),
+        ending => s.ending.as_deref(),
     })
 }

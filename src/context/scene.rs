@@ -5,7 +5,7 @@
 
 use super::cards::{class_level, hp_text, join_voice};
 use super::explain::{ItemKind, Reason, Via};
-use super::mentions::Target;
+use super::mentions::{Matcher, Target};
 use super::plan::{LocRow, NpcRow, PcRow};
 use super::{ContextError, Item};
 use crate::canon::text::first_sentence;
@@ -199,6 +199,74 @@ pub(super) fn scene(
         npcs,
         split,
     }
+}
+
+/// With no place for the party, the NPCs the recent events name are the ones in play: the
+/// most named first, then the latest named; the dead and departed left out; `cap` unmentioned.
+pub(super) fn named_in_events(
+    c: &Campaign,
+    events: &[&str],
+    matcher: &Matcher,
+    mentioned: &HashMap<Target, Via>,
+    cap: usize,
+    out: &mut Vec<Item>,
+) -> Vec<NpcRow> {
+    // npc index -> (times named, latest event named in)
+    let mut named: HashMap<usize, (usize, usize)> = HashMap::new();
+    for (k, text) in events.iter().enumerate() {
+        let mut seen = HashSet::new();
+        for m in matcher.find(text) {
+            if let (Target::Npc(i), false) = (m.target, m.ambiguous) {
+                if seen.insert(i) {
+                    let e = named.entry(i as usize).or_default();
+                    e.0 += 1;
+                    e.1 = k;
+                }
+            }
+        }
+    }
+    let mut order: Vec<(usize, (usize, usize))> = named.into_iter().collect();
+    order.sort_by(|a, b| b.1.cmp(&a.1).then(c.npcs[a.0].name.cmp(&c.npcs[b.0].name)));
+    let mut rows = Vec::new();
+    let mut unmentioned = 0;
+    for (i, _) in order {
+        let n = &c.npcs[i];
+        if n.is_absent() {
+            out.push(left_out(
+                ItemKind::Npc,
+                n.name.clone(),
+                n.source.to_string(),
+                Reason::Absent {
+                    at: "recent events".into(),
+                    status: n.status.clone(),
+                },
+            ));
+            continue;
+        }
+        let m = mentioned.get(&Target::Npc(Target::at(i)));
+        if m.is_none() {
+            unmentioned += 1;
+        }
+        let included = m.is_some() || unmentioned <= cap;
+        rows.push(NpcRow {
+            name: n.name.clone(),
+            status: Some(n.status.clone()),
+            role: n.role.clone(),
+            disposition: n.disposition.clone(),
+            voice: join_voice(&n.voice),
+            hp: hp_text(n.hp_current, n.hp_max),
+            idx: i,
+            mentioned: m.is_some(),
+            included,
+            reason: if included {
+                Reason::InRecentEvents
+            } else {
+                Reason::OverNpcCap(cap)
+            },
+            at: None,
+        });
+    }
+    rows
 }
 
 /// An item left out before any budget.

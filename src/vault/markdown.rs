@@ -189,9 +189,60 @@ impl Body {
     /// joined into one text: sentences by a space, list items by `; `, a line without a
     /// closing stop by `. `.
     pub fn summary(&self) -> Option<String> {
+        self.joined(self.summary_blocks())
+    }
+
+    /// How the note ends: its last prose — the top-level list items and paragraphs that
+    /// close its last narrative section, not a list of NPCs met, loot or next-session notes
+    /// after it — in document order, up to [`SUMMARY_CHARS`] characters. For a session log
+    /// kept as bullets, where the party was left.
+    pub fn ending(&self) -> Option<String> {
+        self.joined(self.ending_blocks())
+    }
+
+    /// The blocks [`Body::ending`] is made of.
+    fn ending_blocks(&self) -> Vec<usize> {
+        let skipped_section = |b: &Block| {
+            self.sections
+                .get(b.section as usize)
+                .and_then(|s| s.heading.as_deref())
+                .is_some_and(|h| is_unsummarised_heading(h) || is_after_matter_heading(h))
+        };
+        let mut picked: Vec<usize> = Vec::new();
+        let mut chars = 0;
+        for (i, b) in self.blocks.iter().enumerate().rev() {
+            if let Some(&last) = picked.last() {
+                if self.blocks[last].section != b.section {
+                    break;
+                }
+            }
+            if matches!(b.kind, BlockKind::Heading(_) | BlockKind::TableRow)
+                || (b.kind == BlockKind::ListItem && b.depth > 1)
+                || b.callout.as_deref().is_some_and(is_secret_callout)
+                || !is_summary_text(b)
+                || skipped_section(b)
+                || summary_text(&b.text).is_empty()
+            {
+                continue;
+            }
+            if !picked.is_empty() && chars + b.text.len() > 2 * SUMMARY_CHARS {
+                break;
+            }
+            picked.push(i);
+            chars += b.text.len();
+            if chars >= SUMMARY_CHARS || picked.len() >= SUMMARY_BLOCKS {
+                break;
+            }
+        }
+        picked.reverse();
+        picked
+    }
+
+    /// The blocks' [`summary_text`], joined as sentences (list items by `;`).
+    fn joined(&self, blocks: Vec<usize>) -> Option<String> {
         let mut out = String::new();
         let mut last_item = false;
-        for b in self.summary_blocks().into_iter().map(|i| &self.blocks[i]) {
+        for b in blocks.into_iter().map(|i| &self.blocks[i]) {
             let text = summary_text(&b.text);
             let text = text.trim();
             let item = b.kind == BlockKind::ListItem;
@@ -217,6 +268,12 @@ impl Body {
     /// subhead naming where someone works, a one-word kind) is not the whole summary: the
     /// description after it is read too.
     fn summary_blocks(&self) -> Vec<usize> {
+        self.summary_scan().0
+    }
+
+    /// [`Body::summary_blocks`], and the block that ended them by being too long to join
+    /// (kept with them when a note sheds its unread blocks, so the summary reads the same).
+    fn summary_scan(&self) -> (Vec<usize>, Option<usize>) {
         let skipped_section = |b: &Block| {
             self.sections
                 .get(b.section as usize)
@@ -236,7 +293,7 @@ impl Body {
             }
             // A long block after the first (a backstory) is not read for a summary.
             if !picked.is_empty() && chars + b.text.len() > 2 * SUMMARY_CHARS {
-                break;
+                return (picked, Some(i));
             }
             picked.push(i);
             chars += b.text.len();
@@ -244,7 +301,7 @@ impl Body {
                 break;
             }
         }
-        picked
+        (picked, None)
     }
 
     /// Drops every block after the last one [`Body::title`] and [`Body::summary`] read, and
@@ -273,12 +330,29 @@ impl Body {
     /// all stay, so section numbers and heading lines are unchanged, and the title, summary
     /// and those sections' blocks read the same afterwards.
     pub fn keep_title_summary_and_sections(&mut self, names: &[&str]) {
-        let up_to = self
-            .summary_blocks()
+        self.keep_title_summary_sections_and(names, &[]);
+    }
+
+    /// [`Body::keep_title_summary_and_sections`], and the blocks of [`Body::ending`] (a
+    /// session note is read for how it ended).
+    pub fn keep_title_summary_sections_and_ending(&mut self, names: &[&str]) {
+        let ending = self.ending_blocks();
+        self.keep_title_summary_sections_and(names, &ending);
+    }
+
+    fn keep_title_summary_sections_and(&mut self, names: &[&str], also: &[usize]) {
+        let (summary, stopper) = self.summary_scan();
+        let up_to = summary
             .into_iter()
             .chain(self.title_block())
             .max()
             .map_or(0, |i| i + 1);
+        // Blocks kept further down would join the summary unless what stopped it stays.
+        let also: Vec<usize> = if also.is_empty() {
+            vec![]
+        } else {
+            also.iter().copied().chain(stopper).collect()
+        };
         let mut read = vec![false; self.sections.len()];
         for idx in (0..self.sections.len()).filter(|&i| self.sections[i].is_named(names)) {
             for s in self.subsections(idx) {
@@ -287,7 +361,9 @@ impl Body {
         }
         let mut i = 0;
         self.blocks.retain(|b| {
-            let keep = i < up_to || read.get(b.section as usize).copied().unwrap_or(true);
+            let keep = i < up_to
+                || also.contains(&i)
+                || read.get(b.section as usize).copied().unwrap_or(true);
             i += 1;
             keep
         });
@@ -317,7 +393,9 @@ fn summary_text(text: &str) -> std::borrow::Cow<'_, str> {
         match l.split_once(':') {
             Some((label, value)) if label.chars().count() <= 30 && !label.contains("//") => {
                 let value = value.trim();
-                !value.is_empty() && !super::placeholder::is_placeholder(value)
+                value.chars().any(char::is_alphanumeric)
+                    && !super::placeholder::is_placeholder(value)
+                    && !is_player_label(label)
             }
             _ => true,
         }
@@ -364,6 +442,47 @@ fn is_unsummarised_heading(h: &str) -> bool {
     )
 }
 
+/// Headings of what follows a session's story: who was met, what was found, what comes
+/// next, housekeeping.
+fn is_after_matter_heading(h: &str) -> bool {
+    let h = h.trim().trim_end_matches(':').to_lowercase();
+    let first = h.split_whitespace().next().unwrap_or("");
+    matches!(
+        first,
+        "npcs"
+            | "npc"
+            | "loot"
+            | "treasure"
+            | "items"
+            | "rewards"
+            | "xp"
+            | "experience"
+            | "notes"
+            | "links"
+            | "players"
+            | "attendance"
+            | "characters"
+            | "cast"
+            | "todo"
+            | "locations"
+            | "places"
+            | "references"
+            | "related"
+            | "tags"
+            | "footnotes"
+            | "connections"
+            | "relationships"
+            | "relations"
+            | "contacts"
+            | "allies"
+            | "faction"
+            | "factions"
+    ) || h.starts_with("next session")
+        || h.starts_with("to do")
+        || h.starts_with("see also")
+        || h.starts_with("for next")
+}
+
 /// Callout types that hold what the players must not hear.
 pub fn is_secret_callout(kind: &str) -> bool {
     matches!(
@@ -376,12 +495,45 @@ pub fn is_secret_callout(kind: &str) -> bool {
 fn is_summary_text(b: &Block) -> bool {
     b.prose
         && !b.text.trim().is_empty()
+        && !is_meta_strip(&b.text)
         && !is_only_tags(&b.text)
         && !is_navigation(&b.text)
         && !b
             .text
             .lines()
             .all(|l| find_pair(l, ':').is_some() || l.trim().is_empty())
+}
+
+/// A label naming the real person who plays a character (`Player: Adele`): table meta,
+/// never told to the DM as the character's text.
+fn is_player_label(label: &str) -> bool {
+    matches!(
+        label.trim().to_lowercase().as_str(),
+        "player"
+            | "played by"
+            | "giocatore"
+            | "giocatrice"
+            | "jugador"
+            | "jugadora"
+            | "joueur"
+            | "joueuse"
+            | "spieler"
+            | "spielerin"
+            | "gracz"
+            | "jogador"
+            | "jogadora"
+    )
+}
+
+/// A strip of short values between bars (`? | Amicale`, `Human | Fighter | Neutral`): a
+/// template's header line of facts, not a sentence.
+fn is_meta_strip(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('|').collect();
+    parts.len() >= 2
+        && !text.contains('\n')
+        && parts
+            .iter()
+            .all(|p| p.split_whitespace().count() <= 3 && !p.contains(['.', '!']))
 }
 
 /// A navigation line: only words like previous / next / back, arrows and separators
@@ -463,6 +615,76 @@ fn is_only_tags(text: &str) -> bool {
 /// The byte offset of the first `cc` (two of one ASCII character, like `::` or `%%`):
 /// a byte search for `c` then a look at the next byte, several times faster than a
 /// substring search on the short texts of a note.
+/// The facts a block states as fields: the lines of a `**Race:** Elf` block (every line a
+/// short label and a value, the first label in bold), and the `| Race | Elf |` rows of an
+/// infobox callout. (lower-cased label, value, line offset); labels and values that are
+/// empty, template text or a dash are left out.
+fn fact_fields(
+    text: &str,
+    kind: BlockKind,
+    strong: Option<&str>,
+    callout: Option<&str>,
+) -> Vec<(String, String, usize)> {
+    let label = |k: &str| {
+        let k = k.trim().trim_end_matches(':').trim();
+        (!k.is_empty()
+            && k.chars().count() <= 30
+            && k.split_whitespace().count() <= 4
+            && !k.contains(['/', '[', '`', '|', '(']))
+        .then(|| k.to_lowercase())
+    };
+    let value = |v: &str| {
+        let v = v.trim();
+        (v.chars().any(char::is_alphanumeric) && !super::placeholder::is_placeholder(v))
+            .then(|| v.to_string())
+    };
+    match kind {
+        BlockKind::TableRow if callout.is_some_and(|c| c == "infobox") => {
+            let cells: Vec<&str> = text.split(" | ").collect();
+            match cells.as_slice() {
+                [k, v] if !is_table_header_word(v) => match (label(k), value(v)) {
+                    (Some(k), Some(v)) => vec![(k, v, 0)],
+                    _ => vec![],
+                },
+                _ => vec![],
+            }
+        }
+        BlockKind::Paragraph | BlockKind::ListItem
+            if strong.is_some_and(|s| s.trim_end().ends_with(':'))
+                || text
+                    .split_once(':')
+                    .is_some_and(|(k, _)| strong.is_some_and(|s| s.trim() == k.trim())) =>
+        {
+            let mut out = Vec::new();
+            for (i, l) in text.lines().enumerate() {
+                if l.trim().is_empty() {
+                    continue;
+                }
+                // Every line a fact, or the block is prose that opens with a bold phrase.
+                let Some((k, v)) = l.split_once(':') else {
+                    return vec![];
+                };
+                let Some(k) = label(k) else {
+                    return vec![];
+                };
+                if let Some(v) = value(v) {
+                    out.push((k, v, i));
+                }
+            }
+            out
+        }
+        _ => vec![],
+    }
+}
+
+/// The second header cell of a two-column infobox (`| Type | Stat |`).
+fn is_table_header_word(v: &str) -> bool {
+    matches!(
+        v.trim().to_lowercase().as_str(),
+        "stat" | "stats" | "value" | "values" | "details" | "info" | "valeur" | "wert" | "valor"
+    )
+}
+
 fn find_pair(text: &str, c: char) -> Option<usize> {
     debug_assert!(c.is_ascii());
     let bytes = text.as_bytes();
@@ -672,6 +894,20 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                         }
                     }
                 }
+                if !has_field {
+                    for (k, v, i) in fact_fields(
+                        text,
+                        open.kind.clone(),
+                        open.strong_prefix.as_deref(),
+                        callout.as_deref(),
+                    ) {
+                        out.fields.push(InlineField {
+                            key: k,
+                            value: v,
+                            line: line + i,
+                        });
+                    }
+                }
                 out.body.blocks.push(Block {
                     kind: open.kind,
                     text: text.into(),
@@ -815,8 +1051,11 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                             let t = o.text.trim_start();
                             if let Some(rest) = t.strip_prefix("[!") {
                                 if let Some(end) = rest.find(']') {
+                                    // `[!infobox|no-t right]`: the type, not its
+                                    // display options.
+                                    let kind = rest[..end].split('|').next().unwrap_or("");
                                     callout = Some(
-                                        rest[..end]
+                                        kind.trim()
                                             .trim_end_matches(['-', '+'])
                                             .to_lowercase()
                                             .into(),

@@ -2,10 +2,11 @@
 //! live reload share.
 //!
 //! A file is a note when it is a `.md` file outside hidden folders (`.obsidian/`, `.trash/`,
-//! `.vaultdm/`, `.git/`) and backup folders (`name~`), outside the root `sessions/` folder
-//! where vaultdm writes transcripts, not an editor's swap, backup, lock or temporary file
-//! ([`is_temp_name`]), outside the vault's **template folders**, and not reached through a
-//! link leading out of the vault ([`leads_outside`]). Templates are not canon: a Templater
+//! `.vaultdm/`, `.git/`) and backup folders (`name~`), not one of vaultdm's own transcripts
+//! in the root `sessions/` folder ([`Scope::is_transcript`]: a GM's own session notes there
+//! are notes), not an editor's swap, backup, lock or temporary file ([`is_temp_name`]),
+//! outside the vault's **template folders**, and not reached through a link leading out of
+//! the vault ([`leads_outside`]). Templates are not canon: a Templater
 //! template is full of `<% tp.file.title %>` and placeholder NPCs, and reading it as a note
 //! made `check` fail on healthy vaults.
 //!
@@ -14,8 +15,8 @@
 //! - [`is_noise`]: by the path alone, files that are never read at all — neither notes nor
 //!   settings nor templates. The watcher and the poller drop these (they must still pass
 //!   `vaultdm.toml`, the temporal index and the vault's minijinja templates).
-//! - [`Scope::is_note`]: by the path and the vault's template folders, the notes. The walk
-//!   and the live reload keep exactly these.
+//! - [`Scope::is_note`]: by the path, the vault's template folders and vaultdm's session
+//!   logs, the notes. The walk and the live reload keep exactly these.
 //! - [`leads_outside`]: on disk, a path whose real place is outside the vault. The walk, the
 //!   poller and the live reload do not follow it.
 //!
@@ -37,6 +38,8 @@ pub struct Scope {
     templates: Vec<String>,
     /// Each template folder as written, with why it is one (for `check` and `init --adopt`).
     pub template_folders: Vec<TemplateFolder>,
+    /// The vault, to tell vaultdm's transcripts from a GM's session notes (none in tests).
+    root: Option<std::path::PathBuf>,
 }
 
 /// A folder whose notes are templates, not canon.
@@ -48,6 +51,11 @@ pub struct TemplateFolder {
     /// `vaultdm.toml`, or its name.
     pub why: &'static str,
 }
+
+/// Where vaultdm writes readable transcripts, relative to the vault (with the `/`).
+const TRANSCRIPTS: &str = "sessions/";
+/// Where vaultdm keeps its session logs, relative to the vault.
+const SESSION_LOGS: &str = ".vaultdm/sessions";
 
 /// Largest Obsidian settings file read.
 const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
@@ -98,16 +106,13 @@ pub fn is_temp_name(name: &str) -> bool {
 }
 
 /// True for a vault-relative path (`/`-separated) inside, or naming, a folder the vault
-/// never reads: hidden folders (`.obsidian/`, `.trash/`, `.vaultdm/`, `.git/`), backup
-/// folders (`name~`) and the root `sessions/`, where vaultdm writes transcripts.
+/// never reads: hidden folders (`.obsidian/`, `.trash/`, `.vaultdm/`, `.git/`) and backup
+/// folders (`name~`).
 pub fn is_skipped_folder(rel: &str) -> bool {
-    let first = rel.trim_start_matches('/');
-    let first = memchr::memchr(b'/', first.as_bytes()).map_or(first, |i| &first[..i]);
     // Asked of every file a walk meets: a part starting with `.` or ending with `~` is
     // found in one pass over the bytes, not by cutting the path into parts.
     let b = rel.as_bytes();
-    first == "sessions"
-        || b.first() == Some(&b'.')
+    b.first() == Some(&b'.')
         || b.last() == Some(&b'~')
         || b.windows(2)
             .any(|w| (w[0] == b'/' && w[1] == b'.') || (w[0] == b'~' && w[1] == b'/'))
@@ -158,7 +163,10 @@ impl Scope {
     /// Finds the template folders of the vault at `root`; `configured` are the folders named
     /// in `vaultdm.toml` (`[folders] templates`).
     pub fn detect(root: &Path, configured: &[String]) -> Scope {
-        let mut s = Scope::default();
+        let mut s = Scope {
+            root: Some(root.to_path_buf()),
+            ..Scope::default()
+        };
         let add = |path: String, why: &'static str, s: &mut Scope| {
             let key = path.trim_matches('/').to_lowercase();
             if key.is_empty() || s.templates.contains(&key) {
@@ -223,7 +231,30 @@ impl Scope {
     /// True when the vault-relative path is a note, by its path: a `.md` file that is not
     /// [noise](is_noise) and not in a template folder. See the module docs.
     pub fn is_note(&self, rel: &str) -> bool {
-        is_markdown(rel) && !is_noise(rel) && !self.is_template(rel)
+        is_markdown(rel) && !is_noise(rel) && !self.is_template(rel) && !self.is_transcript(rel)
+    }
+
+    /// True for a transcript vaultdm writes: `sessions/<name>.md` (or its memory note
+    /// `<name>.memory.md`) at the vault root, beside a session log
+    /// `.vaultdm/sessions/<name>.jsonl`. Everything else in `sessions/` — a GM's own session
+    /// notes — is a note. Asked on disk each time: a session started after the walk is one.
+    pub fn is_transcript(&self, rel: &str) -> bool {
+        let Some(root) = &self.root else {
+            return false;
+        };
+        let Some(file) = rel.trim_start_matches('/').strip_prefix(TRANSCRIPTS) else {
+            return false;
+        };
+        let Some(stem) = file.strip_suffix(".md").filter(|s| !s.contains('/')) else {
+            return false;
+        };
+        let name = stem.strip_suffix(".memory").unwrap_or(stem);
+        !name.is_empty()
+            && root
+                .join(SESSION_LOGS)
+                .join(format!("{name}.jsonl"))
+                .symlink_metadata()
+                .is_ok_and(|m| m.is_file())
     }
 
     /// Records a template folder found by its name during a walk (for `check`'s info line).
@@ -244,17 +275,14 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
-        /// The one-pass check is the plain one: the first non-empty part is `sessions`, or
-        /// a non-empty part starts with `.` or ends with `~`.
+        /// The one-pass check is the plain one: a non-empty part starts with `.` or ends
+        /// with `~`.
         #[test]
         fn skipped_folder_is_the_definition(rel in "[/.~as]{0,12}|(/?sessions)?[/.~a]{0,8}") {
-            let mut segs = rel.split('/').filter(|s| !s.is_empty());
-            let plain = match segs.clone().next() {
-                None => false,
-                Some(first) => {
-                    first == "sessions" || segs.any(|s| s.starts_with('.') || s.ends_with('~'))
-                }
-            };
+            let plain = rel
+                .split('/')
+                .filter(|s| !s.is_empty())
+                .any(|s| s.starts_with('.') || s.ends_with('~'));
             proptest::prop_assert_eq!(is_skipped_folder(&rel), plain);
         }
     }
@@ -269,7 +297,7 @@ mod tests {
     #[case(".obsidian/workspace.json", true)]
     #[case("notes/.trash/x.md", true)]
     #[case(".vaultdm/state", true)]
-    #[case("sessions/2026-01-01.jsonl", true)]
+    #[case("sessions/2026-01-01.jsonl", false)]
     #[case("heist/sessions/s1.md", false)]
     #[case("drafts~/x.md", true)]
     #[case("canon/npcs/4913", true)]
@@ -299,7 +327,7 @@ mod tests {
     #[case("canon/npcs/a.md", true)]
     #[case("heist/sessions/s1.md", true)]
     #[case("Sessions/s1.md", true)]
-    #[case("sessions/2026.md", false)]
+    #[case("sessions/2026.md", true)]
     #[case(".obsidian/x.md", false)]
     #[case("notes/.trash/x.md", false)]
     #[case("notes/x.txt", false)]
@@ -323,6 +351,38 @@ mod tests {
     #[case("Characters/Template Knight.md", false)]
     fn template_folders_by_name(#[case] rel: &str, #[case] want: bool) {
         assert_eq!(Scope::default().is_template(rel), want, "{rel}");
+    }
+
+    /// vaultdm's transcripts (beside a session log) are not notes; a GM's session notes in
+    /// the same `sessions/` folder are, and so is a note in a deeper folder of that name.
+    #[test]
+    fn transcripts_are_not_notes_session_notes_are() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path();
+        for (rel, text) in [
+            (".vaultdm/sessions/heist.jsonl", "{}\n"),
+            ("sessions/heist.md", "# Session heist\n"),
+            ("sessions/heist.memory.md", "# memory\n"),
+            ("sessions/Session 33 - Nyema.md", "# Session 33\n"),
+            ("sessions/old/heist.md", "# Old\n"),
+        ] {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap_or(root)).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(&p, text).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let s = Scope::detect(root, &[]);
+        assert!(!s.is_note("sessions/heist.md"));
+        assert!(!s.is_note("sessions/heist.memory.md"));
+        assert!(s.is_note("sessions/Session 33 - Nyema.md"));
+        assert!(s.is_note("sessions/old/heist.md"));
+        assert!(s.is_note("Sessions/heist.md") || cfg!(target_os = "macos"));
+        // A session started after the scope was made: its transcript is known at once.
+        std::fs::write(
+            root.join(".vaultdm/sessions/Session 33 - Nyema.jsonl"),
+            "{}\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!s.is_note("sessions/Session 33 - Nyema.md"));
     }
 
     #[test]

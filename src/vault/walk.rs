@@ -1,7 +1,7 @@
 //! Walking a vault: finding its notes.
 //!
 //! Which files are notes is [`super::scope`]'s rule (the watcher and the poller use the
-//! same): the walk does not enter skipped folders (hidden ones, the root `sessions/`) or
+//! same): the walk does not enter skipped folders (hidden and backup ones) or
 //! template folders, and keeps the files [`Scope::is_note`] accepts. Symlinks are followed
 //! only when they stay inside the vault; loops and escapes are diagnostics.
 
@@ -93,7 +93,7 @@ pub fn walk_each(
                 return true;
             }
             if let Some(rel) = rel_path(root, e.path()) {
-                // Hidden and backup entries, the root `sessions/`: not even looked at.
+                // Hidden and backup entries: not even looked at.
                 if is_skipped_folder(&rel) {
                     return false;
                 }

@@ -43,7 +43,10 @@ const TABLE: &[Row] = &[
     row("notes/handout.txt", false, true, true),
     row("Templates/npc.md", false, true, true),
     row("tpl/full.j2", false, true, true),
-    row("sessions/2026-01-01.md", false, false, false),
+    // A transcript vaultdm writes (its log is in .vaultdm/sessions/) and a GM's session
+    // note beside it.
+    row("sessions/2026-01-01.md", false, true, true),
+    row("sessions/Session 33 - Nyema.md", true, true, true),
     row(".obsidian/workspace.md", false, false, false),
     row("notes/.trash/old.md", false, false, false),
     row("drafts~/draft.md", false, false, false),
@@ -86,6 +89,9 @@ fn walk_watcher_poller_and_reload_agree_on_notes() {
     std::fs::create_dir_all(root.join("canon")).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(root.join("canon/keep.md"), "# Keep\n").unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(root.join("vaultdm.toml"), "templates = \"tpl\"\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(root.join(".vaultdm/sessions")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(root.join(".vaultdm/sessions/2026-01-01.jsonl"), "")
         .unwrap_or_else(|e| panic!("{e}"));
     let mut live = Live::load(&root).unwrap_or_else(|e| panic!("{e}"));
 
@@ -165,7 +171,7 @@ fn walk_watcher_poller_and_reload_agree_on_notes() {
                 r.rel
             );
         }
-        // By its path alone the rule says the same, but for what only the disk can tell.
+        // The scope says the same, but for what only the disk can tell.
         let by_path = scope.is_note(r.rel) && !leads_outside(&root, &root.join(r.rel));
         assert_eq!(by_path, r.note, "{}", r.rel);
         assert_eq!(!is_noise(r.rel), r.watched, "{}", r.rel);

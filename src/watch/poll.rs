@@ -6,7 +6,7 @@
 //! time; its content-hash mode would fix that but reads every file (all of `.git/`
 //! included) on every scan, because it cannot skip folders. This poller compares each
 //! file's full-precision modification time and size, skips what the vault never reads
-//! (hidden folders, the root `sessions/`, editors' temporary files, links leading out of the
+//! (hidden folders, editors' temporary files, links leading out of the
 //! vault: the rule of [`crate::vault::scope`], shared with the walk), and plugs into the
 //! same debouncer through the `Watcher` trait.
 
@@ -53,7 +53,7 @@ pub(super) fn scan(root: &Path) -> Snapshot {
                 return false;
             }
             match rel_of(root, e.path()) {
-                // Folders: skip hidden ones and the root `sessions/`; files are filtered below.
+                // Folders: skip hidden ones; files are filtered below.
                 Some(rel) if e.file_type().is_dir() => !is_skipped_folder(&rel),
                 _ => true,
             }
