@@ -551,3 +551,29 @@ fn a_journal_whose_reply_was_already_recorded_is_discarded() {
     assert_eq!(s.records().len(), 2, "no duplicate reply");
     assert!(!dir.path().join(".vaultdm/sessions/s1.partial").exists());
 }
+
+/// A GM's own session note in `sessions/` with the name of a session to play: vaultdm never
+/// appends a transcript to it (nor hides it from canon by writing a log beside it); a
+/// session it wrote itself resumes.
+#[test]
+fn a_gm_session_note_of_the_same_name_is_never_written_into() {
+    let dir = tmp();
+    let note = dir.path().join("sessions/Session 34.md");
+    fs::create_dir_all(dir.path().join("sessions")).unwrap_or_else(|e| panic!("{e}"));
+    let text = "# Session 34\n\nThe party reached the ferry at dusk.\n";
+    fs::write(&note, text).unwrap_or_else(|e| panic!("{e}"));
+    match Store::open(dir.path(), "Session 34") {
+        Err(SessionError::NoteInTheWay { path }) => assert_eq!(path, note),
+        other => panic!("expected NoteInTheWay, got {other:?}"),
+    }
+    assert_eq!(fs::read_to_string(&note).unwrap_or_default(), text);
+    assert!(!dir
+        .path()
+        .join(".vaultdm/sessions/Session 34.jsonl")
+        .exists());
+    // vaultdm's own transcript (its log beside it) is resumed as before.
+    play_two(dir.path(), "s1");
+    let mut s = open(dir.path(), "s1");
+    s.record_player("We go on.", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+}

@@ -93,6 +93,13 @@ pub enum SessionError {
     /// A session file or folder is a link out of the vault, or not a folder.
     #[error(transparent)]
     Boundary(#[from] crate::vault::boundary::BoundaryError),
+    /// `sessions/<name>.md` is the GM's own note (there is no session log beside it): a
+    /// transcript would be appended to it, and the note would leave canon.
+    #[error("{} is a note of yours, not a vaultdm transcript; nothing was written — play under another name with --session NAME", path.display())]
+    NoteInTheWay {
+        /// The note.
+        path: PathBuf,
+    },
     /// The Markdown transcript could not be written (the record *was* saved in the log).
     #[error("could not update the transcript {} (the session log is saved): {source}", path.display())]
     Transcript {

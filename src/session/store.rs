@@ -269,10 +269,17 @@ impl Store {
                 source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a folder"),
             });
         }
+        let log_path = log_path(vault, name);
+        // A GM's session note of the same name: never written into, never hidden from canon.
+        let transcript = transcript_path(vault, name);
+        if transcript.symlink_metadata().is_ok_and(|m| m.is_file())
+            && log_path.symlink_metadata().is_err()
+        {
+            return Err(SessionError::NoteInTheWay { path: transcript });
+        }
         boundary::dir_inside(vault, Path::new(LOG_DIR))?;
         boundary::dir_inside(vault, Path::new(TRANSCRIPT_DIR))?;
         let lock = take_lock(vault, name)?;
-        let log_path = log_path(vault, name);
         let io = |source| SessionError::Io {
             path: log_path.clone(),
             source,
