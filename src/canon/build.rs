@@ -618,20 +618,49 @@ fn closed_folder(path: &str) -> bool {
 /// skull`): each open top-level item is a storyline, its open sub-items the next steps; a
 /// ticked item is done. `None` for a note with fewer than two checkboxes (one quest).
 fn quest_list(note: &Note) -> Option<Vec<Thread>> {
-    let boxes: Vec<u16> = note
-        .body
-        .blocks
+    let blocks: Vec<&Block> = note.body.blocks.iter().collect();
+    checklist_threads(note, &blocks, 2)
+}
+
+/// Headings under which a home or index note keeps the party's open quests as a checklist.
+const QUEST_SECTIONS: &[&str] = &[
+    "current objectives",
+    "objectives",
+    "current quests",
+    "active quests",
+    "open quests",
+    "quests",
+    "party goals",
+    "goals",
+    "open threads",
+    "aufgaben",
+    "quêtes",
+    "misiones",
+    "missioni",
+];
+
+/// The open quests a home or index note lists as a checklist under `## Current Objectives`
+/// (or another [`QUEST_SECTIONS`] heading), as [`quest_list`] reads a whole quest log.
+fn quest_section(note: &Note) -> Option<Vec<Thread>> {
+    let blocks = note.body.section_blocks(QUEST_SECTIONS)?;
+    checklist_threads(note, &blocks, 1).filter(|t| !t.is_empty())
+}
+
+/// The storylines of a checklist: one per open top-level item, its open sub-items the next
+/// step and the summary. `None` with fewer than `min` checkboxes.
+fn checklist_threads(note: &Note, blocks: &[&Block], min: usize) -> Option<Vec<Thread>> {
+    let boxes: Vec<u16> = blocks
         .iter()
         .filter(|b| b.checkbox().is_some())
         .map(|b| b.depth)
         .collect();
-    if boxes.len() < 2 {
+    if boxes.len() < min.max(1) {
         return None;
     }
     let top = boxes.iter().copied().min().unwrap_or(0);
     let mut out: Vec<Thread> = Vec::new();
     let mut open = false;
-    for b in &note.body.blocks {
+    for b in blocks {
         let Some((done, text)) = b.checkbox() else {
             continue;
         };
@@ -1125,6 +1154,27 @@ fn linked_pcs(cx: &Ctx<'_>, note: &Note) -> Vec<String> {
     out
 }
 
+/// What `check` says when a note's reading looks wrong: its kind won against a stronger
+/// single sign, or a PC has nothing of a PC but its folder (`kind-doubt`); its `title:`
+/// names something else than its file (`title-differs`).
+fn doubts(note: &Note, config: &Config, diags: &mut Vec<Diagnostic>) {
+    let line = note.frontmatter.line.max(1);
+    if let Some(why) = super::kind::doubt(note, &config.folders) {
+        diags.push(Diagnostic::warning(&note.path, line, Code::KindDoubt, why));
+    }
+    if let Some(title) = note.title_alias() {
+        let name = note.name();
+        diags.push(Diagnostic::warning(
+            &note.path,
+            note.frontmatter.line_of("title").max(1),
+            Code::TitleDiffers,
+            format!(
+                "`title: {title}` is not the file's name: as in Obsidian, the note is {name} and `{title}` is matched as another name; rename the file if `{title}` is what players call it"
+            ),
+        ));
+    }
+}
+
 /// A party note: its members are the PC notes it links to (frontmatter `members:` or any
 /// link in the body).
 fn build_party(cx: &Ctx<'_>, note: &Note) -> Party {
@@ -1194,6 +1244,25 @@ pub(crate) fn settle(c: &mut Campaign, vault: &Vault, config: &Config) -> Vec<Di
     settle_parties(c, config);
     let mut diags = Vec::new();
     let active: Vec<&Pc> = c.pcs.iter().filter(|p| p.active).collect();
+    if active.is_empty() && !vault.notes.is_empty() {
+        diags.push(Diagnostic::warning(
+            ".",
+            0,
+            Code::NoParty,
+            if c.pcs.is_empty() {
+                "no PC found: every context has an empty party; mark the PC notes with `type: pc`, a `pc` tag or a PCs/Players folder (`vaultdm check --explain-types` shows how each note was read)".to_string()
+            } else {
+                format!(
+                    "none of the {} PCs is in play ({}): every context has an empty party",
+                    c.pcs.len(),
+                    c.pcs[0]
+                        .inactive_reason
+                        .clone()
+                        .unwrap_or_else(|| format!("status {}", c.pcs[0].status))
+                )
+            },
+        ));
+    }
     let placed = active
         .iter()
         .filter(|p| p.location.is_some() || p.location_text.is_some())
@@ -1403,9 +1472,10 @@ pub(crate) fn shed_unread(note: &mut Note, config: &Config) -> NoteKind {
     }
     match kind {
         NoteKind::Lore => note.body.keep_title_and_summary(),
-        NoteKind::Pc | NoteKind::Party | NoteKind::Meta | NoteKind::Player => {
+        NoteKind::Pc | NoteKind::Party | NoteKind::Player => {
             note.body.keep_title_summary_and_sections(&[]);
         }
+        NoteKind::Meta => note.body.keep_title_summary_and_sections(QUEST_SECTIONS),
         NoteKind::Npc => note.body.keep_title_summary_and_sections(NPC_SECTIONS),
         NoteKind::Location => note.body.keep_title_summary_and_sections(PLACE_SECTIONS),
         NoteKind::Session => note
@@ -1473,6 +1543,12 @@ pub(crate) fn build_kinded(
                     .cleaned(),
                 ))
             };
+            if matches!(
+                kinds[i],
+                NoteKind::Pc | NoteKind::Npc | NoteKind::Location | NoteKind::Party
+            ) {
+                doubts(note, config, &mut cx.diags);
+            }
             let t = if note.path == OPEN_THREADS {
                 let threads = parse_threads(note, &mut cx.diags);
                 Typed::Threads(threads.into_iter().map(Clean::cleaned).collect())
@@ -1503,7 +1579,13 @@ pub(crate) fn build_kinded(
                         Typed::Events(events.into_iter().map(Clean::cleaned).collect())
                     }
                     NoteKind::Timeline | NoteKind::Lore => lore(note),
-                    NoteKind::Meta | NoteKind::Player => Typed::Nothing,
+                    NoteKind::Meta => match quest_section(note) {
+                        Some(threads) => {
+                            Typed::Threads(threads.into_iter().map(Clean::cleaned).collect())
+                        }
+                        None => Typed::Nothing,
+                    },
+                    NoteKind::Player => Typed::Nothing,
                 }
             };
             (t, cx.diags)

@@ -67,6 +67,22 @@ impl NoteKind {
             NoteKind::Player => "players (the people at the table)",
         }
     }
+
+    /// One note of the kind (`a PC`), and the `type:` word that declares it.
+    pub fn one(self) -> (&'static str, &'static str) {
+        match self {
+            NoteKind::Pc => ("a PC", "pc"),
+            NoteKind::Npc => ("an NPC", "npc"),
+            NoteKind::Location => ("a location", "location"),
+            NoteKind::Thread => ("a quest", "quest"),
+            NoteKind::Session => ("a session note", "session"),
+            NoteKind::Party => ("a party/group note", "party"),
+            NoteKind::Timeline => ("the timeline", "timeline"),
+            NoteKind::Lore => ("lore", "lore"),
+            NoteKind::Meta => ("not an entity", "index"),
+            NoteKind::Player => ("a player (a real person)", "player"),
+        }
+    }
 }
 
 /// Why a note got its kind, for `check --explain-types` and `init --adopt`.
@@ -419,10 +435,8 @@ fn is_quest_log_stem(stem: &str) -> bool {
             | "questlog"
             | "objectives"
             | "current objectives"
-            | "to do"
-            | "todo"
-            | "to do list"
             | "current to do list"
+            | "party to do list"
             | "party goals"
             | "goals"
             | "aufgaben"
@@ -686,7 +700,7 @@ impl Evidence {
 
     /// The kind with the most weight (ties go to the kind whose first signal came first, in
     /// the order of the module docs), with its strongest reason.
-    fn decide(self) -> Option<(NoteKind, Why)> {
+    fn decide(&self) -> Option<(NoteKind, Why)> {
         let mut totals: Vec<(NoteKind, u32, usize)> = Vec::new();
         for (i, s) in self.signals.iter().enumerate() {
             match totals.iter_mut().find(|t| t.0 == s.kind) {
@@ -700,10 +714,10 @@ impl Evidence {
             .max_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)))?;
         let why = self
             .signals
-            .into_iter()
+            .iter()
             .filter(|s| s.kind == kind)
             .max_by(|a, b| a.weight.cmp(&b.weight))
-            .map(|s| s.why)?;
+            .map(|s| s.why.clone())?;
         Some((kind, why))
     }
 }
@@ -885,6 +899,80 @@ fn field_signals(note: &Note, ev: &mut Evidence) {
 
 /// [`classify`], with the reason.
 pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
+    let (kind, why, _) = weigh(note, folders);
+    (kind, why)
+}
+
+/// What makes a note's kind doubtful, for `check`: the kind won only by adding weak signals
+/// up against a stronger single one (a `pc` folder and class fields over an `npc` tag), or
+/// a PC whose only sign of being one is where it is filed (no class, level, player or hp).
+pub fn doubt(note: &Note, folders: &FolderConfig) -> Option<String> {
+    let (kind, why, ev) = weigh(note, folders);
+    let ev = ev?;
+    let best = |k: NoteKind| {
+        ev.signals
+            .iter()
+            .filter(|s| s.kind == k)
+            .max_by_key(|s| s.weight)
+    };
+    let won = best(kind)?;
+    let entity = |k: NoteKind| {
+        matches!(
+            k,
+            NoteKind::Pc | NoteKind::Npc | NoteKind::Location | NoteKind::Party | NoteKind::Player
+        )
+    };
+    // A specific sign (a type, tag or prefix) for another kind of entity, outweighed only by
+    // the sum of vaguer ones. A `party` tag on a PC says it is in the party: no doubt.
+    if let Some(lost) = ev
+        .signals
+        .iter()
+        .filter(|s| {
+            s.kind != kind
+                && s.weight > won.weight
+                && s.weight >= weight::TAG
+                && entity(s.kind)
+                && !(s.kind == NoteKind::Party && kind == NoteKind::Pc)
+        })
+        .max_by_key(|s| s.weight)
+    {
+        return Some(format!(
+            "read as {} by adding up weaker signs ({why}, …), though {} says {}; add `type: {}` (or the type you mean) to settle it",
+            kind.one().0,
+            lost.why,
+            lost.kind.one().0,
+            lost.kind.one().1
+        ));
+    }
+    let fm = &note.frontmatter;
+    let pc_fields = [
+        "class",
+        "classe",
+        "clase",
+        "klasse",
+        "level",
+        "lvl",
+        "player",
+        "played_by",
+        "hp",
+        "hp_max",
+        "max_hp",
+        "spieler",
+        "joueur",
+        "jugador",
+        "giocatore",
+    ];
+    if kind == NoteKind::Pc && won.weight <= weight::FOLDER && fm.text(&pc_fields).is_none() {
+        return Some(format!(
+            "read as a PC only by {why}, with no class, level, player or hp: if it is not a player character, give it `type:` (npc, location, lore…)"
+        ));
+    }
+    None
+}
+
+/// The kind, its strongest reason, and the evidence weighed (none when a vaultdm folder or
+/// a plugin decided alone).
+fn weigh(note: &Note, folders: &FolderConfig) -> (NoteKind, Why, Option<Evidence>) {
     let p = note.path.as_str();
     for (prefix, k) in [
         ("canon/pcs", NoteKind::Pc),
@@ -893,11 +981,11 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
         ("canon/threads", NoteKind::Thread),
     ] {
         if under(p, prefix) {
-            return (k, Why::Configured(prefix.into()));
+            return (k, Why::Configured(prefix.into()), None);
         }
     }
     if let Some(what) = plugin_note(note) {
-        return (NoteKind::Meta, Why::Plugin(what));
+        return (NoteKind::Meta, Why::Plugin(what), None);
     }
     let configured = [
         (&folders.pcs, NoteKind::Pc),
@@ -923,7 +1011,14 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
     // Under a rules or bestiary folder nothing is campaign canon by its folder alone.
     let reference = words.iter().any(|w| is_reference_word(w)) && configured.is_none();
     let mut ev = Evidence::default();
-    if is_quest_log_stem(&note.stem)
+    // A to-do list is the party's among the session notes; elsewhere it is the GM's own
+    // (prep tasks, a list of plugins to learn).
+    let todo = session_folder
+        && matches!(
+            folder_word(&note.stem).as_str(),
+            "to do" | "todo" | "to do list" | "todo list"
+        );
+    if (is_quest_log_stem(&note.stem) || todo)
         && note
             .body
             .blocks
@@ -932,9 +1027,11 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
             .count()
             >= 2
     {
+        // As strong as a session folder, and weighed first: a quest log kept among the
+        // session notes is still the quest log.
         ev.add(
             NoteKind::Thread,
-            weight::GROUP,
+            weight::DECLARED,
             Why::Named(format!("{} (a checklist of quests)", note.stem)),
         );
     }
@@ -995,7 +1092,10 @@ pub fn classify_why(note: &Note, folders: &FolderConfig) -> (NoteKind, Why) {
             Why::Named(note.stem.clone()),
         );
     }
-    ev.decide().unwrap_or((NoteKind::Lore, Why::Default))
+    match ev.decide() {
+        Some((k, why)) => (k, why, Some(ev)),
+        None => (NoteKind::Lore, Why::Default, Some(ev)),
+    }
 }
 
 #[cfg(test)]

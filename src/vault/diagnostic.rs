@@ -68,6 +68,12 @@ pub enum Code {
     NoTimeline,
     /// `no-voice`
     NoVoice,
+    /// `no-party`
+    NoParty,
+    /// `kind-doubt`
+    KindDoubt,
+    /// `title-differs`
+    TitleDiffers,
     /// `not-a-location`
     NotALocation,
     /// `not-utf8`
@@ -118,7 +124,7 @@ pub enum Code {
 
 impl Code {
     /// Every code.
-    pub const ALL: [Code; 41] = [
+    pub const ALL: [Code; 44] = [
         Code::DuplicateName,
         Code::SharedAlias,
         Code::AmbiguousLink,
@@ -138,6 +144,9 @@ impl Code {
         Code::NoThreads,
         Code::NoTimeline,
         Code::NoVoice,
+        Code::NoParty,
+        Code::KindDoubt,
+        Code::TitleDiffers,
         Code::NotALocation,
         Code::NotUtf8,
         Code::NoteFixed,
@@ -183,6 +192,9 @@ impl Code {
             Code::NoThreads => "no-threads",
             Code::NoTimeline => "no-timeline",
             Code::NoVoice => "no-voice",
+            Code::NoParty => "no-party",
+            Code::KindDoubt => "kind-doubt",
+            Code::TitleDiffers => "title-differs",
             Code::NotALocation => "not-a-location",
             Code::NotUtf8 => "not-utf8",
             Code::NoteFixed => "note-fixed",

@@ -282,6 +282,8 @@ impl Body {
         };
         let mut picked = Vec::new();
         let mut chars = 0;
+        // Characters of sentences so far (not `Population: 210` facts).
+        let mut prose = 0;
         for (i, b) in self.blocks.iter().enumerate() {
             if matches!(b.kind, BlockKind::Heading(_) | BlockKind::TableRow)
                 || b.callout.as_deref().is_some_and(is_secret_callout)
@@ -291,12 +293,16 @@ impl Body {
             {
                 continue;
             }
-            // A long block after the first (a backstory) is not read for a summary.
-            if !picked.is_empty() && chars + b.text.len() > 2 * SUMMARY_CHARS {
+            // A long block after the first sentences (a backstory) is not read for a
+            // summary; after facts only, it is the description.
+            if prose > 0 && chars + b.text.len() > 2 * SUMMARY_CHARS {
                 return (picked, Some(i));
             }
             picked.push(i);
             chars += b.text.len();
+            if !is_fact_block(&b.text) {
+                prose += b.text.len();
+            }
             if chars >= SUMMARY_CHARS || picked.len() >= SUMMARY_BLOCKS {
                 break;
             }
@@ -377,7 +383,11 @@ impl Body {
 fn summary_text(text: &str) -> std::borrow::Cow<'_, str> {
     let keep = |l: &&str| {
         let l = l.trim().trim_start_matches(['-', '*', '+']).trim();
-        if l.is_empty() || l.starts_with("[!") || super::placeholder::is_placeholder(l) {
+        if l.is_empty()
+            || l.starts_with("[!")
+            || super::placeholder::is_placeholder(l)
+            || is_only_tags(l)
+        {
             return false;
         }
         // A pointer to other notes (`See [[X]] and [[Y]].`) says nothing of this one.
@@ -496,12 +506,26 @@ fn is_summary_text(b: &Block) -> bool {
     b.prose
         && !b.text.trim().is_empty()
         && !is_meta_strip(&b.text)
+        && !is_query_text(&b.text)
+        && (b.callout.is_none() || !is_bare_title(&b.text))
         && !is_only_tags(&b.text)
         && !is_navigation(&b.text)
         && !b
             .text
             .lines()
             .all(|l| find_pair(l, ':').is_some() || l.trim().is_empty())
+}
+
+/// A block of facts only: every line a short `Label: value` (`Population: 210`).
+fn is_fact_block(text: &str) -> bool {
+    let lines = summary_text(text);
+    text.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty()
+            || is_only_tags(l)
+            || l.split_once(':')
+                .is_some_and(|(k, _)| k.chars().count() <= 40 && k.split_whitespace().count() <= 5)
+    }) && !lines.trim().is_empty()
 }
 
 /// A label naming the real person who plays a character (`Player: Adele`): table meta,
@@ -523,6 +547,29 @@ fn is_player_label(label: &str) -> bool {
             | "jogador"
             | "jogadora"
     )
+}
+
+/// A Dataview query whose code fence was never closed (`LIST WITHOUT ID … FROM "…"`), or
+/// DataviewJS (`dv.list(dv.pages(…));`).
+fn is_query_text(text: &str) -> bool {
+    let t = text.trim_start();
+    if t.contains("dv.") && t.contains(");") {
+        return true;
+    }
+    ["LIST", "TABLE", "TASK", "CALENDAR"]
+        .iter()
+        .any(|k| t.starts_with(k))
+        && [
+            " FROM ", "\nFROM ", " WHERE ", "\nWHERE ", " SORT ", "\nSORT ",
+        ]
+        .iter()
+        .any(|k| t.contains(k))
+}
+
+/// A callout's title alone (`LIEUX - Liste`, `ÉVÈNEMENTS`): a few words, no sentence.
+fn is_bare_title(text: &str) -> bool {
+    let t = text.trim();
+    !t.contains('\n') && !t.contains(['.', '!', '?', ',']) && t.split_whitespace().count() <= 4
 }
 
 /// A strip of short values between bars (`? | Amicale`, `Human | Fighter | Neutral`): a

@@ -373,6 +373,30 @@ impl Note {
         v
     }
 
+    /// A frontmatter `title:` that names something else than the note's name (not the same
+    /// name spelled out, as `Ida Marsh` is for `ida-marsh.md`): an alias, worth a word from
+    /// `check` since some tools show it as the name.
+    pub fn title_alias(&self) -> Option<String> {
+        let title = self
+            .frontmatter
+            .text(&["title"])
+            .filter(|t| usable_name(t))?;
+        // `title: "[[factions/Grudge Brigade.md|Grudge Brigade]]"`: the link's text.
+        let title = match super::links::as_single_link(&title) {
+            Some(l) => l.display(),
+            // Links inside a title (made by a publishing script): not a name to report.
+            None if title.contains("[[") => return None,
+            None => title,
+        };
+        let key = |s: &str| -> String {
+            s.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        (key(&title) != key(&self.name())).then_some(title)
+    }
+
     /// Every name the note can be linked or mentioned by: the name, the file name without
     /// its kind prefix, and the aliases (which hold a differing `title:` and `# Title`).
     pub fn names(&self) -> Vec<String> {

@@ -22,6 +22,12 @@ const FILLER: &[&str] = &[
     "testo qui",
     "hier text",
     "text hier",
+    // A template's label left where the text goes (`> [!tip]- **Nom**` / `> Description`).
+    "description",
+    "descripción",
+    "descripcion",
+    "beschreibung",
+    "descrizione",
 ];
 
 /// Whether `text` is template text: it holds a Templater command (`<% … %>`), a `{{…}}`
@@ -34,7 +40,7 @@ pub fn is_placeholder(text: &str) -> bool {
     let bare = t
         .trim_matches(|c: char| !c.is_alphanumeric())
         .to_lowercase();
-    if FILLER.contains(&bare.as_str()) {
+    if FILLER.contains(&bare.as_str()) || is_description_stub(&bare) {
         return true;
     }
     // `[Klein mit Bart] [Hasst Wein]`, `[Kurzbeschreibung]`, `[Name]`: every word inside
@@ -67,6 +73,23 @@ pub fn is_placeholder(text: &str) -> bool {
     inside && !outside
 }
 
+/// A template's stand-in sentence naming what is to be written (`Description de village
+/// Village aux Esprits.`, `Description of the tavern`): the word for description, a
+/// preposition, and a few words more.
+fn is_description_stub(bare: &str) -> bool {
+    let mut words = bare.split_whitespace();
+    let (Some(first), Some(second)) = (words.next(), words.next()) else {
+        return false;
+    };
+    matches!(
+        first,
+        "description" | "descripción" | "descripcion" | "descrizione" | "beschreibung"
+    ) && matches!(
+        second,
+        "of" | "de" | "du" | "des" | "del" | "di" | "della" | "von" | "der"
+    ) && words.count() <= 6
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +108,9 @@ mod tests {
     #[case("A tavern.", false)]
     #[case("TEXTE ICI", true)]
     #[case("[To be established in play]", true)]
+    #[case("Description de village Village aux Esprits.", true)]
+    #[case("Description of the tavern", true)]
+    #[case("Description de la ville: une cité de marchands bâtie sur trois collines au bord du fleuve.", false)]
     fn placeholders(#[case] text: &str, #[case] want: bool) {
         assert_eq!(is_placeholder(text), want, "{text}");
     }
