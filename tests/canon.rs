@@ -485,15 +485,17 @@ fn campaign_name_from_the_folder_when_no_config_names_it() {
     assert_eq!(
         codes,
         [
+            (".".to_string(), "no-party"),
             (".".to_string(), "no-threads"),
             (".".to_string(), "no-timeline"),
             ("canon/temporal-index.json".to_string(), "no-temporal-index"),
         ]
     );
+    // Gaps are information; a party of none is worth a warning.
     assert!(loaded
         .diagnostics()
         .iter()
-        .all(|d| d.severity == vaultdm::vault::Severity::Info));
+        .all(|d| (d.severity == vaultdm::vault::Severity::Info) != (d.code == "no-party")));
 }
 
 #[test]

@@ -680,6 +680,14 @@ fn is_generic_word(w: &str) -> bool {
     )
 }
 
+/// Words for a person that say nothing of who plays them (tags, folders).
+fn is_person_word(w: &str) -> bool {
+    matches!(
+        w.trim().to_lowercase().as_str(),
+        "person" | "people" | "persons" | "individual" | "individuals" | "character" | "characters"
+    )
+}
+
 /// One piece of evidence for a kind.
 struct Signal {
     kind: NoteKind,
@@ -696,6 +704,12 @@ struct Evidence {
 impl Evidence {
     fn add(&mut self, kind: NoteKind, weight: u32, why: Why) {
         self.signals.push(Signal { kind, weight, why });
+    }
+
+    /// A sign of a person, PC or NPC alike (an NPC first, so that alone it reads as one).
+    fn add_person(&mut self, weight: u32, why: Why) {
+        self.add(NoteKind::Npc, weight, why.clone());
+        self.add(NoteKind::Pc, weight, why);
     }
 
     /// The kind with the most weight (ties go to the kind whose first signal came first, in
@@ -1044,7 +1058,12 @@ fn weigh(note: &Note, folders: &FolderConfig) -> (NoteKind, Why, Option<Evidence
     if !session_folder {
         for tag in &note.tags {
             if let Some((k, w)) = tag_signal(tag) {
-                ev.add(k, w, Why::Tag(tag.to_string()));
+                if k == NoteKind::Npc && w == weight::GENERIC && is_person_word(tag) {
+                    // `#person`, `#character`: a PC as much as an NPC.
+                    ev.add_person(w, Why::Tag(tag.to_string()));
+                } else {
+                    ev.add(k, w, Why::Tag(tag.to_string()));
+                }
             } else if !tag.contains('/') && (is_lore_word(tag) || is_group_word(tag)) {
                 ev.add(NoteKind::Lore, weight::TAG, Why::Tag(tag.to_string()));
             }
@@ -1083,7 +1102,12 @@ fn weigh(note: &Note, folders: &FolderConfig) -> (NoteKind, Why, Option<Evidence
         } else {
             weight::FOLDER
         };
-        ev.add(k, w, Why::Folder(dirs[..=i].join("/")));
+        if k == NoteKind::Npc && is_person_word(&words[i]) {
+            // `Characters/`, `People/`: PCs and NPCs alike; what the note says decides.
+            ev.add_person(w, Why::Folder(dirs[..=i].join("/")));
+        } else {
+            ev.add(k, w, Why::Folder(dirs[..=i].join("/")));
+        }
     }
     if note.stem.eq_ignore_ascii_case("timeline") || folder_word(&note.stem).ends_with("timeline") {
         ev.add(
@@ -1165,6 +1189,97 @@ mod tests {
     fn classifies(#[case] path: &str, #[case] fm: &str, #[case] want: NoteKind) {
         let n = Note::parse(path, format!("---\n{fm}---\nbody\n").as_bytes());
         assert_eq!(classify(&n, &FolderConfig::default()), want, "{path} {fm}");
+    }
+
+    /// Every sign of a note is weighed: the table of the module docs, one row per rule, on
+    /// whole notes (frontmatter and body).
+    #[rstest]
+    #[case::specific_tag_over_generic(
+        "People/Ada.md",
+        "---\ntags: [person, player-character]\n---\nAda.\n",
+        NoteKind::Pc
+    )]
+    #[case::members_heading_makes_a_group(
+        "Factions/The Crew.md",
+        "---\ntags: [faction, player-character]\n---\n## Core group\n- [[Ada]]\n- [[Bo]]\n",
+        NoteKind::Party
+    )]
+    #[case::founding_members(
+        "factions/the-party.md",
+        "---\ntags: [faction]\n---\n## Founding Members\n- [[ada]], elf\n- [[bo]], dwarf\n",
+        NoteKind::Party
+    )]
+    #[case::a_real_player(
+        "Players/Sam.md",
+        "Sam is one of the players; he brings snacks.\n",
+        NoteKind::Player
+    )]
+    #[case::played_by(
+        "Characters/Ada.md",
+        "Ada, a ranger played by [[Sam]].\n",
+        NoteKind::Pc
+    )]
+    #[case::party_tag_with_player_and_class(
+        "Party/Jinx.md",
+        "---\ntags: [party]\nplayer: Kim\nclass: Sorcerer\n---\nJinx.\n",
+        NoteKind::Pc
+    )]
+    #[case::class_and_level_in_a_characters_folder(
+        "Characters/Bo.md",
+        "---\nclass: Fighter\nlevel: 3\n---\nBo.\n",
+        NoteKind::Pc
+    )]
+    #[case::filed_under_a_place_is_not_a_place(
+        "NPCs/Mirt.md",
+        "---\ntags: [npc, place/waterdeep]\n---\nMirt.\n",
+        NoteKind::Npc
+    )]
+    #[case::quest_log_among_session_notes(
+        "1. Session Notes/Current To Do List.md",
+        "- [ ] Find Dane's Dad\n- [ ] Free the lady\n",
+        NoteKind::Thread
+    )]
+    #[case::a_gms_own_todo_list(
+        "9. Misc/To Do List.md",
+        "- [ ] Learn Templater\n- [ ] Try Dataview\n",
+        NoteKind::Lore
+    )]
+    #[case::a_chat_transcript(
+        "sessions/2026-01-01.md",
+        "# Session 1\n\n**Player:** We wait.\n\n**DM:** Rain falls.\n",
+        NoteKind::Meta
+    )]
+    #[case::a_session_note_beside_transcripts(
+        "sessions/Session 3.md",
+        "# Session 3\n\nThe party crossed the ford.\n",
+        NoteKind::Session
+    )]
+    #[case::overview_is_no_npc("NPCs/NPC Overview.md", "- [[Ada]]\n- [[Bo]]\n", NoteKind::Meta)]
+    fn weighs(#[case] path: &str, #[case] text: &str, #[case] want: NoteKind) {
+        let n = Note::parse(path, text.as_bytes());
+        let (got, why) = classify_why(&n, &FolderConfig::default());
+        assert_eq!(got, want, "{path}: {why}");
+    }
+
+    /// `check`'s `kind-doubt`: a specific sign outweighed by vague ones, a PC with nothing
+    /// of a PC; no doubt where the signs agree or a `party` tag sits on a PC.
+    #[rstest]
+    #[case::npc_tag_outweighed(
+        "Characters/Ada.md",
+        "---\ntags: [npc]\nclass: Rogue\nlevel: 2\nplayer: Sam\n---\nAda.\n",
+        true
+    )]
+    #[case::pc_by_folder_only("Party/Group Notes.md", "Notes of the group.\n", true)]
+    #[case::a_plain_pc(
+        "Party/Jinx.md",
+        "---\ntags: [party]\nplayer: Kim\n---\nJinx.\n",
+        false
+    )]
+    #[case::a_plain_npc("NPCs/Mirt.md", "---\ntags: [npc]\n---\nMirt.\n", false)]
+    fn doubts(#[case] path: &str, #[case] text: &str, #[case] want: bool) {
+        let n = Note::parse(path, text.as_bytes());
+        let d = doubt(&n, &FolderConfig::default());
+        assert_eq!(d.is_some(), want, "{path}: {d:?}");
     }
 
     #[test]

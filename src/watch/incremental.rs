@@ -330,7 +330,9 @@ pub(crate) fn update(
     let part = build(&mini, config, files);
     let was = splice(built, part, &rebuilt, removals);
     // The campaign-wide pass, over the whole spliced campaign.
-    built.diagnostics.retain(|d| d.code != "no-location");
+    built
+        .diagnostics
+        .retain(|d| d.code != "no-location" && d.code != "no-party");
     let settled = crate::canon::build::settle(Arc::make_mut(&mut built.campaign), vault, config);
     built.diagnostics.extend(settled);
     rebuilt.extend(removals.iter().cloned());
