@@ -1134,8 +1134,25 @@ fn build_session(cx: &Ctx<'_>, note: &Note) -> Session {
         summary,
         ending: ending.map(|e| one_line(&e)),
         pcs: linked_pcs(cx, note),
+        last_place: last_place(cx, note),
         source: source(note),
     }
+}
+
+/// The location note a note's text links to last (not an embed, not a frontmatter link).
+fn last_place(cx: &Ctx<'_>, note: &Note) -> Option<String> {
+    note.links
+        .iter()
+        .filter(|l| !l.embed && !l.in_frontmatter() && !note.body.in_after_matter(l.line))
+        .rev()
+        .find_map(
+            |l| match cx.vault.resolve_from(&l.target.note, Some(&note.path)) {
+                Resolution::Found(i) if cx.kinds[i] == NoteKind::Location => {
+                    Some(cx.vault.notes[i].path.clone())
+                }
+                _ => None,
+            },
+        )
 }
 
 /// The PC notes a note links to, in link order, each once.

@@ -316,6 +316,9 @@ pub struct Session {
     pub ending: Option<String>,
     /// Ids of the PCs the note links to.
     pub pcs: Vec<String>,
+    /// The place the note links to last in its text (where it left the party, as far as
+    /// a note can tell): a location id.
+    pub last_place: Option<String>,
     /// Not what was played: a note written before the session (prep, planning) or a copy
     /// of the session template whose recap is still empty.
     pub prep: bool,
@@ -370,6 +373,18 @@ pub struct Campaign {
 }
 
 impl Campaign {
+    /// The latest session note that was played and says something: numbered ones by
+    /// number, then by date, then by path. Prep notes and unfilled template copies are not
+    /// played.
+    pub fn latest_session(&self) -> Option<&Session> {
+        self.sessions
+            .iter()
+            .filter(|s| s.summary.is_some() && !s.prep)
+            .max_by(|a, b| {
+                (a.number, a.date.as_deref(), &a.id).cmp(&(b.number, b.date.as_deref(), &b.id))
+            })
+    }
+
     /// A location by id.
     pub fn location(&self, id: &str) -> Option<&Location> {
         self.locations

@@ -1661,6 +1661,7 @@ mod tests {
                         summary: None,
                         ending: None,
                         pcs: vec![],
+                        last_place: None,
                         prep: false,
                         source: Source::default(),
                     })

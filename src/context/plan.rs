@@ -34,6 +34,8 @@ pub(super) struct LocRow {
     pub name: String,
     pub parent: Option<String>,
     pub description: Option<String>,
+    /// No PC has a place: the session whose last place this is.
+    pub from_session: Option<String>,
     #[serde(skip)]
     pub full: Option<String>,
     #[serde(skip)]
@@ -375,13 +377,7 @@ fn last_session(c: &Campaign, mode: Mode) -> Option<minijinja::Value> {
     if mode != Mode::Full {
         return None;
     }
-    let s = c
-        .sessions
-        .iter()
-        .filter(|s| s.summary.is_some() && !s.prep)
-        .max_by(|a, b| {
-            (a.number, a.date.as_deref(), &a.id).cmp(&(b.number, b.date.as_deref(), &b.id))
-        })?;
+    let s = c.latest_session()?;
     Some(minijinja::context! {
         name => &s.name,
         summary => s.summary.as_deref(),

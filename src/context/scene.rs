@@ -131,6 +131,21 @@ pub(super) fn scene(
             )),
         }
     }
+    // No PC has a place at all: where the latest session left the party, said so.
+    let mut from_session: Option<String> = None;
+    if ids.is_empty()
+        && scene_pcs
+            .iter()
+            .all(|p| p.location.is_none() && p.location_text.is_none())
+    {
+        if let Some((s, place)) = c
+            .latest_session()
+            .and_then(|s| s.last_place.as_ref().map(|p| (s, p)))
+        {
+            ids.push(place.clone());
+            from_session = Some(s.name.clone());
+        }
+    }
     let split = {
         let all: HashSet<Option<&String>> = party_pcs.iter().map(|p| p.location.as_ref()).collect();
         all.len() > 1
@@ -149,6 +164,7 @@ pub(super) fn scene(
             description: l.description.clone(),
             full: l.description.clone(),
             cut: super::explain::Cut::None,
+            from_session: from_session.clone(),
         })
         .collect();
 

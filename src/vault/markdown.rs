@@ -200,6 +200,17 @@ impl Body {
         self.joined(self.ending_blocks())
     }
 
+    /// True when file line `line` lies in a section that follows a session's story: NPCs
+    /// met, loot, places visited, next-session notes ([`Body::ending`] skips them too).
+    pub fn in_after_matter(&self, line: u32) -> bool {
+        self.sections
+            .iter()
+            .rev()
+            .find(|s| s.line <= line && s.heading.is_some())
+            .and_then(|s| s.heading.as_deref())
+            .is_some_and(|h| is_after_matter_heading(h) || is_unsummarised_heading(h))
+    }
+
     /// The blocks [`Body::ending`] is made of.
     fn ending_blocks(&self) -> Vec<usize> {
         let skipped_section = |b: &Block| {
@@ -218,6 +229,7 @@ impl Body {
             }
             if matches!(b.kind, BlockKind::Heading(_) | BlockKind::TableRow)
                 || (b.kind == BlockKind::ListItem && b.depth > 1)
+                || b.checkbox().is_some()
                 || b.callout.as_deref().is_some_and(is_secret_callout)
                 || !is_summary_text(b)
                 || skipped_section(b)
