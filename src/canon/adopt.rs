@@ -111,6 +111,7 @@ impl Mapping {
             NoteKind::Location,
             NoteKind::Thread,
             NoteKind::Party,
+            NoteKind::Player,
             NoteKind::Session,
             NoteKind::Timeline,
             NoteKind::Meta,

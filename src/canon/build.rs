@@ -2,7 +2,7 @@
 
 use super::files::{CanonFiles, TemporalFile};
 use super::keys;
-use super::kind::{kind_of, NoteKind};
+use super::kind::{self, kind_of, NoteKind};
 use super::model::*;
 use super::text::{self, Clean};
 use super::{OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
@@ -1472,9 +1472,11 @@ const SESSION_SECTIONS: &[&str] = &[
 /// read (nothing past canon reads a note's body). Every kind is named by its title, and
 /// - a lore note is read for its summary: the blocks after those go, and the sections after
 ///   them;
-/// - a PC, party or meta note for its summary, an NPC for its summary and voice sections, a
-///   place for its summary and description sections, a session note for its summary and
-///   recap sections: every other block goes
+/// - a PC or player note for its summary and its first blocks (where the kind rule looks
+///   for "played by"), a party note also for its members sections, a meta note for its
+///   summary and quest sections, an NPC for its summary and voice sections, a place for
+///   its summary and description sections, a session note for its summary, recap sections
+///   and ending: every other block goes
 ///   ([`crate::vault::markdown::Body::keep_title_summary_and_sections`]);
 /// - threads and timelines are read whole, and so are `canon/open-threads.md` and
 ///   `canon/timeline.md`.
@@ -1489,9 +1491,13 @@ pub(crate) fn shed_unread(note: &mut Note, config: &Config) -> NoteKind {
     }
     match kind {
         NoteKind::Lore => note.body.keep_title_and_summary(),
-        NoteKind::Pc | NoteKind::Party | NoteKind::Player => {
-            note.body.keep_title_summary_and_sections(&[]);
-        }
+        // What the kind rule reads stays, so the note is read as the same kind again.
+        NoteKind::Pc | NoteKind::Player => note
+            .body
+            .keep_title_summary_sections_where(|_| false, kind::BODY_BLOCKS_READ),
+        NoteKind::Party => note
+            .body
+            .keep_title_summary_sections_where(kind::is_members_heading, kind::BODY_BLOCKS_READ),
         NoteKind::Meta => note.body.keep_title_summary_and_sections(QUEST_SECTIONS),
         NoteKind::Npc => note.body.keep_title_summary_and_sections(NPC_SECTIONS),
         NoteKind::Location => note.body.keep_title_summary_and_sections(PLACE_SECTIONS),
@@ -1590,7 +1596,15 @@ pub(crate) fn build_kinded(
                     NoteKind::Session => {
                         Typed::Session(Box::new(build_session(&cx, note).cleaned()))
                     }
-                    NoteKind::Party => Typed::Party(Box::new(build_party(&cx, note).cleaned())),
+                    NoteKind::Party => {
+                        let party = build_party(&cx, note);
+                        if party.members.is_empty() {
+                            // A group of NPCs (a cult, a crew): lore with a card.
+                            lore(note)
+                        } else {
+                            Typed::Party(Box::new(party.cleaned()))
+                        }
+                    }
                     NoteKind::Timeline if !canon_timeline => {
                         let events = parse_timeline(note, &mut cx.diags, true);
                         Typed::Events(events.into_iter().map(Clean::cleaned).collect())

@@ -776,8 +776,11 @@ fn is_group_word(w: &str) -> bool {
     )
 }
 
+/// How many blocks from the top the body signals read ("one of the players", "played by").
+pub(crate) const BODY_BLOCKS_READ: usize = 40;
+
 /// Headings under which a group note lists the party's members.
-fn is_members_heading(h: &str) -> bool {
+pub(crate) fn is_members_heading(h: &str) -> bool {
     let h = h.trim().trim_end_matches(':').to_lowercase();
     // `Founding Members`, `Original members`, `Current Members`.
     h.split_whitespace().last() == Some("members")
@@ -860,7 +863,7 @@ fn body_signals(note: &Note, ev: &mut Evidence) {
         note.body
             .blocks
             .iter()
-            .take(40)
+            .take(BODY_BLOCKS_READ)
             .filter(|b| !matches!(b.kind, BlockKind::Heading(_)))
             .map(|b| b.text.to_lowercase())
     };

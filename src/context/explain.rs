@@ -422,7 +422,7 @@ pub(super) fn explain(p: &Plan<'_>, budget: Option<usize>) -> Vec<Item> {
             included: e.included,
             ..item(
                 ItemKind::Event,
-                format!("Day {}: {}", e.day, e.text),
+                format!("{}: {}", e.when, e.text),
                 c.events[e.idx].source.to_string(),
                 if e.included { est(&e.text) + 4 } else { 0 },
                 e.reason.clone(),

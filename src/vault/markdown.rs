@@ -221,7 +221,12 @@ impl Body {
         };
         let mut picked: Vec<usize> = Vec::new();
         let mut chars = 0;
+        // How it ends is what its opening has not said already.
+        let opening = self.summary_blocks().last().copied();
         for (i, b) in self.blocks.iter().enumerate().rev() {
+            if opening.is_some_and(|o| i <= o) {
+                break;
+            }
             if let Some(&last) = picked.last() {
                 if self.blocks[last].section != b.section {
                     break;
@@ -358,6 +363,21 @@ impl Body {
         self.keep_title_summary_sections_and(names, &ending);
     }
 
+    /// [`Body::keep_title_summary_and_sections`] for the sections whose heading `keep`
+    /// accepts, and the first `first` blocks (what a kind rule reads of a note).
+    pub fn keep_title_summary_sections_where(&mut self, keep: impl Fn(&str) -> bool, first: usize) {
+        let names: Vec<String> = self
+            .sections
+            .iter()
+            .filter_map(|s| s.heading.as_deref())
+            .filter(|h| keep(h))
+            .map(|h| h.trim().to_string())
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let also: Vec<usize> = (0..first.min(self.blocks.len())).collect();
+        self.keep_title_summary_sections_and(&names, &also);
+    }
+
     fn keep_title_summary_sections_and(&mut self, names: &[&str], also: &[usize]) {
         let (summary, stopper) = self.summary_scan();
         let up_to = summary
@@ -461,6 +481,12 @@ fn is_unsummarised_heading(h: &str) -> bool {
             | "hidden"
             | "notes for the gm"
             | "notes for the dm"
+            | "table notes"
+            | "player notes"
+            | "players"
+            | "ooc"
+            | "out of character"
+            | "meta"
     )
 }
 

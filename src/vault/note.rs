@@ -93,6 +93,33 @@ pub fn normalise(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// A name that is not empty and not template text.
+/// A heading that names a part of a note, not the note (`# History`, `# Overview`).
+fn is_section_word(h: &str) -> bool {
+    matches!(
+        h.trim().trim_end_matches(':').to_lowercase().as_str(),
+        "history"
+            | "overview"
+            | "description"
+            | "background"
+            | "summary"
+            | "notes"
+            | "details"
+            | "about"
+            | "introduction"
+            | "appearance"
+            | "geography"
+            | "geschichte"
+            | "beschreibung"
+            | "histoire"
+            | "description générale"
+            | "historia"
+            | "descripción"
+            | "storia"
+            | "descrizione"
+            | "géographie"
+    )
+}
+
 fn usable_name(s: &str) -> bool {
     !s.trim().is_empty() && !super::placeholder::is_placeholder(s)
 }
@@ -352,7 +379,12 @@ impl Note {
         v.retain(|a| usable_name(a));
         let name = self.name();
         let title = self.frontmatter.text(&["title"]).filter(|t| usable_name(t));
-        let heading = self.body.title().map(|t| strip_kind_prefix(t).to_string());
+        // A first heading that is a section's (`# History`) names nothing.
+        let heading = self
+            .body
+            .title()
+            .filter(|t| !is_section_word(t))
+            .map(|t| strip_kind_prefix(t).to_string());
         let stem = strip_kind_prefix(&self.stem);
         for extra in [
             title,
