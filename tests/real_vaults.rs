@@ -232,6 +232,49 @@ fn players_are_people_at_the_table_and_their_characters_are_pcs() {
     assert!(!text.contains("Mentioned"), "{text}");
 }
 
+/// One folder per player, each holding the character's sheet and notes about the character
+/// (development, background, art prompts, the player's name on each): the sheets are the
+/// party, named without "character sheet" or the player's aside.
+#[test]
+fn character_sheets_are_the_party_and_the_notes_beside_them_are_not() {
+    let v = Scratch::empty("sheets");
+    v.write(
+        "01-CHARACTERS/andi-character/vaerenth-character-sheet.md",
+        "---\nplayer: Andi\nlevel: 1\n---\n# Vaerenth (Andi's Character)\n\n**Class**: Ranger\n",
+    )
+    .write(
+        "01-CHARACTERS/andi-character/vaerenth-development.md",
+        "---\nplayer: Andi\n---\n# Vaerenth - Development\n\nShe learns to trust the pack.\n",
+    )
+    .write(
+        "01-CHARACTERS/andi-character/resources/art-prompts.md",
+        "---\nplayer: Andi\n---\n# Vaerenth art prompts\n\nA goblin ranger in moss green.\n",
+    )
+    .write(
+        "01-CHARACTERS/carly-character/hart-briar-character-sheet.md",
+        "---\nplayer: Carly\nlevel: 1\n---\n# Hart Briar\n\n**Class**: Bard\n",
+    )
+    .write(
+        "01-CHARACTERS/carly-character/character-notes.md",
+        "---\nplayer: Carly\n---\n# Character notes\n\nHart hums when nervous.\n",
+    );
+    let loaded = Loaded::load(&v.root).expect("loads");
+    assert_eq!(party(&loaded), ["Vaerenth", "Hart Briar"]);
+    let out = &loaded.built.campaign.pcs;
+    let notes = out
+        .iter()
+        .find(|p| p.id.ends_with("character-notes.md"))
+        .expect("the notes are read");
+    assert!(!notes.active);
+    assert!(
+        notes
+            .inactive_reason
+            .as_deref()
+            .is_some_and(|r| r.contains("Hart Briar")),
+        "{notes:?}"
+    );
+}
+
 #[test]
 fn a_faction_with_one_pc_member_is_not_the_party() {
     // No party note: the party is all the PCs, whatever one faction says of one of them.

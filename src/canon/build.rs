@@ -244,6 +244,7 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
         id: note.path.clone(),
         name: note.name(),
         aliases: note.aliases(),
+        sheet: note.is_sheet(),
         class: fm
             .text(&["class", "classes", "klasse", "classe", "clase"])
             .map(|c| strip_link(&c))
@@ -1314,6 +1315,34 @@ pub(crate) fn settle(c: &mut Campaign, vault: &Vault, config: &Config) -> Vec<Di
     diags
 }
 
+/// In a folder holding a character sheet (`vaerenth-character-sheet.md`), the other notes
+/// read as PCs (`…-development`, `background-lore`, with the player's name) are about that
+/// character: they leave the party line, with the reason.
+fn sheets_are_the_characters(c: &mut Campaign) {
+    let folder = |id: &str| id.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let sheets: Vec<(String, String)> = c
+        .pcs
+        .iter()
+        .filter(|p| p.sheet)
+        .map(|p| (folder(&p.id), p.name.clone()))
+        .collect();
+    if sheets.is_empty() {
+        return;
+    }
+    for p in c.pcs.iter_mut().filter(|p| p.active && !p.sheet) {
+        let at = folder(&p.id);
+        if let Some((_, name)) = sheets
+            .iter()
+            .find(|(f, _)| at == *f || at.starts_with(&format!("{f}/")))
+        {
+            p.active = false;
+            p.inactive_reason = Some(format!(
+                "a note about {name}, whose character sheet is beside it"
+            ));
+        }
+    }
+}
+
 /// Which PCs are in play. With no party notes and PCs all in one folder, every active PC is.
 /// With groups — party notes listing their members, or active PCs split between sibling
 /// folders (`Players MKE 2024/`, `Players Maseeh 3012/`) — one group is in play: the one
@@ -1326,6 +1355,7 @@ fn settle_parties(c: &mut Campaign, config: &Config) {
         p.inactive_reason = p.out_by_note.clone();
     }
     c.active_party = None;
+    sheets_are_the_characters(c);
     c.parties
         .retain(|p| p.id.to_lowercase().ends_with(".md") && !p.members.is_empty());
     // A group holding one PC of several is that PC's old crew or order, not a party; so is

@@ -802,6 +802,7 @@ mod tests {
             class: Some("Rogue".into()),
             level: Some(3),
             player: None,
+            sheet: false,
             status: "active".into(),
             active: true,
             inactive_reason: None,

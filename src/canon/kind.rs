@@ -1052,6 +1052,13 @@ fn weigh(note: &Note, folders: &FolderConfig) -> (NoteKind, Why, Option<Evidence
             Why::Named(format!("{} (a checklist of quests)", note.stem)),
         );
     }
+    if note.is_sheet() && !session_folder {
+        ev.add(
+            NoteKind::Pc,
+            weight::GROUP,
+            Why::Named(format!("{} (a character sheet)", note.stem)),
+        );
+    }
     if let Some((k, why)) = frontmatter_kind(note) {
         // A session folder wins over a stray PC/NPC type on a recap.
         if !(session_folder && matches!(k, NoteKind::Pc | NoteKind::Npc)) {

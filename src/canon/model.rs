@@ -43,6 +43,9 @@ pub struct Pc {
     pub level: Option<i64>,
     /// The player's name.
     pub player: Option<String>,
+    /// The note is the character's sheet (`…-character-sheet.md`): notes beside it are
+    /// about the character.
+    pub sheet: bool,
     /// Status word as written (`active` when missing).
     pub status: String,
     /// Whether the PC is in the active party.

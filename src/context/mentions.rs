@@ -1583,6 +1583,7 @@ mod tests {
                 class: None,
                 level: None,
                 player: None,
+                sheet: false,
                 status: "active".into(),
                 active: true,
                 inactive_reason: None,

@@ -153,6 +153,39 @@ fn spells_slug(stem: &str, name: &str) -> bool {
         && a.iter().zip(&b).filter(|(x, y)| x == y).count() * 2 >= a.len()
 }
 
+/// The file name without a `character sheet` ending (`vaerenth-character-sheet` ->
+/// `vaerenth`; with `plain`, also `Mira Holt Sheet` -> `Mira Holt`): the sheet is the
+/// character.
+pub fn strip_sheet_suffix(stem: &str, plain: bool) -> &str {
+    let lower = stem.to_lowercase();
+    let ends: &[&str] = if plain {
+        &[
+            "character sheet",
+            "character-sheet",
+            "character_sheet",
+            "charsheet",
+            "sheet",
+        ]
+    } else {
+        &[
+            "character sheet",
+            "character-sheet",
+            "character_sheet",
+            "charsheet",
+        ]
+    };
+    for end in ends {
+        if let Some(head) = lower.strip_suffix(end) {
+            let head = head.trim_end_matches([' ', '-', '_']);
+            // Byte lengths agree: lower-casing kept these ASCII endings' lengths.
+            if !head.is_empty() && lower.len() == stem.len() {
+                return &stem[..head.len()];
+            }
+        }
+    }
+    stem
+}
+
 /// A file stem without the kind prefix some GMs put first (`NPC - Eda Oweland`,
 /// `Lokace - Saltmarsh`, `BBEG - Tharizdun`); other stems unchanged.
 pub fn strip_kind_prefix(stem: &str) -> &str {
@@ -339,7 +372,7 @@ impl Note {
         if let Some(n) = self.frontmatter.text(&["name"]).filter(|n| usable_name(n)) {
             return n;
         }
-        let stem = strip_kind_prefix(&self.stem);
+        let stem = strip_sheet_suffix(strip_kind_prefix(&self.stem), self.pc_shaped());
         if is_slug_like(stem) {
             let spelled = self
                 .frontmatter
@@ -349,7 +382,13 @@ impl Note {
                 .chain(self.frontmatter.list(&["aliases", "alias"]))
                 .find(|t| usable_name(t) && spells_slug(stem, t));
             if let Some(t) = spelled {
-                return t;
+                // `Vaerenth (Andi's Character)`: the name, not the note about the table.
+                return match t.split_once(" (") {
+                    Some((head, _)) if t.ends_with(')') && spells_slug(stem, head) => {
+                        head.trim().to_string()
+                    }
+                    _ => t,
+                };
             }
             // Words, not a date or a code (`2022-02-06` stays as it is).
             let words = stem
@@ -403,6 +442,20 @@ impl Note {
             }
         }
         v
+    }
+
+    /// A character sheet (`vaerenth-character-sheet.md`, `Mira Holt Sheet.md`): the note that
+    /// is the character, beside notes about them.
+    pub fn is_sheet(&self) -> bool {
+        strip_sheet_suffix(&self.stem, self.pc_shaped()).len() < self.stem.len()
+    }
+
+    /// Frontmatter a character sheet has (`player:`, `class:`, `level:`): a plain `… Sheet`
+    /// file name is a character's only then (`DM Cheat Sheet` is not).
+    fn pc_shaped(&self) -> bool {
+        self.frontmatter
+            .get(&["player", "class", "level", "classe", "clase", "klasse"])
+            .is_some()
     }
 
     /// A frontmatter `title:` that names something else than the note's name (not the same
