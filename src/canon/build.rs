@@ -812,11 +812,18 @@ fn is_not_a_moment(h: &str) -> bool {
         "domande",
     ];
     let lower = h.trim().to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let joined = words.join(" ");
     WORDS.iter().any(|w| {
-        lower
-            .split(|c: char| !c.is_alphanumeric() && c != ' ')
-            .any(|part| part.trim() == *w || part.trim().ends_with(&format!(" {w}")))
-    })
+        if w.contains(' ') {
+            joined.contains(w)
+        } else {
+            words.contains(w)
+        }
+    }) || words.contains(&"caveats")
 }
 
 /// Header cells of a timeline table (`| Day | Event |`), not an event.

@@ -394,7 +394,15 @@ impl Note {
             let words = stem
                 .split(['-', '_'])
                 .all(|w| w.chars().next().is_some_and(char::is_alphabetic));
-            if words && !stem.chars().any(char::is_uppercase) {
+            // `Earl-Stryker`: a wiki's Title-Case slug, its words as they are.
+            if words && stem.chars().any(char::is_uppercase) {
+                return stem
+                    .split(['-', '_'])
+                    .filter(|w| !w.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+            }
+            if words {
                 return stem
                     .split(['-', '_'])
                     .filter(|w| !w.is_empty())
@@ -428,7 +436,9 @@ impl Note {
         for extra in [
             title,
             heading,
-            (stem != name && !is_slug_like(stem)).then(|| stem.to_string()),
+            // The file name when the name spells it otherwise (`Jean-Luc` beside `Jean Luc`).
+            (stem != name && (!is_slug_like(stem) || stem.chars().any(char::is_uppercase)))
+                .then(|| stem.to_string()),
         ]
         .into_iter()
         .flatten()
