@@ -1065,11 +1065,12 @@ fn session_number(stem: &str) -> Option<i64> {
         let digits: String = lower.chars().take_while(char::is_ascii_digit).collect();
         return digits.parse().ok().filter(|_| !looks_like_date(&lower));
     };
-    let digits: String = rest
-        .trim_start_matches([' ', '-', '_', '#', '.'])
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
+    let rest = rest.trim_start_matches([' ', '-', '_', '#', '.']);
+    // `Session - 2065-09-01`: a date, not the 2065th session.
+    if looks_like_date(rest) {
+        return None;
+    }
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     digits.parse().ok()
 }
 
@@ -1877,6 +1878,17 @@ fn duplicate_names(c: &Campaign, vault: &Vault, diags: &mut Vec<Diagnostic>) {
 
 #[cfg(test)]
 mod tests {
+
+    #[rstest::rstest]
+    #[case("Session 12", Some(12))]
+    #[case("Session-01-The-Spore-Breach", Some(1))]
+    #[case("03 - Eulenturm", Some(3))]
+    #[case("2026-08-13", None)]
+    #[case("Game-Date-Session-2065-09-01", None)]
+    #[case("Sesion 24", Some(24))]
+    fn session_numbers(#[case] stem: &str, #[case] want: Option<i64>) {
+        assert_eq!(session_number(stem), want, "{stem}");
+    }
     use super::*;
 
     proptest::proptest! {

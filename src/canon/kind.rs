@@ -500,8 +500,14 @@ fn is_transcript(note: &Note) -> bool {
 /// Type words that name something that is not a PC, NPC, place, quest or session: the note
 /// is lore (and no folder name overrides that).
 fn is_lore_word(w: &str) -> bool {
+    let w = w.trim().to_lowercase();
+    // `project-note`, `item note`: the kind of note is its first word.
+    let w = w
+        .strip_suffix("-note")
+        .or_else(|| w.strip_suffix(" note"))
+        .unwrap_or(&w);
     matches!(
-        w.trim().to_lowercase().as_str(),
+        w,
         "item"
             | "items"
             | "object"
@@ -1196,6 +1202,11 @@ mod tests {
     #[case("Bestiary/Amber Ghast.md", "statblock: true\n", NoteKind::Npc)]
     #[case("The Party/Seasonal Tokens.md", "type: item\n", NoteKind::Lore)]
     #[case("NPCs/Harpers.md", "type: faction\n", NoteKind::Lore)]
+    #[case(
+        "PCs/Backpack Build.md",
+        "type: project-note\ntags: [pc]\n",
+        NoteKind::Lore
+    )]
     fn classifies(#[case] path: &str, #[case] fm: &str, #[case] want: NoteKind) {
         let n = Note::parse(path, format!("---\n{fm}---\nbody\n").as_bytes());
         assert_eq!(classify(&n, &FolderConfig::default()), want, "{path} {fm}");
