@@ -571,6 +571,8 @@ fn frontmatter_kind(note: &Note) -> Option<(NoteKind, String)> {
         "kind",
         "note-type",
         "notetype",
+        // Metadata Menu's class of a note.
+        "fileclass",
     ] {
         for v in fm.list(&[key]) {
             for part in v.split([',', '/', '|']) {
@@ -1202,6 +1204,7 @@ mod tests {
     #[case("Bestiary/Amber Ghast.md", "statblock: true\n", NoteKind::Npc)]
     #[case("The Party/Seasonal Tokens.md", "type: item\n", NoteKind::Lore)]
     #[case("NPCs/Harpers.md", "type: faction\n", NoteKind::Lore)]
+    #[case("Notes/Ida.md", "fileClass: npc\n", NoteKind::Npc)]
     #[case(
         "PCs/Backpack Build.md",
         "type: project-note\ntags: [pc]\n",
