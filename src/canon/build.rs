@@ -1180,9 +1180,28 @@ fn linked_pcs(cx: &Ctx<'_>, note: &Note) -> Vec<String> {
     out
 }
 
-/// What `check` says when a note's reading looks wrong: its kind won against a stronger
-/// single sign, or a PC has nothing of a PC but its folder (`kind-doubt`); its `title:`
-/// names something else than its file (`title-differs`).
+/// What `check` says when the reading of a PC, NPC, place or group note looks wrong: its
+/// kind won against a stronger single sign, or a PC has nothing of a PC but its folder
+/// (`kind-doubt`); its `title:` names something else than its file (`title-differs`).
+/// Asked for by [`super::Loaded::diagnostics`] (`check`, `watch`), not on every load: a
+/// context never shows them.
+pub(crate) fn reading_doubts(
+    vault: &Vault,
+    kinds: &[NoteKind],
+    config: &Config,
+) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    for (note, kind) in vault.notes.iter().zip(kinds) {
+        if matches!(
+            kind,
+            NoteKind::Pc | NoteKind::Npc | NoteKind::Location | NoteKind::Party
+        ) {
+            doubts(note, config, &mut diags);
+        }
+    }
+    diags
+}
+
 fn doubts(note: &Note, config: &Config, diags: &mut Vec<Diagnostic>) {
     let line = note.frontmatter.line.max(1);
     if let Some(why) = super::kind::doubt(note, &config.folders) {
@@ -1604,12 +1623,6 @@ pub(crate) fn build_kinded(
                     .cleaned(),
                 ))
             };
-            if matches!(
-                kinds[i],
-                NoteKind::Pc | NoteKind::Npc | NoteKind::Location | NoteKind::Party
-            ) {
-                doubts(note, config, &mut cx.diags);
-            }
             let t = if note.path == OPEN_THREADS {
                 let threads = parse_threads(note, &mut cx.diags);
                 Typed::Threads(threads.into_iter().map(Clean::cleaned).collect())

@@ -132,6 +132,11 @@ impl Loaded {
         let mut d = self.config_diagnostics.clone();
         d.extend(self.vault.diagnostics());
         d.extend(self.built.diagnostics.iter().cloned());
+        d.extend(build::reading_doubts(
+            &self.vault,
+            &self.built.kinds,
+            &self.config,
+        ));
         d.sort_by(|a, b| (&a.path, a.line, a.code).cmp(&(&b.path, b.line, b.code)));
         d.dedup();
         d

@@ -156,9 +156,14 @@ fn spells_slug(stem: &str, name: &str) -> bool {
 /// The file name without a `character sheet` ending (`vaerenth-character-sheet` ->
 /// `vaerenth`; with `plain`, also `Mira Holt Sheet` -> `Mira Holt`): the sheet is the
 /// character.
-pub fn strip_sheet_suffix(stem: &str, plain: bool) -> &str {
+pub fn strip_sheet_suffix(stem: &str, plain: impl FnOnce() -> bool) -> &str {
+    // Asked for every name: most stems are passed over without a copy.
+    let b = stem.as_bytes();
+    if b.len() < 6 || !b[b.len() - 5..].eq_ignore_ascii_case(b"sheet") {
+        return stem;
+    }
     let lower = stem.to_lowercase();
-    let ends: &[&str] = if plain {
+    let ends: &[&str] = if plain() {
         &[
             "character sheet",
             "character-sheet",
@@ -372,7 +377,7 @@ impl Note {
         if let Some(n) = self.frontmatter.text(&["name"]).filter(|n| usable_name(n)) {
             return n;
         }
-        let stem = strip_sheet_suffix(strip_kind_prefix(&self.stem), self.pc_shaped());
+        let stem = strip_sheet_suffix(strip_kind_prefix(&self.stem), || self.pc_shaped());
         if is_slug_like(stem) {
             let spelled = self
                 .frontmatter
@@ -457,7 +462,7 @@ impl Note {
     /// A character sheet (`vaerenth-character-sheet.md`, `Mira Holt Sheet.md`): the note that
     /// is the character, beside notes about them.
     pub fn is_sheet(&self) -> bool {
-        strip_sheet_suffix(&self.stem, self.pc_shaped()).len() < self.stem.len()
+        strip_sheet_suffix(&self.stem, || self.pc_shaped()).len() < self.stem.len()
     }
 
     /// Frontmatter a character sheet has (`player:`, `class:`, `level:`): a plain `… Sheet`
