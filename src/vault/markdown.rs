@@ -613,6 +613,9 @@ fn is_bare_title(text: &str) -> bool {
 /// A strip of short values between bars (`? | Amicale`, `Human | Fighter | Neutral`): a
 /// template's header line of facts, not a sentence.
 fn is_meta_strip(text: &str) -> bool {
+    if memchr::memchr(b'|', text.as_bytes()).is_none() {
+        return false;
+    }
     let parts: Vec<&str> = text.split('|').collect();
     parts.len() >= 2
         && !text.contains('\n')
@@ -735,10 +738,12 @@ fn fact_fields(
             }
         }
         BlockKind::Paragraph | BlockKind::ListItem
-            if strong.is_some_and(|s| s.trim_end().ends_with(':'))
-                || text
-                    .split_once(':')
-                    .is_some_and(|(k, _)| strong.is_some_and(|s| s.trim() == k.trim())) =>
+            if strong.is_some_and(|s| {
+                s.trim_end().ends_with(':')
+                    || text
+                        .split_once(':')
+                        .is_some_and(|(k, _)| s.trim() == k.trim())
+            }) =>
         {
             let mut out = Vec::new();
             for (i, l) in text.lines().enumerate() {

@@ -37,11 +37,17 @@ pub fn is_placeholder(text: &str) -> bool {
     if t.contains("<%") || t.contains("{{") {
         return true;
     }
-    let bare = t
-        .trim_matches(|c: char| !c.is_alphanumeric())
-        .to_lowercase();
-    if FILLER.contains(&bare.as_str()) || is_description_stub(&bare) {
-        return true;
+    // Asked of every line a summary reads: filler and stubs are short, prompts bracketed.
+    if t.len() <= 120 {
+        let bare = t
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        if FILLER.contains(&bare.as_str()) || is_description_stub(&bare) {
+            return true;
+        }
+    }
+    if !t.contains('[') {
+        return false;
     }
     // `[Klein mit Bart] [Hasst Wein]`, `[Kurzbeschreibung]`, `[Name]`: every word inside
     // square brackets that are not Markdown or wiki links.
