@@ -153,13 +153,23 @@ pub fn slug_of_key_into(key: &str, out: &mut String) {
     }
 }
 
-/// Folds one character for matching names in running text: lower case, curly apostrophes
-/// and backticks straightened.
+/// Folds one character for matching names in running text: lower case, accents off,
+/// curly apostrophes and backticks straightened.
 fn fold_char(c: char, out: &mut String) {
     match c {
         '\u{2019}' | '\u{2018}' | '`' => out.push('\''),
         c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
-        c => out.extend(c.to_lowercase()),
+        // Accents off (`Renée` is found as `renee`, `Zoë` as `zoe`): a player types a name
+        // as their keyboard lets them.
+        c => {
+            for lower in c.to_lowercase() {
+                unicode_normalization::char::decompose_canonical(lower, |d| {
+                    if !unicode_normalization::char::is_combining_mark(d) {
+                        out.push(d);
+                    }
+                });
+            }
+        }
     }
 }
 
@@ -325,7 +335,9 @@ mod tests {
         assert_eq!(slug(DECOMPOSED), slug(COMPOSED));
         assert_eq!(fold_name(DECOMPOSED), fold_name(COMPOSED));
         let (folded, source, map) = fold_text(&format!("I ask {DECOMPOSED}."));
-        assert!(folded.contains("zoë"));
+        // Matching folds the accents away, the text it maps back to keeps them.
+        assert!(folded.contains("zoe"));
+        assert_eq!(fold_name("Renée"), fold_name("renee"));
         assert_eq!(map.len(), folded.len() + 1);
         assert!(source.contains(COMPOSED));
     }

@@ -106,6 +106,59 @@ fn a_dead_npc_is_written_dead_and_a_quoted_name_works() {
     check_clean(v.path());
 }
 
+/// Two NPCs with one name: the answer names both notes, and the path says which; a name
+/// typed without its accent finds the note (`renee` is Renée).
+#[test]
+fn two_notes_of_one_name_are_told_apart_by_path_and_accents_are_optional() {
+    let v = common::template_copy();
+    for (rel, text) in [
+        (
+            "canon/npcs/marcus.md",
+            "---\nname: Marcus\nstatus: active\n---\nA fence.\n",
+        ),
+        (
+            "lore/old/marcus.md",
+            "---\nname: Marcus\ntype: npc\nstatus: active\n---\nA monk.\n",
+        ),
+        (
+            "canon/npcs/renee.md",
+            "---\nname: Renée\nstatus: active\n---\nA baker.\n",
+        ),
+    ] {
+        let p = v.path().join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, text).expect("write");
+    }
+    let out = ask(v.path(), "s1", "/set marcus status dead");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("Marcus (canon/npcs/marcus.md) or Marcus (lore/old/marcus.md)"),
+        "{said}"
+    );
+    let before = read(v.path(), "lore/old/marcus.md");
+    let out = ask(v.path(), "s1", "/set lore/old/marcus status dead");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        lines_changed(&before, &read(v.path(), "lore/old/marcus.md")),
+        vec![("status: active".to_string(), "status: dead".to_string())]
+    );
+    let out = ask(v.path(), "s1", "/set renee status missing");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(read(v.path(), "canon/npcs/renee.md").contains("status: missing"));
+}
+
 #[test]
 fn the_party_moves_and_the_scene_follows() {
     let v = common::template_copy();

@@ -1395,6 +1395,30 @@ mod tests {
         assert_eq!(names("I pay Grey"), ["Grey"]);
     }
 
+    /// A player who writes a name without its accents (or with them on a plain name)
+    /// finds it; lower case only where capitals tell nothing.
+    #[test]
+    fn accents_do_not_hide_a_name() {
+        let c = Campaign {
+            npcs: vec![npc("Renée Dubois", &[]), npc("Zoë Marr", &[])],
+            ..Campaign::default()
+        };
+        let m = Matcher::new(&c);
+        let found = |msg: &str| -> Vec<String> {
+            m.find(msg)
+                .into_iter()
+                .map(|x| match x.target {
+                    Target::Npc(i) => c.npcs[i as usize].name.clone(),
+                    _ => String::new(),
+                })
+                .collect()
+        };
+        assert_eq!(found("we ask renee dubois"), ["Renée Dubois"]);
+        assert_eq!(found("Zoe waves"), ["Zoë Marr"]);
+        assert_eq!(found("RENÉE!"), ["Renée Dubois"]);
+        assert!(found("René waves").is_empty());
+    }
+
     #[test]
     fn longest_match_and_first_names() {
         assert_eq!(names("the silent circle salon"), ["Silent Circle Salon"]);

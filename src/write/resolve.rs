@@ -79,6 +79,7 @@ impl Want {
                 .is_some_and(|n| same_key(n, &self.key))
             || aliases.iter().any(|a| same_key(a, &self.key))
             || same_key(s, &self.key)
+            || same_key(crate::vault::links::strip_md(path), &self.key)
             || (!self.slug.is_empty()
                 && (s.eq_ignore_ascii_case(&self.slug)
                     || (!s
@@ -88,25 +89,47 @@ impl Want {
     }
 }
 
+/// The one candidate, or why not. `name` gives a candidate's name and note: when two
+/// candidates share a name, the notes tell them apart (and the GM can use a file name).
 fn pick<T: Copy + PartialEq>(
     found: Vec<T>,
     what: &str,
     asked: &str,
-    name: impl Fn(T) -> String,
+    name: impl Fn(T) -> (String, String),
 ) -> Result<T, String> {
     let mut found = found;
     found.dedup();
     match found.as_slice() {
         [one] => Ok(*one),
         [] => Err(format!("no {what} is called \"{asked}\"")),
-        many => Err(format!(
-            "\"{asked}\" could be {}; use the full name",
-            many.iter()
-                .take(4)
-                .map(|t| name(*t))
+        many => {
+            let named: Vec<(String, String)> = many.iter().take(4).map(|t| name(*t)).collect();
+            let shared = named.iter().any(|(n, _)| {
+                named
+                    .iter()
+                    .filter(|(m, _)| m.eq_ignore_ascii_case(n))
+                    .count()
+                    > 1
+            });
+            let list = named
+                .iter()
+                .map(|(n, path)| {
+                    if shared {
+                        format!("{n} ({path})")
+                    } else {
+                        n.clone()
+                    }
+                })
                 .collect::<Vec<_>>()
-                .join(" or ")
-        )),
+                .join(" or ");
+            Err(if shared {
+                format!(
+                    "\"{asked}\" could be {list}; name it by its path (without .md) to say which"
+                )
+            } else {
+                format!("\"{asked}\" could be {list}; use the full name")
+            })
+        }
     }
 }
 
@@ -177,7 +200,9 @@ pub fn entity(c: &Campaign, m: &Matcher, name: &str) -> Result<Who, String> {
             )
             .collect();
     }
-    pick(found, "PC or NPC", name.trim(), |w| w.name(c).to_string())
+    pick(found, "PC or NPC", name.trim(), |w| {
+        (w.name(c).to_string(), w.path(c).to_string())
+    })
 }
 
 /// The location `name` means (an index into `Campaign::locations`).
@@ -204,7 +229,9 @@ pub fn location(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, String> 
             })
             .collect();
     }
-    pick(found, "location", raw, |i| c.locations[i].name.clone())
+    pick(found, "location", raw, |i| {
+        (c.locations[i].name.clone(), c.locations[i].id.clone())
+    })
 }
 
 /// The thread `name` means: its title, an alias, or a part of the title no other thread has.
@@ -241,7 +268,9 @@ pub fn thread(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, String> {
             Vec::new()
         }
     };
-    pick(found, "thread", name.trim(), |i| c.threads[i].title.clone())
+    pick(found, "thread", name.trim(), |i| {
+        (c.threads[i].title.clone(), c.threads[i].source.path.clone())
+    })
 }
 
 /// Whether `name` is the whole party.
