@@ -159,6 +159,22 @@ fn two_notes_of_one_name_are_told_apart_by_path_and_accents_are_optional() {
     assert!(read(v.path(), "canon/npcs/renee.md").contains("status: missing"));
 }
 
+/// A write that changes nothing (HP already 22) writes nothing, exits 2 and says so.
+#[test]
+fn a_write_that_changes_nothing_says_so() {
+    let v = common::template_copy();
+    let rel = "canon/pcs/brannock-tull.md";
+    let before = read(v.path(), rel);
+    let out = ask(v.path(), "s1", "/set brannock hp 22");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nothing to write: canon already says that"),
+        "{err}"
+    );
+    assert_eq!(read(v.path(), rel), before);
+}
+
 #[test]
 fn the_party_moves_and_the_scene_follows() {
     let v = common::template_copy();

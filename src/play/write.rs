@@ -102,6 +102,13 @@ impl Table {
         if let Some(r) = written.plan.rejected.first() {
             return Err(PlayError::Write(r.reason.clone()));
         }
+        // HP already 22, the party already there: said, not a silent exit.
+        if written.applied.is_none() {
+            return Err(PlayError::Write(format!(
+                "nothing to write: canon already says that (/{name} {})",
+                args.trim()
+            )));
+        }
         Ok(written)
     }
 

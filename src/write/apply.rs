@@ -240,12 +240,19 @@ pub fn revert(root: &Path, set: &Applied) -> Result<Vec<PathBuf>, WriteError> {
             path: f.path.clone(),
             why,
         })?;
-        let Some(now) = now.filter(|n| f.is_after(n)) else {
+        let Some(now) = now else {
+            return Err(WriteError::Conflict {
+                path: f.path.clone(),
+                why: "it was deleted or moved after the change was applied, so nothing is put back"
+                    .into(),
+            });
+        };
+        if !f.is_after(&now) {
             return Err(WriteError::Conflict {
                 path: f.path.clone(),
                 why: "it was edited after the change was applied, so it is left as it is".into(),
             });
-        };
+        }
         let before = f.before_of(&now);
         out.push((f.path.clone(), Some(now), before));
     }
@@ -271,6 +278,22 @@ mod tests {
             prop_assert_eq!(f.before_of(&after), Some(before.clone()));
             prop_assert!(f.before.len() + f.after.len() <= before.len() + after.len());
         }
+    }
+
+    /// A note the GM deleted after the change is not "edited": the conflict says deleted.
+    #[test]
+    fn reverting_over_a_deleted_note_says_it_was_deleted() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let f = AppliedFile::new("n.md", Some("hp: 3\n"), "hp: 1\n");
+        let set = Applied {
+            summaries: vec![],
+            files: vec![f],
+        };
+        match revert(dir.path(), &set) {
+            Err(WriteError::Conflict { why, .. }) => assert!(why.contains("deleted"), "{why}"),
+            other => panic!("expected a conflict, got {other:?}"),
+        }
+        assert!(!dir.path().join("n.md").exists());
     }
 
     #[test]
