@@ -175,6 +175,26 @@ fn a_write_that_changes_nothing_says_so() {
     assert_eq!(read(v.path(), rel), before);
 }
 
+/// HP set above its max (or below 0) is written as the GM typed it, and `check` says so.
+#[test]
+fn hp_above_max_is_written_and_check_warns() {
+    let v = common::template_copy();
+    let out = ask(v.path(), "s1", "/set brannock hp 42");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = cmd(v.path()).arg("check").output().expect("runs");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("canon/pcs/brannock-tull.md")
+            && said.contains("bad-value")
+            && said.contains("current HP 42 is above max HP 30"),
+        "{said}"
+    );
+}
+
 #[test]
 fn the_party_moves_and_the_scene_follows() {
     let v = common::template_copy();

@@ -185,13 +185,34 @@ fn source(note: &Note) -> Source {
 /// `hp: 17/27` carries both numbers; else the current and max keys apart.
 fn hp_of(cx: &mut Ctx<'_>, note: &Note) -> (Option<i64>, Option<i64>) {
     use super::keys::{HP as HP_KEYS, HP_MAX as MAX_KEYS};
-    match note.frontmatter.text(HP_KEYS).and_then(|t| hp_pair(&t)) {
+    let (cur, max) = match note.frontmatter.text(HP_KEYS).and_then(|t| hp_pair(&t)) {
         Some((cur, max)) => (Some(cur), cx.int(note, MAX_KEYS, "max HP").or(Some(max))),
         None => (
             cx.int(note, HP_KEYS, "current HP"),
             cx.int(note, MAX_KEYS, "max HP"),
         ),
+    };
+    // 42/31 or -18/30: a typo or a write gone wrong, worth a word (the value stays).
+    let odd = match (cur, max) {
+        (Some(c), Some(m)) if c > m => Some(format!("current HP {c} is above max HP {m}")),
+        (Some(c), _) if c < 0 => Some(format!("current HP {c} is below 0")),
+        _ => None,
+    };
+    if let Some(why) = odd {
+        let line = note
+            .frontmatter
+            .get(HP_KEYS)
+            .map_or(note.frontmatter.line.max(1), |(k, _)| {
+                note.frontmatter.line_of(k).max(1)
+            });
+        cx.diags.push(Diagnostic::warning(
+            &note.path,
+            line,
+            Code::BadValue,
+            format!("{why}; the context shows it as written"),
+        ));
     }
+    (cur, max)
 }
 
 use super::keys::AC as AC_KEYS;
