@@ -195,6 +195,33 @@ fn hp_above_max_is_written_and_check_warns() {
     );
 }
 
+/// `/set <who> inventory +item` adds one entry and `-item` removes it; adding what is
+/// there already writes nothing and says so.
+#[test]
+fn inventory_takes_plus_and_minus_entries() {
+    let v = common::template_copy();
+    let rel = "canon/pcs/brannock-tull.md";
+    let before = read(v.path(), rel);
+    let out = ask(v.path(), "s1", "/set brannock inventory +pickaxe");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("inventory + pickaxe"));
+    assert!(read(v.path(), rel).contains("pickaxe"));
+    let again = ask(v.path(), "s1", "/set brannock inventory +pickaxe");
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("nothing to write"));
+    let out = ask(v.path(), "s1", "/set brannock inventory -pickaxe");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read(v.path(), rel), before);
+}
+
 #[test]
 fn the_party_moves_and_the_scene_follows() {
     let v = common::template_copy();

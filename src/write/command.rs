@@ -108,6 +108,30 @@ fn set(w: &[String], c: &Campaign, m: &Matcher) -> Result<Change, String> {
         .find(|&k| resolve::entity(c, m, &w[..k].join(" ")).is_ok())
         .unwrap_or(splits[0]);
     let value = w[pick + 1..].join(" ");
+    // A list (`inventory`, `conditions`): `+rope` adds an entry, `-torch` removes one.
+    if matches!(
+        Field::parse(&w[pick]),
+        Some(Field::Inventory | Field::Conditions)
+    ) {
+        let entity = w[..pick].join(" ");
+        let field = w[pick].to_lowercase();
+        let v = value.trim();
+        return match (v.strip_prefix('+'), v.strip_prefix('-')) {
+            (Some(item), _) if !item.trim().is_empty() => Ok(Change::Add {
+                entity,
+                field,
+                item: item.trim().to_string(),
+            }),
+            (_, Some(item)) if !item.trim().is_empty() => Ok(Change::Remove {
+                entity,
+                field,
+                item: item.trim().to_string(),
+            }),
+            _ => Err(format!(
+                "{field} is a list: add an entry with +name, remove one with -name (/set {entity} {field} +rope)"
+            )),
+        };
+    }
     let value = match value.parse::<i64>() {
         Ok(n) if !value.starts_with('+') && !value.starts_with('-') => serde_json::Value::from(n),
         _ => serde_json::Value::from(value),
