@@ -121,6 +121,26 @@ async fn fenced_proposals_are_hidden_listed_and_accepted_by_review() {
         left.contains("1. cannot apply") && !left.contains("Brannock"),
         "{left}"
     );
+    // Accepting the one that cannot apply writes nothing, and the log never calls it
+    // accepted.
+    let bad = cmd(v.path())
+        .args(["review", "--session", "night", "--accept", "1"])
+        .output()
+        .expect("run");
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("no PC or NPC is called"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+    let log = read(v.path(), ".vaultdm/sessions/night.changes.jsonl");
+    let decided: Vec<serde_json::Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["kind"] == "decided")
+        .collect();
+    let last = decided.last().expect("a decision");
+    assert_eq!(last["items"], serde_json::json!([3]), "{log}");
+    assert_eq!(last["accepted"], false, "{log}");
     let rej = cmd(v.path())
         .args(["review", "--session", "night", "--reject"])
         .output()

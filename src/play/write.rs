@@ -237,7 +237,13 @@ impl Table {
         }
         let changes: Vec<Change> = chosen.iter().map(|(_, _, c)| c.clone()).collect();
         let written = self.write_changes(&changes, From::Dm)?;
-        self.decide(&chosen, true)?;
+        // The log says what was written: a proposal that did not hold is decided as not
+        // accepted (its reason is in the result), never recorded as accepted.
+        let (refused, taken): (Vec<_>, Vec<_>) = chosen.into_iter().partition(|(_, _, c)| {
+            written.applied.is_none() || written.plan.rejected.iter().any(|r| r.change == *c)
+        });
+        self.decide(&taken, true)?;
+        self.decide(&refused, false)?;
         Ok(Some(written))
     }
 
