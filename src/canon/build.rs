@@ -808,7 +808,8 @@ fn day_of_heading(h: &str) -> Option<i64> {
 
 /// A timeline heading over what is not an event: open questions, notes, hooks, links.
 fn is_not_a_moment(h: &str) -> bool {
-    const WORDS: [&str; 22] = [
+    const WORDS: [&str; 23] = [
+        "caveats",
         "mysteries",
         "mystery",
         "questions",
@@ -844,7 +845,7 @@ fn is_not_a_moment(h: &str) -> bool {
         } else {
             words.contains(w)
         }
-    }) || words.contains(&"caveats")
+    })
 }
 
 /// Header cells of a timeline table (`| Day | Event |`), not an event.

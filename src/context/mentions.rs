@@ -1395,6 +1395,17 @@ mod tests {
         assert_eq!(names("I pay Grey"), ["Grey"]);
     }
 
+    /// What `m` finds in `msg`: NPC names, anything else as its target.
+    fn npc_names(c: &Campaign, m: &Matcher, msg: &str) -> Vec<String> {
+        m.find(msg)
+            .into_iter()
+            .map(|x| match x.target {
+                Target::Npc(i) => c.npcs[i as usize].name.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
     /// A player who writes a name without its accents (or with them on a plain name)
     /// finds it; lower case only where capitals tell nothing.
     #[test]
@@ -1404,15 +1415,7 @@ mod tests {
             ..Campaign::default()
         };
         let m = Matcher::new(&c);
-        let found = |msg: &str| -> Vec<String> {
-            m.find(msg)
-                .into_iter()
-                .map(|x| match x.target {
-                    Target::Npc(i) => c.npcs[i as usize].name.clone(),
-                    _ => String::new(),
-                })
-                .collect()
-        };
+        let found = |msg: &str| npc_names(&c, &m, msg);
         assert_eq!(found("we ask renee dubois"), ["Renée Dubois"]);
         assert_eq!(found("Zoe waves"), ["Zoë Marr"]);
         assert_eq!(found("RENÉE!"), ["Renée Dubois"]);
@@ -1444,15 +1447,7 @@ mod tests {
             ..Campaign::default()
         };
         let m = Matcher::new(&c);
-        let found = |msg: &str| -> Vec<String> {
-            m.find(msg)
-                .into_iter()
-                .map(|x| match x.target {
-                    Target::Npc(i) => c.npcs[i as usize].name.clone(),
-                    other => format!("{other:?}"),
-                })
-                .collect()
-        };
+        let found = |msg: &str| npc_names(&c, &m, msg);
         assert_eq!(found("I ask Granny about the hum"), ["Granny Tamsin Reed"]);
         assert_eq!(
             found("the deputy shrugs; Crake lies"),

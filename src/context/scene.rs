@@ -191,22 +191,11 @@ pub(super) fn scene(
             continue;
         }
         let m = mentioned.get(&Target::Npc(Target::at(i)));
-        npcs.push(NpcRow {
-            name: n.name.clone(),
-            status: Some(n.status.clone()),
-            role: n.role.clone(),
-            disposition: n.disposition.clone(),
-            voice: join_voice(&n.voice),
-            hp: hp_text(n.hp_current, n.hp_max),
-            idx: i,
-            mentioned: m.is_some(),
-            included: true,
-            reason: match m {
-                Some(via) => Reason::PresentMentioned(via.clone()),
-                None => Reason::Present(at.clone().unwrap_or_default()),
-            },
-            at,
-        });
+        let reason = match m {
+            Some(via) => Reason::PresentMentioned(via.clone()),
+            None => Reason::Present(at.clone().unwrap_or_default()),
+        };
+        npcs.push(npc_row(c, i, m.is_some(), true, reason, at));
     }
     Scene {
         party,
@@ -264,25 +253,39 @@ pub(super) fn named_in_events(
             unmentioned += 1;
         }
         let included = m.is_some() || unmentioned <= cap;
-        rows.push(NpcRow {
-            name: n.name.clone(),
-            status: Some(n.status.clone()),
-            role: n.role.clone(),
-            disposition: n.disposition.clone(),
-            voice: join_voice(&n.voice),
-            hp: hp_text(n.hp_current, n.hp_max),
-            idx: i,
-            mentioned: m.is_some(),
-            included,
-            reason: if included {
-                Reason::InRecentEvents
-            } else {
-                Reason::OverNpcCap(cap)
-            },
-            at: None,
-        });
+        let reason = if included {
+            Reason::InRecentEvents
+        } else {
+            Reason::OverNpcCap(cap)
+        };
+        rows.push(npc_row(c, i, m.is_some(), included, reason, None));
     }
     rows
+}
+
+/// The row of NPC `i` in a context's NPC list.
+fn npc_row(
+    c: &Campaign,
+    i: usize,
+    mentioned: bool,
+    included: bool,
+    reason: Reason,
+    at: Option<String>,
+) -> NpcRow {
+    let n = &c.npcs[i];
+    NpcRow {
+        name: n.name.clone(),
+        status: Some(n.status.clone()),
+        role: n.role.clone(),
+        disposition: n.disposition.clone(),
+        voice: join_voice(&n.voice),
+        hp: hp_text(n.hp_current, n.hp_max),
+        idx: i,
+        mentioned,
+        included,
+        reason,
+        at,
+    }
 }
 
 /// An item left out before any budget.
