@@ -690,6 +690,64 @@ async fn proposals_are_listed_and_accepted_over_the_api() {
     assert_eq!(pending["pending"], json!([]));
 }
 
+/// The GM saves the note (temp file + rename, from another process) while a proposal
+/// waits: accepting it over the API is a conflict (409, old / now / proposed), nothing is
+/// written, and it stays pending under its number.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accepting_over_the_api_after_the_gms_edit_is_a_conflict() {
+    let v = template();
+    let mut body = openai_sse(&["A bolt hits Brannock."], None, false, false);
+    body.push_str(&fake_llm::openai_tool_chunk(
+        Some(0),
+        Some("call_1"),
+        Some("propose_canon_changes"),
+        Some(r#"{"changes": [{"op": "set", "entity": "Brannock", "field": "hp", "value": "-7"}]}"#),
+    ));
+    body.push_str(&fake_llm::openai_finish("tool_calls"));
+    body.push_str("data: [DONE]\n\n");
+    let fake = FakeLlm::start(vec![Scripted::sse(body)]).await;
+    let s = start(v.path(), &fake, &[]);
+    let c = http();
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "bolt")
+        .json(&json!({"stream": true, "messages": [{"role": "user", "content": "I duck."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let _ = r.text().await.expect("body");
+    let note = v.path().join("canon/pcs/brannock-tull.md");
+    let st = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("sed -e 's/^hp: 22$/hp: 19/' \"$1\" > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"")
+        .arg("sh")
+        .arg(&note)
+        .status()
+        .expect("sh");
+    assert!(st.success());
+    let gm = std::fs::read_to_string(&note).expect("note");
+    let r = c
+        .post(s.url("/campaigns/vault-template/sessions/bolt/accept"))
+        .json(&json!({"numbers": [1]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 409);
+    let said = r.text().await.expect("body");
+    assert!(
+        said.contains("HP 22/30 -> 15/30")
+            && said.contains("was 22 when proposed and is 19 now")
+            && said.contains("nothing was written"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&note).expect("note"), gm);
+    let pending: Value =
+        get_json(&c, s.url("/campaigns/vault-template/sessions/bolt/pending")).await;
+    assert_eq!(pending["pending"][0]["number"], 1, "{pending}");
+    assert_eq!(pending["pending"][0]["valid"], false, "{pending}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_anthropic_upstream_streams_as_openai_chunks() {
     let v = template();

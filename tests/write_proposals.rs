@@ -77,8 +77,10 @@ async fn fenced_proposals_are_hidden_listed_and_accepted_by_review() {
         err.contains("2. party: The Brass Canary -> The Assay Office"),
         "{err}"
     );
+    // What cannot be made is said at once, and decided as not applied.
     assert!(
-        err.contains("3. cannot apply: no PC or NPC is called \"Nobody Here\""),
+        err.contains("3. not applied: ")
+            && err.contains("(no PC or NPC is called \"Nobody Here\")"),
         "{err}"
     );
     // Nothing is written before the GM accepts.
@@ -117,18 +119,22 @@ async fn fenced_proposals_are_hidden_listed_and_accepted_by_review() {
         .output()
         .expect("run");
     let left = String::from_utf8_lossy(&left.stdout).into_owned();
+    // Numbers never move: the decided ones are listed as decided, under their own numbers.
+    assert!(left.contains("no pending proposal"), "{left}");
     assert!(
-        left.contains("1. cannot apply") && !left.contains("Brannock"),
+        left.contains("1. accepted: Brannock Tull: HP 22/30 -> 15/30")
+            && left.contains("2. accepted: party: The Brass Canary -> The Assay Office")
+            && left.contains("3. not applied: "),
         "{left}"
     );
-    // Accepting the one that cannot apply writes nothing, and the log never calls it
-    // accepted.
+    // Accepting the one that could not be made writes nothing and says why.
     let bad = cmd(v.path())
-        .args(["review", "--session", "night", "--accept", "1"])
+        .args(["review", "--session", "night", "--accept", "3"])
         .output()
         .expect("run");
+    assert_eq!(bad.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&bad.stderr).contains("no PC or NPC is called"),
+        String::from_utf8_lossy(&bad.stderr).contains("proposal 3 was already rejected"),
         "{}",
         String::from_utf8_lossy(&bad.stderr)
     );
@@ -138,9 +144,15 @@ async fn fenced_proposals_are_hidden_listed_and_accepted_by_review() {
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter(|e| e["kind"] == "decided")
         .collect();
-    let last = decided.last().expect("a decision");
-    assert_eq!(last["items"], serde_json::json!([3]), "{log}");
-    assert_eq!(last["accepted"], false, "{log}");
+    let first = decided.first().expect("a decision");
+    assert_eq!(first["items"], serde_json::json!([3]), "{log}");
+    assert_eq!(first["accepted"], false, "{log}");
+    assert!(
+        first["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("Nobody Here")),
+        "{log}"
+    );
     let rej = cmd(v.path())
         .args(["review", "--session", "night", "--reject"])
         .output()
@@ -732,4 +744,197 @@ async fn the_next_summary_merges_the_last_one() {
         note.contains("<!-- vaultdm: summary through passage 16 -->"),
         "{note}"
     );
+}
+
+/// Saves `rel` as Obsidian does, from another process: the new text to a temp file beside
+/// it, then renamed over the note.
+fn gm_saves(vault: &Path, rel: &str, edit: &str) {
+    let path = vault.join(rel);
+    let tmp = vault.join(format!("{rel}.obsidian-tmp"));
+    let st = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "sed -e '{edit}' \"$1\" > \"$2\" && mv \"$2\" \"$1\""
+        ))
+        .arg("sh")
+        .arg(&path)
+        .arg(&tmp)
+        .status()
+        .expect("sh");
+    assert!(st.success());
+}
+
+/// Proposes "Brannock HP -7" (shown 22/30 -> 15/30) and "Kit + a lantern" in session `s`.
+async fn propose_two(v: &Path) {
+    let block = "A bolt hits Brannock.\n```vaultdm-changes\n[{\"op\":\"set\",\"entity\":\"Brannock\",\"field\":\"hp\",\"value\":\"-7\"},{\"op\":\"add\",\"entity\":\"Kit\",\"item\":\"a lantern\"}]\n```\n";
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &[block],
+        Some("stop"),
+        true,
+        true,
+    ))])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.to_path_buf();
+    let out = tokio::task::spawn_blocking(move || ask(&root, &base, "s", "I duck."))
+        .await
+        .expect("join");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1. Brannock Tull: HP 22/30 -> 15/30"), "{err}");
+}
+
+const BRANNOCK: &str = "canon/pcs/brannock-tull.md";
+
+/// Each kind of GM edit made (by another process, as Obsidian saves) while a proposal waits:
+/// the value it replaces changed or deleted is a conflict — nothing is written, the GM sees
+/// old / now / proposed, the proposal stays pending under its number; another line changed
+/// is no conflict, and the GM's line is kept. Through `review --accept` and `ask /accept`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accepting_over_the_gms_edit_is_a_conflict_and_writes_nothing() {
+    for (edit, how, conflict) in [
+        ("s/^hp: 22$/hp: 19/", "review", Some("is 19 now")),
+        ("s/^hp: 22$/hp: 19/", "accept", Some("is 19 now")),
+        ("/^hp: 22$/d", "review", Some("is missing now")),
+        ("s/^hp: 22$/hp_current: 19/", "review", Some("is 19 now")),
+        ("s/^max_hp: 30$/max_hp: 32/", "review", None),
+    ] {
+        let v = common::template_copy();
+        propose_two(v.path()).await;
+        gm_saves(v.path(), BRANNOCK, edit);
+        let gm = read(v.path(), BRANNOCK);
+        let kit = read(v.path(), "canon/pcs/kit-calloway.md");
+        let out = if how == "review" {
+            cmd(v.path())
+                .args(["review", "--session", "s", "--accept", "1", "2"])
+                .output()
+                .expect("run")
+        } else {
+            cmd(v.path())
+                .args(["ask", "--session", "s", "/accept 1 2"])
+                .output()
+                .expect("run")
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        match conflict {
+            Some(now) => {
+                assert_eq!(out.status.code(), Some(2), "{edit}: {err}");
+                assert!(
+                    err.contains("conflict: proposed Brannock Tull: HP 22/30 -> 15/30")
+                        && err.contains("was 22 when proposed")
+                        && err.contains(now)
+                        && err.contains("nothing was written"),
+                    "{edit}: {err}"
+                );
+                assert_eq!(read(v.path(), BRANNOCK), gm, "{edit}");
+                assert_eq!(read(v.path(), "canon/pcs/kit-calloway.md"), kit, "{edit}");
+                let list = cmd(v.path())
+                    .args(["review", "--session", "s"])
+                    .output()
+                    .expect("run");
+                let list = String::from_utf8_lossy(&list.stdout);
+                assert!(
+                    list.contains("1. conflict: proposed Brannock Tull")
+                        && list.contains("2. Kit Calloway: inventory + a lantern"),
+                    "{edit}: {list}"
+                );
+            }
+            None => {
+                assert!(out.status.success(), "{edit}: {err}");
+                let now = read(v.path(), BRANNOCK);
+                assert!(
+                    now.contains("hp: 15\n") && now.contains("max_hp: 32\n"),
+                    "{edit}: {now}"
+                );
+            }
+        }
+    }
+}
+
+/// A relative change is written as the absolute value it was shown as, never re-based on a
+/// value the GM never saw: -7 shown as 22 -> 15 writes 15 (when HP is still 22), and the
+/// change log records what was shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relative_change_is_written_as_shown() {
+    let v = common::template_copy();
+    propose_two(v.path()).await;
+    let log = read(v.path(), ".vaultdm/sessions/s.changes.jsonl");
+    assert!(
+        log.contains(r#""shown":"Brannock Tull: HP 22/30 -> 15/30""#)
+            && log.contains(r#""value":15"#),
+        "{log}"
+    );
+    let out = cmd(v.path())
+        .args(["review", "--session", "s", "--accept", "1"])
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    assert!(read(v.path(), BRANNOCK).contains("hp: 15\n"));
+}
+
+/// Proposal numbers never move: after an accept, a reject, an /edit and a restart, each
+/// number still names the change it was printed with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proposal_numbers_are_stable_across_decisions_and_restarts() {
+    let v = common::template_copy();
+    let block = "Much happens.\n```vaultdm-changes\n[{\"op\":\"set\",\"entity\":\"Brannock\",\"field\":\"hp\",\"value\":20},{\"op\":\"add\",\"entity\":\"Kit\",\"item\":\"a lantern\"},{\"op\":\"set\",\"entity\":\"Lottie Greaves\",\"field\":\"status\",\"value\":\"missing\"},{\"op\":\"add\",\"entity\":\"Kit\",\"item\":\"chalk\"},{\"op\":\"set\",\"entity\":\"Brannock\",\"field\":\"ac\",\"value\":15},{\"op\":\"add\",\"entity\":\"Kit\",\"item\":\"a rope\"},{\"op\":\"set\",\"entity\":\"Brannock\",\"field\":\"gold\",\"value\":3}]\n```\n";
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &[block],
+        Some("stop"),
+        true,
+        true,
+    ))])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    tokio::task::spawn_blocking(move || ask(&root, &base, "s", "Go."))
+        .await
+        .expect("join");
+    let review = |args: &[&str]| {
+        let mut c = cmd(v.path());
+        c.args(["review", "--session", "s"]).args(args);
+        c.output().expect("run")
+    };
+    // Accept 2 (the lantern), then 7 and 3 still mean gold and Lottie.
+    assert!(review(&["--accept", "2"]).status.success());
+    assert!(review(&["--reject", "5", "7"]).status.success());
+    assert!(review(&["--accept", "3"]).status.success());
+    assert!(read(v.path(), "canon/npcs/lottie-greaves.md").contains("status: missing"));
+    assert!(!read(v.path(), BRANNOCK).contains("gold: 3\n"));
+    // /edit 4 replaces the chalk with the GM's own change; 1 is still Brannock's HP.
+    let e = cmd(v.path())
+        .args([
+            "ask",
+            "--session",
+            "s",
+            "/edit 4 /set kit inventory +white chalk",
+        ])
+        .output()
+        .expect("run");
+    assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
+    let kit = read(v.path(), "canon/pcs/kit-calloway.md");
+    assert!(
+        kit.contains("white chalk") && kit.contains("a lantern"),
+        "{kit}"
+    );
+    // A new process (a restart) lists the same numbers, decided ones as decided.
+    let list = String::from_utf8_lossy(&review(&[]).stdout).into_owned();
+    for line in [
+        "1. Brannock Tull: HP 22/30 -> 20/30",
+        "6. Kit Calloway: inventory + a rope",
+        "2. accepted: Kit Calloway: inventory + a lantern",
+        "3. accepted: Lottie Greaves: status",
+        "4. rejected: Kit Calloway: inventory + chalk",
+        "5. rejected: Brannock Tull: AC",
+        "7. rejected: Brannock Tull: gold",
+    ] {
+        let line = line.replace("4. rejected", "4. not applied");
+        assert!(list.contains(&line), "{line}\n{list}");
+    }
+    let again = review(&["--accept", "2"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("proposal 2 was already accepted"));
+    assert!(review(&["--accept", "6", "1"]).status.success());
+    let b = read(v.path(), BRANNOCK);
+    assert!(b.contains("hp: 20\n"), "{b}");
+    assert!(read(v.path(), "canon/pcs/kit-calloway.md").contains("a rope"));
 }

@@ -158,10 +158,18 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
             for u in &p.unreadable {
                 eprintln!("vaultdm: the DM proposed changes that could not be read: {u}");
             }
-            if let Some((_, a)) = p.applied.as_ref().and_then(|w| w.applied.as_ref()) {
-                for line in &a.summaries {
-                    eprintln!("vaultdm: applied: {line}");
+            if let Some(w) = &p.applied {
+                for r in &w.plan.rejected {
+                    eprintln!("vaultdm: not applied: {}", r.reason);
                 }
+                if let Some((_, a)) = &w.applied {
+                    for line in &a.summaries {
+                        eprintln!("vaultdm: applied: {line}");
+                    }
+                }
+            }
+            for r in &p.refused {
+                eprintln!("vaultdm: {}. {}", r.number, r.describe());
             }
             if !p.pending.is_empty() {
                 eprintln!("vaultdm: the DM proposed canon changes (review: vaultdm review --session {session}):");
@@ -182,6 +190,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
                 "mode": turn.prepared.injected.mode,
                 "usage": turn.reply.usage,
                 "proposals": turn.proposals.pending.iter().map(|v| serde_json::json!({"number": v.number, "change": v.line, "valid": v.valid})).collect::<Vec<_>>(),
+                "refused": turn.proposals.refused.iter().map(|v| serde_json::json!({"number": v.number, "change": v.line, "reason": v.reason})).collect::<Vec<_>>(),
                 "applied": turn.proposals.applied.as_ref().and_then(|w| w.applied.as_ref()).map(|(_, a)| a.summaries.clone()).unwrap_or_default(),
                 "session": session,
             });
@@ -241,9 +250,7 @@ fn write_command(
             return Ok(Outcome::Ok);
         }
         C::Pending => {
-            for p in table.pending() {
-                writeln!(out, "{}. {}", p.number, p.line)?;
-            }
+            super::review::print_proposals(&mut out, &table)?;
             return Ok(Outcome::Ok);
         }
         C::Bad(why) => anyhow::bail!(why),
@@ -260,13 +267,14 @@ fn write_command(
         Some(w) if args.format == Format::Json => {
             let v = serde_json::json!({
                 "applied": w.applied.as_ref().map(|(_, a)| a.summaries.clone()).unwrap_or_default(),
+                "unchanged": w.plan.unchanged.iter().map(|u| u.summary.clone()).collect::<Vec<_>>(),
                 "files": w.applied.as_ref().map(|(_, a)| a.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>()).unwrap_or_default(),
                 "rejected": w.plan.rejected.iter().map(|r| r.reason.clone()).collect::<Vec<_>>(),
                 "session": session,
             });
             serde_json::to_writer_pretty(&mut out, &v)?;
             writeln!(out)?;
-            w.applied.is_some()
+            w.applied.is_some() || !w.plan.unchanged.is_empty()
         }
         Some(w) => super::review::print_written(&mut out, w)?,
         None => false,

@@ -15,7 +15,7 @@ pub mod relay;
 mod summary;
 mod write;
 
-pub use write::{PendingView, Proposals};
+pub use write::{DecidedView, PendingView, Proposals};
 
 use crate::context::{ContextError, Engine, Injected, Mode, ModeChoice, Options};
 use crate::llm::prompt::{build_prompt, plan_history, Exchange, PromptInput};

@@ -4,27 +4,57 @@
 use super::{PlayError, Table};
 use crate::config::Review;
 use crate::watch::{Canon, Reload};
+use crate::write::log::{Basis, Proposal};
 use crate::write::{self, plan, Change, From, Written};
 use std::path::PathBuf;
 
 /// A pending proposal as the GM sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingView {
-    /// Its number for `/accept N`, `/reject N`, `/edit N`.
+    /// Its id for `/accept N`, `/reject N`, `/edit N`: kept for its whole life (the n-th
+    /// change the DM proposed in this session), so a number typed from a list printed
+    /// earlier still names the same change after others were decided.
     pub number: usize,
     /// The diff line, or why it cannot be made.
     pub line: String,
-    /// False when it would be rejected (the line says why).
+    /// False when it would be rejected or is in conflict (the line says why).
     pub valid: bool,
+}
+
+/// A proposal that was decided, as the GM sees it in the list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecidedView {
+    /// Its id.
+    pub number: usize,
+    /// The diff line it was shown as.
+    pub line: String,
+    /// Whether it was accepted.
+    pub accepted: bool,
+    /// Why it was not accepted, when vaultdm decided.
+    pub reason: Option<String>,
+}
+
+impl DecidedView {
+    /// Its line: `accepted: …`, `rejected: …`, `not applied: … (why)`.
+    pub fn describe(&self) -> String {
+        match (self.accepted, &self.reason) {
+            (true, _) => format!("accepted: {}", self.line),
+            (false, Some(why)) => format!("not applied: {} ({why})", self.line),
+            (false, None) => format!("rejected: {}", self.line),
+        }
+    }
 }
 
 /// What the DM proposed with a reply.
 #[derive(Debug, Clone, Default)]
 pub struct Proposals {
-    /// In `ask` mode: every pending proposal, numbered (this reply's and older ones).
+    /// In `ask` mode: every pending proposal, by id (this reply's and older ones).
     pub pending: Vec<PendingView>,
     /// In `auto` mode: what was written.
     pub applied: Option<Written>,
+    /// Proposed changes that cannot be made (in every mode), each with why; they are
+    /// logged as not accepted with that reason.
+    pub refused: Vec<DecidedView>,
     /// Proposal blocks that could not be read, with why.
     pub unreadable: Vec<String>,
 }
@@ -93,7 +123,8 @@ impl Table {
 
     /// A write command typed by the GM (`/set`, `/move`, `/day`, `/event`, `/resolve`):
     /// read, checked and written at once — typing it is the consent. A change that does not
-    /// hold is an error and writes nothing.
+    /// hold is an error and writes nothing; one canon already says writes nothing and its
+    /// result says so (`plan.unchanged`).
     pub fn write_command(&mut self, name: &str, args: &str) -> Result<Written, PlayError> {
         let change =
             write::command::parse(name, args, self.engine.campaign(), self.engine.matcher())
@@ -102,19 +133,14 @@ impl Table {
         if let Some(r) = written.plan.rejected.first() {
             return Err(PlayError::Write(r.reason.clone()));
         }
-        // HP already 22, the party already there: said, not a silent exit.
-        if written.applied.is_none() {
-            return Err(PlayError::Write(format!(
-                "nothing to write: canon already says that (/{name} {})",
-                args.trim()
-            )));
-        }
         Ok(written)
     }
 
-    /// Takes the DM's proposal blocks from a reply: records them with the session, then
-    /// (by the review setting) applies the valid ones (`auto`), lists what waits for the GM
-    /// (`ask`), or ignores them (`off`).
+    /// Takes the DM's proposal blocks from a reply: records them with the session, each with
+    /// the line it is shown as and the values it replaces (its basis), then (by the review
+    /// setting) applies the valid ones (`auto`), lists what waits for the GM (`ask`), or
+    /// ignores them (`off`). A change that cannot be made is shown in every mode and logged
+    /// as not accepted, with why.
     pub fn take_proposals(&mut self, blocks: &[String]) -> Proposals {
         let mut out = Proposals::default();
         if self.review == Review::Off {
@@ -130,16 +156,50 @@ impl Table {
         if changes.is_empty() {
             return out;
         }
-        if let Err(e) = self.changes_log.propose(changes) {
-            out.unreadable.push(format!(
-                "the proposals could not be kept with the session: {e}"
-            ));
-            return out;
+        let root = self.store.vault().to_path_buf();
+        let bases: Vec<Result<Basis, String>> = changes
+            .iter()
+            .map(|c| plan::basis(self.engine.campaign(), self.engine.matcher(), &root, c))
+            .collect();
+        let first = self.changes_log.proposals().len() + 1;
+        let proposal = match self.changes_log.propose(
+            changes.clone(),
+            bases.iter().map(|b| b.as_ref().ok().cloned()).collect(),
+        ) {
+            Ok(p) => p,
+            Err(e) => {
+                out.unreadable.push(format!(
+                    "the proposals could not be kept with the session: {e}"
+                ));
+                return out;
+            }
+        };
+        // What cannot be made is decided now, with its reason, in every mode.
+        for (i, (c, b)) in changes.iter().zip(&bases).enumerate() {
+            if let Err(reason) = b {
+                let decided =
+                    self.changes_log
+                        .decide(proposal, vec![i + 1], false, Some(reason.clone()));
+                if let Err(e) = decided {
+                    out.unreadable.push(e.to_string());
+                }
+                out.refused.push(DecidedView {
+                    number: first + i,
+                    line: describe(c),
+                    accepted: false,
+                    reason: Some(reason.clone()),
+                });
+            }
         }
         if self.review == Review::Auto {
-            match self.accept(&[]) {
-                Ok(w) => out.applied = w,
-                Err(e) => out.unreadable.push(e.to_string()),
+            let ids: Vec<usize> = (first..first + changes.len())
+                .filter(|id| bases[id - first].is_ok())
+                .collect();
+            if !ids.is_empty() {
+                match self.accept(&ids) {
+                    Ok(w) => out.applied = w,
+                    Err(e) => out.unreadable.push(e.to_string()),
+                }
             }
         }
         out.pending = self.pending();
@@ -163,87 +223,196 @@ impl Table {
         self.take_proposals(&blocks)
     }
 
-    /// The DM's pending proposals, numbered, each checked against canon as it is now.
-    pub fn pending(&self) -> Vec<PendingView> {
+    /// Where a proposal stands against canon as it is now: `Ok` with its line when it can
+    /// be written as shown; `Err` with why not (it no longer holds, or the values it
+    /// replaces changed since it was proposed: old / now / proposed).
+    fn check(&self, p: &Proposal) -> Result<String, String> {
         let root = self.store.vault();
+        let (c, m) = (self.engine.campaign(), self.engine.matcher());
+        let Some(b) = &p.basis else {
+            // Logged before bases were kept: checked as it is now.
+            return plan::basis(c, m, root, &p.change).map(|now| now.shown);
+        };
+        let now = plan::basis(c, m, root, &b.change)
+            .map_err(|why| format!("cannot apply: {why} (was: {})", b.shown))?;
+        let changed: Vec<String> = b
+            .was
+            .iter()
+            .filter(|w| !now.was.contains(w))
+            .map(|w| {
+                let is = now
+                    .was
+                    .iter()
+                    .find(|n| n.path == w.path && n.key == w.key)
+                    .and_then(|n| n.value.clone());
+                format!(
+                    "{} `{}` was {} when proposed and is {} now",
+                    w.path,
+                    w.key,
+                    shown_value(w.value.as_deref()),
+                    shown_value(is.as_deref()),
+                )
+            })
+            .collect();
+        if changed.is_empty() && now.was.len() == b.was.len() {
+            Ok(b.shown.clone())
+        } else if changed.is_empty() {
+            Err(format!(
+                "conflict: {} (the note changed since it was proposed)",
+                b.shown
+            ))
+        } else {
+            Err(format!(
+                "conflict: proposed {} but {}",
+                b.shown,
+                changed.join("; ")
+            ))
+        }
+    }
+
+    /// The DM's pending proposals, by id, each checked against canon as it is now.
+    pub fn pending(&self) -> Vec<PendingView> {
         self.changes_log
             .pending()
-            .into_iter()
-            .enumerate()
-            .map(|(i, (_, _, change))| {
-                let p = plan::plan(
-                    self.engine.campaign(),
-                    self.engine.matcher(),
-                    root,
-                    std::slice::from_ref(&change),
-                );
-                match (p.planned.first(), p.rejected.first()) {
-                    (Some(ok), _) => PendingView {
-                        number: i + 1,
-                        line: ok.summary.clone(),
-                        valid: true,
-                    },
-                    (None, Some(r)) => PendingView {
-                        number: i + 1,
-                        line: format!("cannot apply: {} ({})", r.reason, describe(&change)),
-                        valid: false,
-                    },
-                    (None, None) => PendingView {
-                        number: i + 1,
-                        line: format!("no change: {}", describe(&change)),
-                        valid: false,
-                    },
-                }
+            .iter()
+            .map(|p| match self.check(p) {
+                Ok(line) => PendingView {
+                    number: p.id,
+                    line,
+                    valid: true,
+                },
+                Err(line) => PendingView {
+                    number: p.id,
+                    line,
+                    valid: false,
+                },
             })
             .collect()
     }
 
-    fn chosen(&self, which: &[usize]) -> Result<Vec<(u64, usize, Change)>, PlayError> {
-        let pending = self.changes_log.pending();
-        if let Some(n) = which.iter().find(|n| **n == 0 || **n > pending.len()) {
-            return Err(PlayError::Write(format!(
-                "there is no pending proposal {n} ({} pending; /pending lists them)",
-                pending.len()
-            )));
-        }
-        Ok(pending
+    /// The proposals decided in this session, by id, the latest `last` of them.
+    pub fn decided(&self, last: usize) -> Vec<DecidedView> {
+        let all: Vec<DecidedView> = self
+            .changes_log
+            .proposals()
             .into_iter()
-            .enumerate()
-            .filter(|(i, _)| which.is_empty() || which.contains(&(i + 1)))
-            .map(|(_, p)| p)
+            .filter_map(|p| {
+                let (accepted, reason) = p.decided?;
+                Some(DecidedView {
+                    number: p.id,
+                    line: p.basis.map_or_else(|| describe(&p.change), |b| b.shown),
+                    accepted,
+                    reason,
+                })
+            })
+            .collect();
+        let skip = all.len().saturating_sub(last);
+        all.into_iter().skip(skip).collect()
+    }
+
+    /// The pending proposals `which` names by id (all pending ones when it names none).
+    fn chosen(&self, which: &[usize]) -> Result<Vec<Proposal>, PlayError> {
+        let all = self.changes_log.proposals();
+        for n in which {
+            match all.iter().find(|p| p.id == *n) {
+                None => {
+                    let pending: Vec<String> = all
+                        .iter()
+                        .filter(|p| p.decided.is_none())
+                        .map(|p| p.id.to_string())
+                        .collect();
+                    return Err(PlayError::Write(format!(
+                        "there is no proposal {n} (pending: {}; /pending lists them)",
+                        if pending.is_empty() {
+                            "none".to_string()
+                        } else {
+                            pending.join(", ")
+                        }
+                    )));
+                }
+                Some(Proposal {
+                    decided: Some((accepted, _)),
+                    ..
+                }) => {
+                    return Err(PlayError::Write(format!(
+                        "proposal {n} was already {}",
+                        if *accepted { "accepted" } else { "rejected" }
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(all
+            .into_iter()
+            .filter(|p| p.decided.is_none() && (which.is_empty() || which.contains(&p.id)))
             .collect())
     }
 
-    fn decide(&mut self, chosen: &[(u64, usize, Change)], accepted: bool) -> Result<(), PlayError> {
-        let mut by: std::collections::BTreeMap<u64, Vec<usize>> = Default::default();
-        for (p, i, _) in chosen {
-            by.entry(*p).or_default().push(*i);
+    fn decide(
+        &mut self,
+        chosen: &[Proposal],
+        accepted: bool,
+        reason: impl Fn(&Proposal) -> Option<String>,
+    ) -> Result<(), PlayError> {
+        let mut by: std::collections::BTreeMap<(u64, Option<String>), Vec<usize>> =
+            Default::default();
+        for p in chosen {
+            by.entry((p.proposal, reason(p))).or_default().push(p.item);
         }
-        for (p, items) in by {
+        for ((p, why), items) in by {
             self.changes_log
-                .decide(p, items, accepted)
+                .decide(p, items, accepted, why)
                 .map_err(|e| PlayError::Write(e.to_string()))?;
         }
         Ok(())
     }
 
-    /// `/accept [N ...]`: writes the chosen pending proposals (all when none is named) in one
-    /// set. The ones that no longer hold are dropped with their reasons (in the result's
-    /// plan); on a conflict nothing is written and they stay pending.
+    /// `/accept [N ...]`: writes the chosen pending proposals (all when none is named) in
+    /// one set, each exactly as it was shown (a relative change as the absolute value it
+    /// was shown as). If a value one of them replaces changed since it was proposed (the
+    /// GM edited, deleted or moved it), that is a conflict: nothing is written, they stay
+    /// pending, and the error shows old / now / proposed. The ones that no longer hold at
+    /// all are decided as not accepted with their reasons (in the result's plan).
     pub fn accept(&mut self, which: &[usize]) -> Result<Option<Written>, PlayError> {
         let chosen = self.chosen(which)?;
         if chosen.is_empty() {
             return Ok(None);
         }
-        let changes: Vec<Change> = chosen.iter().map(|(_, _, c)| c.clone()).collect();
+        let mut conflicts = Vec::new();
+        for p in &chosen {
+            if let Err(why) = self.check(p) {
+                if why.starts_with("conflict") {
+                    conflicts.push(format!("#{} {why}", p.id));
+                }
+            }
+        }
+        if !conflicts.is_empty() {
+            return Err(PlayError::Write(format!(
+                "{}; nothing was written. The proposals stay pending: /edit N with your own \
+                 /set makes it against the note as it is now, /reject N drops it",
+                conflicts.join("; ")
+            )));
+        }
+        let changes: Vec<Change> = chosen
+            .iter()
+            .map(|p| p.basis.as_ref().map_or(&p.change, |b| &b.change).clone())
+            .collect();
         let written = self.write_changes(&changes, From::Dm)?;
         // The log says what was written: a proposal that did not hold is decided as not
-        // accepted (its reason is in the result), never recorded as accepted.
-        let (refused, taken): (Vec<_>, Vec<_>) = chosen.into_iter().partition(|(_, _, c)| {
-            written.applied.is_none() || written.plan.rejected.iter().any(|r| r.change == *c)
-        });
-        self.decide(&taken, true)?;
-        self.decide(&refused, false)?;
+        // accepted with its reason, never recorded as accepted.
+        let reason_of = |p: &Proposal| {
+            let c = p.basis.as_ref().map_or(&p.change, |b| &b.change);
+            written
+                .plan
+                .rejected
+                .iter()
+                .find(|r| r.change == *c)
+                .map(|r| r.reason.clone())
+        };
+        let (refused, taken): (Vec<_>, Vec<_>) =
+            chosen.into_iter().partition(|p| reason_of(p).is_some());
+        self.decide(&taken, true, |_| None)?;
+        self.decide(&refused, false, reason_of)?;
         Ok(Some(written))
     }
 
@@ -251,7 +420,7 @@ impl Table {
     /// returns how many.
     pub fn reject(&mut self, which: &[usize]) -> Result<usize, PlayError> {
         let chosen = self.chosen(which)?;
-        self.decide(&chosen, false)?;
+        self.decide(&chosen, false, |_| None)?;
         Ok(chosen.len())
     }
 
@@ -262,7 +431,8 @@ impl Table {
         let line = line.trim().trim_start_matches('/');
         let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let written = self.write_command(&name.to_lowercase(), args)?;
-        self.decide(&chosen, false)?;
+        let why = format!("replaced by the GM's /{line}");
+        self.decide(&chosen, false, |_| Some(why.clone()))?;
         Ok(written)
     }
 
@@ -288,6 +458,14 @@ impl Table {
         let r = canon.reload_paths(paths);
         self.take_reload(&r, canon.live());
         r
+    }
+}
+
+/// A raw value as the GM reads it.
+fn shown_value(v: Option<&str>) -> String {
+    match v.map(str::trim) {
+        None | Some("") => "missing".into(),
+        Some(v) => v.to_string(),
     }
 }
 

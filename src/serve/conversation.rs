@@ -271,8 +271,26 @@ fn run(
             Job::Decide(d, tx) => {
                 let result = match d {
                     Decision::Accept(n) => table.accept(&n).map(|w| {
-                        w.map(|w| w.plan.planned.into_iter().map(|p| p.summary).collect())
-                            .unwrap_or_default()
+                        w.map(|w| {
+                            let applied = w.applied.is_some();
+                            let plan = w.plan;
+                            plan.planned
+                                .into_iter()
+                                .filter(|_| applied)
+                                .map(|p| p.summary)
+                                .chain(
+                                    plan.unchanged
+                                        .into_iter()
+                                        .map(|u| format!("nothing to write: {}", u.summary)),
+                                )
+                                .chain(
+                                    plan.rejected
+                                        .into_iter()
+                                        .map(|r| format!("not applied: {}", r.reason)),
+                                )
+                                .collect()
+                        })
+                        .unwrap_or_default()
                     }),
                     Decision::Reject(n) => table.reject(&n).map(|k| vec![format!("{k} rejected")]),
                 };

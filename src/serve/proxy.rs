@@ -168,6 +168,17 @@ fn appendix(f: &Finished, campaign: &str, session: &str) -> Option<String> {
             ));
         }
     }
+    if !p.refused.is_empty() {
+        let lines: Vec<String> = p
+            .refused
+            .iter()
+            .map(|v| format!("{}. {}", v.number, v.describe()))
+            .collect();
+        return Some(format!(
+            "\n\n*(vaultdm: the DM proposed canon changes that cannot be made — {} — canon is unchanged)*",
+            lines.join("; ")
+        ));
+    }
     let proposed =
         !f.turn.reply.tool_calls.is_empty() || f.turn.reply.text.contains("```vaultdm-changes");
     if proposed && !p.pending.is_empty() {

@@ -34,6 +34,11 @@ pub enum Entry {
         id: u64,
         /// The changes, as the DM wrote them.
         changes: Vec<Change>,
+        /// What each change was shown as and made against (same order as `changes`;
+        /// `None` where it could not be planned when proposed). Empty in logs written
+        /// before it was kept.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        basis: Vec<Option<Basis>>,
     },
     /// The GM decided on some of a proposal's changes (numbered from 1 in the proposal).
     Decided {
@@ -45,6 +50,9 @@ pub enum Entry {
         items: Vec<usize>,
         /// Whether they were accepted.
         accepted: bool,
+        /// Why they were not, when vaultdm decided (a change that did not hold).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// A change set was written to the vault.
     Applied {
@@ -76,8 +84,51 @@ pub struct LogError {
     pub why: String,
 }
 
-/// A pending proposed change: (proposal, 1-based item, change).
-pub type PendingChange = (u64, usize, Change);
+/// A value a proposed change replaces, as it was when the change was proposed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Was {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// The key (or `current_day`).
+    pub key: String,
+    /// Its raw value (`None`: missing).
+    pub value: Option<String>,
+}
+
+/// What a proposed change was shown as and made against: accepting it writes exactly
+/// this, and only while the values it replaces are still these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Basis {
+    /// The change as shown: a relative value (`-7`) made the absolute value it was shown
+    /// as (`15`).
+    pub change: Change,
+    /// The diff line the GM saw.
+    pub shown: String,
+    /// The values it replaces, as they were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub was: Vec<Was>,
+}
+
+/// A proposed change and where it stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    /// Its id in this session: proposed changes are counted from 1 in the order the DM made
+    /// them, and a change keeps its id for its whole life (accepted, rejected, restarted).
+    pub id: usize,
+    /// The proposal (reply) it came with.
+    pub proposal: u64,
+    /// Its place in that proposal (from 1).
+    pub item: usize,
+    /// The change, as the DM wrote it.
+    pub change: Change,
+    /// What it was shown as, when known.
+    pub basis: Option<Basis>,
+    /// `None` while pending; else whether it was accepted, and why not when vaultdm decided.
+    pub decided: Option<(bool, Option<String>)>,
+}
+
+/// A pending proposed change.
+pub type PendingChange = Proposal;
 
 /// The change log of one session.
 #[derive(Debug)]
@@ -169,8 +220,12 @@ impl ChangeLog {
         Ok(())
     }
 
-    /// Records a proposal from the DM; returns its number.
-    pub fn propose(&mut self, changes: Vec<Change>) -> Result<u64, LogError> {
+    /// Records a proposal from the DM with what each change was shown as; returns its number.
+    pub fn propose(
+        &mut self,
+        changes: Vec<Change>,
+        basis: Vec<Option<Basis>>,
+    ) -> Result<u64, LogError> {
         let id = 1 + self
             .entries
             .iter()
@@ -184,22 +239,26 @@ impl ChangeLog {
             time: now(),
             id,
             changes,
+            basis,
         })?;
         Ok(id)
     }
 
-    /// Records the GM's decision on some pending changes.
+    /// Records the decision on some pending changes (`reason`: why vaultdm did not accept
+    /// them).
     pub fn decide(
         &mut self,
         proposal: u64,
         items: Vec<usize>,
         accepted: bool,
+        reason: Option<String>,
     ) -> Result<(), LogError> {
         self.append(Entry::Decided {
             time: now(),
             proposal,
             items,
             accepted,
+            reason,
         })
     }
 
@@ -228,24 +287,50 @@ impl ChangeLog {
         self.append(Entry::Reverted { time: now(), set })
     }
 
-    /// Proposed changes the GM has not decided on, oldest first.
-    pub fn pending(&self) -> Vec<PendingChange> {
-        let mut out: Vec<PendingChange> = Vec::new();
+    /// Every proposed change with its id and where it stands, oldest first.
+    pub fn proposals(&self) -> Vec<Proposal> {
+        let mut out: Vec<Proposal> = Vec::new();
         for e in &self.entries {
             match e {
-                Entry::Proposed { id, changes, .. } => out.extend(
-                    changes
-                        .iter()
-                        .enumerate()
-                        .map(|(i, c)| (*id, i + 1, c.clone())),
-                ),
+                Entry::Proposed {
+                    id, changes, basis, ..
+                } => {
+                    for (i, c) in changes.iter().enumerate() {
+                        out.push(Proposal {
+                            id: out.len() + 1,
+                            proposal: *id,
+                            item: i + 1,
+                            change: c.clone(),
+                            basis: basis.get(i).cloned().flatten(),
+                            decided: None,
+                        });
+                    }
+                }
                 Entry::Decided {
-                    proposal, items, ..
-                } => out.retain(|(p, i, _)| !(p == proposal && items.contains(i))),
+                    proposal,
+                    items,
+                    accepted,
+                    reason,
+                    ..
+                } => {
+                    for p in out.iter_mut().filter(|p| {
+                        p.decided.is_none() && p.proposal == *proposal && items.contains(&p.item)
+                    }) {
+                        p.decided = Some((*accepted, reason.clone()));
+                    }
+                }
                 _ => {}
             }
         }
         out
+    }
+
+    /// Proposed changes the GM has not decided on, oldest first.
+    pub fn pending(&self) -> Vec<PendingChange> {
+        self.proposals()
+            .into_iter()
+            .filter(|p| p.decided.is_none())
+            .collect()
     }
 
     /// The last applied set not yet put back.

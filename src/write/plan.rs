@@ -4,6 +4,7 @@
 //! reason and touches nothing; the others still go ahead.
 
 use super::change::{Change, Field};
+use super::log::{Basis, Was};
 use super::resolve::{self, Who};
 use crate::canon::model::{Campaign, Priority};
 use crate::canon::{keys, OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
@@ -122,6 +123,16 @@ impl Op {
         r.map_err(|e| e.to_string())
     }
 
+    /// The value this edit replaces, as planned: (key, raw value), for the edits that
+    /// replace one.
+    pub fn replaces(&self) -> Option<(&str, Option<String>)> {
+        match self {
+            Op::Set { keys, expect, .. } => Some((keys[0], expect.clone())),
+            Op::Clock { expect, .. } => Some(("current_day", expect.map(|d| d.to_string()))),
+            _ => None,
+        }
+    }
+
     /// On a note that changed since the plan: whether this edit still applies to what the
     /// GM sees (the value it replaces is still there), else why not.
     pub fn still_holds(&self, text: &str) -> Result<(), String> {
@@ -179,6 +190,9 @@ pub struct Planned {
     pub change: Change,
     /// One line for the GM: `Brannock Tull: HP 22/30 -> 15/30`.
     pub summary: String,
+    /// The change as planned: a relative number (`-7`) made the absolute value it was
+    /// planned as (`15`).
+    pub absolute: Change,
 }
 
 /// A change that will not be made, and why.
@@ -197,6 +211,9 @@ pub struct Plan {
     pub planned: Vec<Planned>,
     /// The changes that do not, with reasons.
     pub rejected: Vec<Rejected>,
+    /// The changes canon already says (HP already 23, the rope already carried): nothing
+    /// to write; their lines say so.
+    pub unchanged: Vec<Planned>,
     /// The files to write.
     pub files: Vec<FileEdit>,
 }
@@ -206,6 +223,43 @@ impl Plan {
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
     }
+
+    /// The values this plan's edits replace, as they were when planned.
+    pub fn replaces(&self) -> Vec<Was> {
+        self.files
+            .iter()
+            .flat_map(|f| {
+                f.ops.iter().filter_map(|op| {
+                    op.replaces().map(|(key, value)| Was {
+                        path: f.path.clone(),
+                        key: key.to_string(),
+                        value,
+                    })
+                })
+            })
+            .collect()
+    }
+}
+
+/// What `change` is shown as and made against on canon as it is now: its diff line, its
+/// absolute form and the values it replaces; or why it cannot be made.
+pub fn basis(c: &Campaign, m: &Matcher, root: &Path, change: &Change) -> Result<Basis, String> {
+    let p = plan(c, m, root, std::slice::from_ref(change));
+    if let Some(r) = p.rejected.first() {
+        return Err(r.reason.clone());
+    }
+    let was = p.replaces();
+    let planned = p
+        .planned
+        .into_iter()
+        .chain(p.unchanged)
+        .next()
+        .ok_or("nothing to plan")?;
+    Ok(Basis {
+        change: planned.absolute,
+        shown: planned.summary,
+        was,
+    })
 }
 
 struct Files<'a> {
@@ -287,11 +341,38 @@ pub fn plan(c: &Campaign, m: &Matcher, root: &Path, changes: &[Change]) -> Plan 
             files: &mut files,
             clock: &mut clock,
             new_names: &mut new_names,
+            absolute: None,
         };
-        match cx.one(change) {
+        let r = cx.one(change);
+        let cx_absolute = cx.absolute.filter(|_| is_relative(change));
+        let same = |f: &FileEdit| {
+            snapshot
+                .0
+                .get(&f.path)
+                .map_or(f.before.as_deref(), |s| Some(s.after.as_str()))
+                == Some(f.after.as_str())
+        };
+        let changed = files.files.values().any(|f| !same(f));
+        match r {
+            Ok(summary) if !changed => {
+                (files.files, files.order, clock) = snapshot;
+                out.unchanged.push(Planned {
+                    change: change.clone(),
+                    summary: already(&summary),
+                    absolute: change.clone(),
+                })
+            }
             Ok(summary) => out.planned.push(Planned {
                 change: change.clone(),
                 summary,
+                absolute: match (change, cx_absolute) {
+                    (Change::Set { entity, field, .. }, Some(n)) => Change::Set {
+                        entity: entity.clone(),
+                        field: field.clone(),
+                        value: n.into(),
+                    },
+                    _ => change.clone(),
+                },
             }),
             Err(reason) => {
                 (files.files, files.order, clock) = snapshot;
@@ -334,6 +415,33 @@ struct Cx<'a, 'b> {
     files: &'b mut Files<'a>,
     clock: &'b mut Clock,
     new_names: &'b mut Vec<(String, String)>,
+    /// The number a `set` came to (for a relative change, the absolute value it was planned
+    /// as).
+    absolute: Option<i64>,
+}
+
+/// A diff line for a change canon already says: `Rowen: HP 23 -> 23` becomes
+/// `Rowen: HP already 23`; `Kit: inventory + rope`, `Kit: inventory already has rope`.
+fn already(summary: &str) -> String {
+    if let Some((left, right)) = summary.rsplit_once(" -> ") {
+        if let Some(label) = left.strip_suffix(right) {
+            return format!("{label}already {right}");
+        }
+        return format!("{summary} (already so)");
+    }
+    if let Some((left, item)) = summary.rsplit_once(" + ") {
+        return format!("{left} already has {item}");
+    }
+    if let Some((left, item)) = summary.rsplit_once(" - ") {
+        return format!("{left} has no {item}");
+    }
+    format!("{summary} (already so)")
+}
+
+/// Whether a change's value is relative (`+5`, `-7`).
+fn is_relative(change: &Change) -> bool {
+    matches!(change, Change::Set { value: serde_json::Value::String(s), .. }
+        if s.trim().starts_with(['+', '-']))
 }
 
 fn stem(path: &str) -> &str {
@@ -411,6 +519,18 @@ fn section_of(p: Priority) -> &'static str {
 }
 
 impl Cx<'_, '_> {
+    /// [`number`], remembering the value it came to.
+    fn number(
+        &mut self,
+        v: &serde_json::Value,
+        current: Option<i64>,
+        field: Field,
+    ) -> Result<i64, String> {
+        let n = number(v, current, field)?;
+        self.absolute = Some(n);
+        Ok(n)
+    }
+
     fn one(&mut self, change: &Change) -> Result<String, String> {
         match change {
             Change::Set {
@@ -506,7 +626,7 @@ impl Cx<'_, '_> {
         let text = self.files.text(&path)?;
         match f {
             Field::Hp => {
-                let n = number(value, hp, f)?;
+                let n = self.number(value, hp, f)?;
                 let (value, new_max) = match edit::get_field(&text, keys::HP) {
                     // `hp: 17/27` keeps its maximum beside it.
                     Some((_, raw)) if raw.contains('/') => {
@@ -523,7 +643,7 @@ impl Cx<'_, '_> {
                 ))
             }
             Field::MaxHp => {
-                let n = number(value, hp_max, f)?;
+                let n = self.number(value, hp_max, f)?;
                 if n <= 0 {
                     return Err(format!("max HP must be above 0, not {n}"));
                 }
@@ -539,7 +659,7 @@ impl Cx<'_, '_> {
                 Ok(format!("{name}: max HP {} -> {n}", show(hp_max)))
             }
             Field::Ac => {
-                let n = number(value, ac, f)?;
+                let n = self.number(value, ac, f)?;
                 self.set_key(&path, keys::AC, Scalar::Int(n))?;
                 Ok(format!("{name}: AC {} -> {n}", show(ac)))
             }
@@ -548,7 +668,7 @@ impl Cx<'_, '_> {
                     return Err(format!("{name} is an NPC; only PCs have a level"));
                 };
                 let old = c.pcs[i].level;
-                let n = number(value, old, f)?;
+                let n = self.number(value, old, f)?;
                 self.set_key(&path, keys::LEVEL, Scalar::Int(n))?;
                 Ok(format!("{name}: level {} -> {n}", show(old)))
             }
@@ -557,7 +677,7 @@ impl Cx<'_, '_> {
                     return Err(format!("{name} is an NPC; gold is kept for PCs"));
                 };
                 let old = c.pcs[i].gold;
-                let n = number(value, old, f)?;
+                let n = self.number(value, old, f)?;
                 if n < 0 {
                     return Err(format!(
                         "{name} has {} gold; that would leave {n}",
