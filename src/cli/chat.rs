@@ -130,6 +130,7 @@ fn open(root: &Path, args: &Args, canon: &Canon) -> anyhow::Result<Table> {
 /// Runs `chat`.
 pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     signals::install();
+    super::clean_leftovers(root);
     let mut canon = start_canon(root, args.poll)?;
     let mut table = open(root, &args, &canon)?;
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -282,7 +283,12 @@ impl At<'_> {
                 let r = self.table.write_command(&name, &args);
                 self.written(r.map(Some));
             }
-            Command::Pending => show_pending(&self.table.pending()),
+            Command::Pending => {
+                show_pending(&self.table.pending());
+                for d in self.table.decided(5) {
+                    println!("  {}. {}", d.number, d.describe());
+                }
+            }
             Command::Accept(which) => {
                 let r = self.table.accept(&which);
                 if matches!(r, Ok(None)) {
@@ -354,6 +360,9 @@ impl At<'_> {
         if p.applied.is_some() {
             self.written(Ok(p.applied.clone()));
         }
+        for r in &p.refused {
+            eprintln!("vaultdm: {}. {}", r.number, r.describe());
+        }
         if !p.pending.is_empty() {
             show_pending(&p.pending);
         }
@@ -371,6 +380,9 @@ impl At<'_> {
         };
         for rej in &w.plan.rejected {
             eprintln!("not applied: {}", rej.reason);
+        }
+        for u in &w.plan.unchanged {
+            println!("nothing to write: {}", u.summary);
         }
         if let Some((_, applied)) = &w.applied {
             for line in &applied.summaries {
@@ -419,7 +431,9 @@ fn show_pending(list: &[crate::play::PendingView]) {
         println!("no pending proposal");
         return;
     }
-    println!("proposed canon changes (/accept, /accept N, /reject, /edit N /set ...):");
+    println!(
+        "proposed canon changes (/accept, /accept N, /reject, /edit N /set ...; numbers never change):"
+    );
     for p in list {
         println!("  {}. {}", p.number, p.line);
     }

@@ -178,3 +178,10 @@ pub(crate) fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
 pub(crate) fn exit_without_freeing<T>(value: T) {
     std::mem::forget(value);
 }
+
+/// Removes the temp files a killed write of vaultdm's own left in the vault, and says so.
+pub(crate) fn clean_leftovers(root: &Path) {
+    for rel in crate::vault::boundary::clean_own_temps(root) {
+        eprintln!("vaultdm: removed {rel}, a temp file left by a write that was stopped (the note itself was whole)");
+    }
+}

@@ -14,10 +14,11 @@ pub struct Args {
     /// The session (default: the most recent one).
     #[arg(long)]
     pub session: Option<String>,
-    /// Apply these pending proposals (numbers as listed; none: all of them).
+    /// Apply these pending proposals (their numbers as listed, which never change; none: all
+    /// of them).
     #[arg(long, num_args = 0.., value_name = "N", conflicts_with_all = ["reject", "revert"])]
     pub accept: Option<Vec<usize>>,
-    /// Drop these pending proposals (numbers as listed; none: all of them).
+    /// Drop these pending proposals (their numbers as listed; none: all of them).
     #[arg(long, num_args = 0.., value_name = "N", conflicts_with = "revert")]
     pub reject: Option<Vec<usize>>,
     /// Put back the last applied change set (if its notes did not change since).
@@ -27,6 +28,7 @@ pub struct Args {
 
 /// A table for writing only: canon, the session, no provider.
 pub(crate) fn write_table(root: &Path, loaded: &Loaded, session: &str) -> anyhow::Result<Table> {
+    super::clean_leftovers(root);
     let store = super::llm_args::open_session(root, session, false)?;
     table_for(root, loaded, store)
 }
@@ -54,13 +56,17 @@ pub(crate) fn table_for(
     Ok(table)
 }
 
-/// Prints what a write did; true when something was written.
+/// Prints what a write did; true when it did what was asked (wrote it, or found canon
+/// already says it).
 pub(crate) fn print_written(
     out: &mut impl Write,
     w: &crate::write::Written,
 ) -> std::io::Result<bool> {
     for r in &w.plan.rejected {
         eprintln!("not applied: {}", r.reason);
+    }
+    for u in &w.plan.unchanged {
+        writeln!(out, "nothing to write: {}", u.summary)?;
     }
     match &w.applied {
         Some((_, applied)) => {
@@ -69,8 +75,23 @@ pub(crate) fn print_written(
             }
             Ok(true)
         }
-        None => Ok(false),
+        None => Ok(!w.plan.unchanged.is_empty()),
     }
+}
+
+/// Prints the pending proposals by id, then the latest decided ones.
+pub(crate) fn print_proposals(out: &mut impl Write, table: &Table) -> std::io::Result<()> {
+    for p in table.pending() {
+        writeln!(out, "  {}. {}", p.number, p.line)?;
+    }
+    let decided = table.decided(5);
+    if !decided.is_empty() {
+        writeln!(out, "  decided:")?;
+        for d in decided {
+            writeln!(out, "  {}. {}", d.number, d.describe())?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs `review`.
@@ -102,7 +123,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     if let Some(which) = args.accept {
         return Ok(match table.accept(&which)? {
             Some(w) if print_written(&mut out, &w)? => Outcome::Ok,
-            Some(_) => Outcome::Code(1),
+            Some(_) => Outcome::Code(1), // nothing held
             None => {
                 writeln!(out, "no pending proposal in session \"{session}\"")?;
                 Outcome::Ok
@@ -117,14 +138,15 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let pending = table.pending();
     if pending.is_empty() {
         writeln!(out, "no pending proposal in session \"{session}\"")?;
+        if !table.decided(1).is_empty() {
+            print_proposals(&mut out, &table)?;
+        }
     } else {
         writeln!(out, "session \"{session}\": proposed canon changes")?;
-        for p in pending {
-            writeln!(out, "  {}. {}", p.number, p.line)?;
-        }
+        print_proposals(&mut out, &table)?;
         writeln!(
             out,
-            "accept with `vaultdm review --session {session} --accept [N ...]`, drop with --reject"
+            "accept with `vaultdm review --session {session} --accept [N ...]`, drop with --reject (numbers stay the same after each decision)"
         )?;
     }
     Ok(Outcome::Ok)

@@ -70,6 +70,9 @@ pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
     for v in args.vaults.iter().chain(&args.also) {
         vaults.push(super::find_vault(Some(v.clone()))?);
     }
+    for v in &vaults {
+        super::clean_leftovers(v);
+    }
     let mut token = args.token.clone().filter(|t| !t.trim().is_empty());
     let mut made = false;
     if token.is_none() && !args.listen.ip().is_loopback() {

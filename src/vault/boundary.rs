@@ -45,6 +45,14 @@ pub enum BoundaryError {
         /// Vault-relative path.
         rel: String,
     },
+    /// The file is read-only: the GM (or a sync tool) protected it.
+    #[error(
+        "{rel} is read-only; vaultdm never writes a protected note (make it writable to let it)"
+    )]
+    ReadOnly {
+        /// Vault-relative path.
+        rel: String,
+    },
     /// An I/O error.
     #[error("{}: {source}", path.display())]
     Io {
@@ -217,49 +225,238 @@ pub fn write_atomic_inside(
     rel: &Path,
     bytes: &[u8],
 ) -> Result<PathBuf, BoundaryError> {
+    let target = target_inside(root, rel)?;
+    let tmp = temp_beside(&target, bytes)?;
+    if let Err(e) = std::fs::rename(&tmp, &target).map_err(io(&target)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    sync_dir(&target);
+    Ok(target)
+}
+
+/// The real path a write of `rel` replaces: inside the vault, its folder checked (a link
+/// that stays inside is followed, as the walk does).
+fn target_inside(root: &Path, rel: &Path) -> Result<PathBuf, BoundaryError> {
     let path = root.join(rel);
-    let target = match std::fs::symlink_metadata(&path) {
-        Ok(m) if m.file_type().is_symlink() => check_inside(root, rel)?,
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => check_inside(root, rel),
         Ok(_) => {
             let parent = rel.parent().unwrap_or(Path::new(""));
             if !parent.as_os_str().is_empty() {
                 check_inside(root, parent)?;
             }
-            path.clone()
+            Ok(path)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let parent = rel.parent().unwrap_or(Path::new(""));
-            dir_inside(root, parent)?.join(rel.file_name().unwrap_or_default())
+            Ok(dir_inside(root, parent)?.join(rel.file_name().unwrap_or_default()))
         }
-        Err(e) => return Err(io(&path)(e)),
-    };
-    let dir = target.parent().unwrap_or(Path::new(".")).to_path_buf();
+        Err(e) => Err(io(&path)(e)),
+    }
+}
+
+/// The marker in the names of vaultdm's own temp files (`.<note>.vaultdm-<pid>-<n>.tmp`).
+pub const TEMP_MARK: &str = ".vaultdm-";
+
+/// Whether `name` is one of vaultdm's own temp files, left by a write that was killed.
+pub fn is_own_temp(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp") && name.contains(TEMP_MARK)
+}
+
+/// Writes `bytes` to a new temp file beside `target` (with `target`'s permissions), synced.
+fn temp_beside(target: &Path, bytes: &[u8]) -> Result<PathBuf, BoundaryError> {
+    let dir = target.parent().unwrap_or(Path::new("."));
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let perms = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    let perms = std::fs::metadata(target).ok().map(|m| m.permissions());
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.vaultdm-{}-{n}.tmp", std::process::id()));
+    let tmp = dir.join(format!(".{name}{TEMP_MARK}{}-{n}.tmp", std::process::id()));
     let written = (|| {
         let mut f = open_inside(&tmp, OpenOptions::new().write(true).create_new(true))?;
         f.write_all(bytes).map_err(io(&tmp))?;
         if let Some(p) = perms {
             f.set_permissions(p).map_err(io(&tmp))?;
         }
-        f.sync_all().map_err(io(&tmp))?;
-        std::fs::rename(&tmp, &target).map_err(io(&target))
+        f.sync_all().map_err(io(&tmp))
     })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
+    match written {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
     }
-    // The rename is durable once the folder is synced.
-    if let Ok(d) = File::open(&dir) {
+}
+
+/// The rename is durable once the folder is synced.
+fn sync_dir(target: &Path) {
+    if let Ok(d) = File::open(target.parent().unwrap_or(Path::new("."))) {
         let _ = d.sync_all();
     }
-    Ok(target)
+}
+
+/// What [`replace_inside_if`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Replaced {
+    /// The file now holds the new bytes (its real path).
+    Done(PathBuf),
+    /// The file was not what the caller planned on (someone saved it meanwhile): nothing
+    /// was written; here is what it holds now (`None`: it is gone).
+    Changed(Option<Vec<u8>>),
+}
+
+/// The bytes at `path` (`None`: no file).
+fn current(path: &Path) -> Result<Option<Vec<u8>>, BoundaryError> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(path)(e)),
+    }
+}
+
+/// Swaps two paths atomically (Linux `renameat2(RENAME_EXCHANGE)`); `Ok(false)` where the
+/// system or the file system cannot.
+fn exchange(a: &Path, b: &Path) -> Result<bool, BoundaryError> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        use rustix::io::Errno;
+        match renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE) {
+            Ok(()) => Ok(true),
+            Err(e) if e == Errno::INVAL || e == Errno::NOSYS || e == Errno::OPNOTSUPP => Ok(false),
+            Err(e) => Err(io(b)(e.into())),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (a, b);
+        Ok(false)
+    }
+}
+
+/// Replaces `rel` with `bytes` only while it still holds `expect` (`None`: only while it
+/// does not exist) — the check an editor's save between vaultdm's read and its write needs.
+///
+/// The new text is written to a temp file and synced first; then the note is compared with
+/// `expect` and swapped in. On Linux the swap is `RENAME_EXCHANGE`, so the text replaced is
+/// read back afterwards: if someone saved in the instant between the compare and the swap,
+/// the swap is undone and their text is returned in [`Replaced::Changed`] (nothing of theirs
+/// is lost); elsewhere the window is the instant between the compare and the rename. A new
+/// file is created with a hard link, which never replaces one made meanwhile. A read-only
+/// note is refused ([`BoundaryError::ReadOnly`]).
+pub fn replace_inside_if(
+    root: &Path,
+    rel: &Path,
+    bytes: &[u8],
+    expect: Option<&[u8]>,
+) -> Result<Replaced, BoundaryError> {
+    let target = target_inside(root, rel)?;
+    if let Ok(m) = std::fs::metadata(&target) {
+        if m.permissions().readonly() {
+            return Err(BoundaryError::ReadOnly {
+                rel: rel.display().to_string(),
+            });
+        }
+    }
+    let tmp = temp_beside(&target, bytes)?;
+    let done = (|| {
+        let now = current(&target)?;
+        if now.as_deref() != expect {
+            return Ok(Replaced::Changed(now));
+        }
+        if expect.is_none() {
+            return match std::fs::hard_link(&tmp, &target) {
+                Ok(()) => Ok(Replaced::Done(target.clone())),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    Ok(Replaced::Changed(current(&target)?))
+                }
+                Err(e) => Err(io(&target)(e)),
+            };
+        }
+        if !exchange(&tmp, &target)? {
+            std::fs::rename(&tmp, &target).map_err(io(&target))?;
+            return Ok(Replaced::Done(target.clone()));
+        }
+        // `tmp` now holds what was replaced: it must be what was planned on. It is read back
+        // through a handle kept open, after the folder is synced, so that a write someone
+        // began on the old file just before the swap (an editor's append) has landed and is
+        // seen; and looked at once more after its name is gone, for a write later still.
+        let mut old = File::open(&tmp).map_err(io(&tmp))?;
+        sync_dir(&target);
+        let mut replaced = Vec::new();
+        old.read_to_end(&mut replaced).map_err(io(&tmp))?;
+        if replaced.as_slice() == expect.unwrap_or_default() {
+            let _ = std::fs::remove_file(&tmp);
+            let late = old.metadata().map_err(io(&tmp))?.len();
+            if late == replaced.len() as u64 {
+                return Ok(Replaced::Done(target.clone()));
+            }
+            // Written to after all: theirs goes back, if the note is still ours.
+            let mut theirs = Vec::new();
+            std::io::Seek::rewind(&mut old).map_err(io(&tmp))?;
+            old.read_to_end(&mut theirs).map_err(io(&tmp))?;
+            let back = temp_beside(&target, &theirs)?;
+            if current(&target)?.as_deref() == Some(bytes) {
+                std::fs::rename(&back, &target).map_err(io(&target))?;
+            } else {
+                let _ = std::fs::remove_file(&back);
+            }
+            return Ok(Replaced::Changed(current(&target)?));
+        }
+        // Someone saved in between: put theirs back (and again, should they save once more
+        // while this runs), then report it.
+        for _ in 0..8 {
+            exchange(&tmp, &target)?;
+            if current(&tmp)?.as_deref() == Some(bytes) {
+                break;
+            }
+        }
+        Ok(Replaced::Changed(current(&target)?))
+    })();
+    // The temp file is gone after a rename; after a link or an exchange it holds the old or
+    // the unused text.
+    if tmp.exists() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    if matches!(done, Ok(Replaced::Done(_))) {
+        sync_dir(&target);
+    }
+    done
+}
+
+/// Removes vaultdm's own temp files left in the vault by a write that was killed (`kill -9`
+/// between writing one and renaming it). Only files of its own naming, older than a minute
+/// (so a write in progress in another process is left alone), are removed; returns their
+/// vault-relative paths.
+pub fn clean_own_temps(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let walk = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || e.file_name() != ".git")
+        .flatten();
+    for e in walk {
+        let name = e.file_name().to_string_lossy();
+        if !e.file_type().is_file() || !is_own_temp(&name) {
+            continue;
+        }
+        let old = e
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() >= 60);
+        if old && std::fs::remove_file(e.path()).is_ok() {
+            let rel = e.path().strip_prefix(root).unwrap_or(e.path());
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    out.sort();
+    out
 }
 
 /// `O_NOFOLLOW` on a symlink fails with `ELOOP`.

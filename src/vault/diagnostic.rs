@@ -82,6 +82,8 @@ pub enum Code {
     NoteFixed,
     /// `outside-vault`
     OutsideVault,
+    /// `leftover-temp`
+    LeftoverTemp,
     /// `parent-loop`
     ParentLoop,
     /// `secret-in-vault`
@@ -124,7 +126,7 @@ pub enum Code {
 
 impl Code {
     /// Every code.
-    pub const ALL: [Code; 44] = [
+    pub const ALL: [Code; 45] = [
         Code::DuplicateName,
         Code::SharedAlias,
         Code::AmbiguousLink,
@@ -151,6 +153,7 @@ impl Code {
         Code::NotUtf8,
         Code::NoteFixed,
         Code::OutsideVault,
+        Code::LeftoverTemp,
         Code::ParentLoop,
         Code::SecretInVault,
         Code::StaleNote,
@@ -199,6 +202,7 @@ impl Code {
             Code::NotUtf8 => "not-utf8",
             Code::NoteFixed => "note-fixed",
             Code::OutsideVault => "outside-vault",
+            Code::LeftoverTemp => "leftover-temp",
             Code::ParentLoop => "parent-loop",
             Code::SecretInVault => "secret-in-vault",
             Code::SharedAlias => "shared-alias",

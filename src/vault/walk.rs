@@ -82,6 +82,7 @@ pub fn walk_each(
     let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut escaped: Vec<Diagnostic> = Vec::new();
     let mut templates: Vec<String> = Vec::new();
+    let mut leftovers: Vec<String> = Vec::new();
     // Not sorted: the loader sorts the notes it parsed, `walk_under` what it found, and
     // the problems are sorted below (walkdir's sort takes each name apart again per
     // comparison, a tenth of the walk).
@@ -93,8 +94,12 @@ pub fn walk_each(
                 return true;
             }
             if let Some(rel) = rel_path(root, e.path()) {
-                // Hidden and backup entries: not even looked at.
+                // Hidden and backup entries: not even looked at, but for the temp files
+                // a killed write of vaultdm's own left.
                 if is_skipped_folder(&rel) {
+                    if super::boundary::is_own_temp(&e.file_name().to_string_lossy()) {
+                        leftovers.push(rel);
+                    }
                     return false;
                 }
                 if e.file_type().is_dir() && scope.is_template(&format!("{rel}/x.md")) {
@@ -142,6 +147,14 @@ pub fn walk_each(
         });
     }
     diags.extend(escaped);
+    diags.extend(leftovers.into_iter().map(|rel| {
+        Diagnostic::warning(
+            &rel,
+            0,
+            Code::LeftoverTemp,
+            "a temp file left by a vaultdm write that was stopped before it finished (the note itself is whole); `chat`, `serve` and `review` remove it when they start, or delete it",
+        )
+    }));
     templates.sort_unstable();
     for rel in templates {
         scope.note_named_template(&rel);

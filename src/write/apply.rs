@@ -9,7 +9,7 @@
 //! already written are put back.
 
 use super::plan::{read_note, FileEdit, Plan};
-use crate::vault::boundary;
+use crate::vault::boundary::{self, Replaced};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -148,48 +148,100 @@ fn final_text(f: &FileEdit, now: Option<&str>) -> Result<String, WriteError> {
     Ok(text)
 }
 
-fn put(root: &Path, path: &str, text: Option<&str>) -> Result<(), WriteError> {
+/// How often a write re-plans on a note the GM keeps saving before it gives up.
+const TRIES: usize = 8;
+
+/// Replaces `path` with `text` (`None`: removes it) only while it still holds `expect`.
+fn put(
+    root: &Path,
+    path: &str,
+    expect: Option<&str>,
+    text: Option<&str>,
+) -> Result<Replaced, WriteError> {
     let io = |why: String| WriteError::Io {
         path: path.to_string(),
         why,
     };
     match text {
-        Some(t) => boundary::write_atomic_inside(root, Path::new(path), t.as_bytes())
-            .map(|_| ())
-            .map_err(|e| io(e.to_string())),
+        Some(t) => boundary::replace_inside_if(
+            root,
+            Path::new(path),
+            t.as_bytes(),
+            expect.map(str::as_bytes),
+        )
+        .map_err(|e| io(e.to_string())),
         None => {
-            // Only a file inside the vault is removed.
+            // Only a file inside the vault is removed, and only while it is what was written.
             let real =
                 boundary::check_inside(root, Path::new(path)).map_err(|e| io(e.to_string()))?;
-            std::fs::remove_file(real).map_err(|e| io(e.to_string()))
+            let now = std::fs::read(&real).ok();
+            if now.as_deref() != expect.map(str::as_bytes) {
+                return Ok(Replaced::Changed(now));
+            }
+            std::fs::remove_file(&real).map_err(|e| io(e.to_string()))?;
+            Ok(Replaced::Done(real))
         }
     }
 }
 
-/// Writes `files` (path, text before, text to write), each atomically and side by side (the
-/// syncs of one wait while another writes); if any fails, puts back the ones written.
+/// What one file of a set became: (path, text it replaced, text written).
+type Made = (String, Option<String>, Option<String>);
+
+/// Writes one file of a set: `text_for` gives the text to write over what the note holds;
+/// if the GM saves the note between vaultdm's read and its write, the text is made again on
+/// the GM's version (or the conflict is reported) — never written over it.
+fn put_checked(
+    root: &Path,
+    path: &str,
+    mut now: Option<String>,
+    text_for: &TextFor<'_>,
+) -> Result<Made, WriteError> {
+    for _ in 0..TRIES {
+        let text = text_for(now.as_deref())?;
+        match put(root, path, now.as_deref(), text.as_deref())? {
+            Replaced::Done(_) => return Ok((path.to_string(), now, text)),
+            Replaced::Changed(b) => {
+                now = match b {
+                    Some(b) => Some(String::from_utf8(b).map_err(|_| WriteError::Io {
+                        path: path.to_string(),
+                        why: "it is no longer UTF-8 text; vaultdm does not edit it".into(),
+                    })?),
+                    None => None,
+                }
+            }
+        }
+    }
+    Err(WriteError::Conflict {
+        path: path.to_string(),
+        why: "it kept changing while vaultdm wrote it".into(),
+    })
+}
+
+/// Writes each file of a set, side by side (the syncs of one wait while another writes);
+/// if any fails, puts back the ones written (each only while it is still what was written).
 fn write_all(
     root: &Path,
-    files: &[(String, Option<String>, Option<String>)],
-) -> Result<(), WriteError> {
-    let results: Vec<Result<(), WriteError>> = if files.len() < 2 {
-        files
-            .iter()
-            .map(|(path, _, text)| put(root, path, text.as_deref()))
+    jobs: Vec<(String, Option<String>, Box<TextFor<'_>>)>,
+) -> Result<Vec<Made>, WriteError> {
+    let results: Vec<Result<Made, WriteError>> = if jobs.len() < 2 {
+        jobs.into_iter()
+            .map(|(path, now, f)| put_checked(root, &path, now, &*f))
             .collect()
     } else {
         std::thread::scope(|s| {
-            let handles: Vec<_> = files
-                .iter()
-                .map(|(path, _, text)| s.spawn(move || put(root, path, text.as_deref())))
+            let handles: Vec<_> = jobs
+                .into_iter()
+                .map(|(path, now, f)| {
+                    let p = path.clone();
+                    (p, s.spawn(move || put_checked(root, &path, now, &*f)))
+                })
                 .collect();
             handles
                 .into_iter()
-                .zip(files)
-                .map(|(h, (path, _, _))| {
+                .map(|(path, h)| {
                     h.join().unwrap_or_else(|_| {
                         Err(WriteError::Io {
-                            path: path.clone(),
+                            path,
                             why: "the write stopped unexpectedly".into(),
                         })
                     })
@@ -198,31 +250,45 @@ fn write_all(
         })
     };
     if let Some(k) = results.iter().position(Result::is_err) {
-        for ((p, before, _), r) in files.iter().zip(&results).rev() {
-            if r.is_ok() {
-                let _ = put(root, p, before.as_deref());
-            }
+        for (path, before, after) in results.iter().rev().flatten() {
+            let _ = put(root, path, after.as_deref(), before.as_deref());
         }
-        return results.into_iter().nth(k).unwrap_or(Ok(()));
+        return Err(results
+            .into_iter()
+            .nth(k)
+            .and_then(Result::err)
+            .unwrap_or(WriteError::Io {
+                path: String::new(),
+                why: "unknown".into(),
+            }));
     }
-    Ok(())
+    Ok(results.into_iter().flatten().collect())
 }
 
-/// Writes a plan: all its files or none.
+/// Makes the text to write from what a note holds now.
+type TextFor<'a> = dyn Fn(Option<&str>) -> Result<Option<String>, WriteError> + Send + Sync + 'a;
+
+/// Writes a plan: all its files or none. Each note is compared with what the plan was made
+/// on just before it is replaced (see [`boundary::replace_inside_if`]).
 pub fn apply(root: &Path, plan: &Plan) -> Result<Applied, WriteError> {
-    let mut out = Vec::new();
+    let mut jobs: Vec<(String, Option<String>, Box<TextFor<'_>>)> = Vec::new();
     for f in &plan.files {
         let now = read_note(root, &f.path).map_err(|why| WriteError::Io {
             path: f.path.clone(),
             why,
         })?;
-        let text = final_text(f, now.as_deref())?;
-        out.push((f.path.clone(), now, Some(text)));
+        // A conflict found now writes nothing at all.
+        final_text(f, now.as_deref())?;
+        jobs.push((
+            f.path.clone(),
+            now,
+            Box::new(move |now: Option<&str>| final_text(f, now).map(Some)),
+        ));
     }
-    write_all(root, &out)?;
+    let made = write_all(root, jobs)?;
     Ok(Applied {
         summaries: plan.planned.iter().map(|p| p.summary.clone()).collect(),
-        files: out
+        files: made
             .into_iter()
             .map(|(path, before, after)| {
                 AppliedFile::new(&path, before.as_deref(), after.as_deref().unwrap_or(""))
@@ -234,29 +300,33 @@ pub fn apply(root: &Path, plan: &Plan) -> Result<Applied, WriteError> {
 /// Puts back what `set` changed, if none of its notes changed since (else a conflict and
 /// nothing is written). Returns the paths written.
 pub fn revert(root: &Path, set: &Applied) -> Result<Vec<PathBuf>, WriteError> {
-    let mut out = Vec::new();
+    let mut jobs: Vec<(String, Option<String>, Box<TextFor<'_>>)> = Vec::new();
     for f in &set.files {
         let now = read_note(root, &f.path).map_err(|why| WriteError::Io {
             path: f.path.clone(),
             why,
         })?;
-        let Some(now) = now else {
-            return Err(WriteError::Conflict {
-                path: f.path.clone(),
-                why: "it was deleted or moved after the change was applied, so nothing is put back"
-                    .into(),
-            });
+        let back = move |now: Option<&str>| {
+            let Some(now) = now else {
+                return Err(WriteError::Conflict {
+                    path: f.path.clone(),
+                    why: "it was deleted or moved after the change was applied, so nothing is put back"
+                        .into(),
+                });
+            };
+            if !f.is_after(now) {
+                return Err(WriteError::Conflict {
+                    path: f.path.clone(),
+                    why: "it was edited after the change was applied, so it is left as it is"
+                        .into(),
+                });
+            }
+            Ok(f.before_of(now))
         };
-        if !f.is_after(&now) {
-            return Err(WriteError::Conflict {
-                path: f.path.clone(),
-                why: "it was edited after the change was applied, so it is left as it is".into(),
-            });
-        }
-        let before = f.before_of(&now);
-        out.push((f.path.clone(), Some(now), before));
+        back(now.as_deref())?;
+        jobs.push((f.path.clone(), now, Box::new(back)));
     }
-    write_all(root, &out)?;
+    write_all(root, jobs)?;
     Ok(set.paths(root))
 }
 
