@@ -938,3 +938,49 @@ async fn proposal_numbers_are_stable_across_decisions_and_restarts() {
     assert!(b.contains("hp: 20\n"), "{b}");
     assert!(read(v.path(), "canon/pcs/kit-calloway.md").contains("a rope"));
 }
+
+/// A GM's `/set` between two `ask`s of one session (another process, in this session or
+/// another) reaches the DM's next prompt as `Canon updated:`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_between_two_asks_reaches_the_next_prompt() {
+    let v = common::template_copy();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(
+            &["The mine is quiet."],
+            Some("stop"),
+            true,
+            true,
+        )),
+        Scripted::sse(openai_sse(&["Brannock winces."], Some("stop"), true, true)),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let reqs = tokio::task::spawn_blocking(move || {
+        let first = ask(&root, &base, "s", "We walk in.");
+        assert!(first.status.success());
+        for (session, line) in [
+            ("s", "/set brannock hp 12"),
+            ("gm", "/set lottie status dead"),
+        ] {
+            let w = cmd(&root)
+                .args(["ask", "--session", session, line])
+                .output()
+                .expect("run");
+            assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+        }
+        ask(&root, &base, "s", "How is Brannock?")
+    })
+    .await
+    .expect("join");
+    assert!(reqs.status.success());
+    let last = fake.requests()[1].last_message();
+    let block = last.split("Canon updated:").nth(1).unwrap_or("");
+    assert!(
+        block.contains("- Brannock Tull: HP 22/30 -> 12/30")
+            && block.contains("- Lottie Greaves: status "),
+        "{last}"
+    );
+    // The first prompt had nothing of the kind.
+    assert!(!fake.requests()[0].last_message().contains("Canon updated:"));
+}

@@ -199,6 +199,12 @@ impl Table {
                 crate::write::ChangeLog::empty(store.vault(), store.name())
             }
         };
+        // What was written to canon since the DM last replied here (another process's
+        // `/set`, another chat's accepts) goes to the next `Canon updated:` block.
+        let changes = store
+            .last_reply_time()
+            .map(|t| crate::write::log::written_since(store.vault(), t))
+            .unwrap_or_default();
         Ok(Table {
             engine,
             base,
@@ -208,8 +214,8 @@ impl Table {
             history_budget,
             full_after_changes,
             rolls: Vec::new(),
-            changes: Vec::new(),
-            changes_since_full: 0,
+            changes_since_full: changes.len(),
+            changes,
             force_full: false,
             counts: CountCache::default(),
             notices,

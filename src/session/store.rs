@@ -386,6 +386,15 @@ impl Store {
         std::mem::take(&mut self.notices)
     }
 
+    /// When the DM last replied in this session (`None`: never).
+    pub fn last_reply_time(&self) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+        self.records
+            .iter()
+            .rev()
+            .find(|r| r.role == super::record::RecordRole::Dm)
+            .map(|r| r.time)
+    }
+
     /// Prompt history as of now (undo markers applied).
     pub fn history(&self) -> Vec<Exchange> {
         history_from_records(&self.records)

@@ -130,6 +130,58 @@ pub struct Proposal {
 /// A pending proposed change.
 pub type PendingChange = Proposal;
 
+/// What was written to canon after `since`, by any session or command (every change log
+/// under `.vaultdm/sessions/`), oldest first, as `Canon updated:` lines: the writes a session
+/// did not see happen (a GM's `ask "/set …"` between two `ask`s, another chat's accepts).
+/// Only logs modified after `since` are read.
+pub fn written_since(vault: &Path, since: DateTime<FixedOffset>) -> Vec<String> {
+    let dir = vault.join(".vaultdm/sessions");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let since_sys: std::time::SystemTime = since.into();
+    let mut found: Vec<(DateTime<FixedOffset>, String)> = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(session) = name.strip_suffix(".changes.jsonl") else {
+            continue;
+        };
+        let fresh = e
+            .metadata()
+            .ok()
+            .filter(|m| m.file_type().is_file())
+            .and_then(|m| m.modified().ok())
+            .is_some_and(|t| t > since_sys);
+        if !fresh {
+            continue;
+        }
+        let Ok(log) = ChangeLog::open(vault, session) else {
+            continue;
+        };
+        let mut sets: std::collections::HashMap<u64, Vec<String>> = Default::default();
+        for entry in &log.entries {
+            match entry {
+                Entry::Applied {
+                    time, set, applied, ..
+                } => {
+                    sets.insert(*set, applied.summaries.clone());
+                    if *time > since {
+                        found.extend(applied.summaries.iter().map(|s| (*time, s.clone())));
+                    }
+                }
+                Entry::Reverted { time, set } if *time > since => {
+                    if let Some(lines) = sets.get(set) {
+                        found.push((*time, format!("put back: {}", lines.join("; "))));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    found.sort_by_key(|(t, _)| *t);
+    found.into_iter().map(|(_, s)| s).collect()
+}
+
 /// The change log of one session.
 #[derive(Debug)]
 pub struct ChangeLog {
