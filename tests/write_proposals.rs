@@ -984,3 +984,48 @@ async fn a_write_between_two_asks_reaches_the_next_prompt() {
     // The first prompt had nothing of the kind.
     assert!(!fake.requests()[0].last_message().contains("Canon updated:"));
 }
+
+/// `auto` mode while the GM saves the note as the reply streams (the canon the DM was given
+/// is older than the note): the change is not applied over the GM's edit; it waits as a
+/// conflict, and `review` later shows what it would now read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_mode_never_applies_over_a_gm_save_made_while_the_reply_streamed() {
+    let v = common::template_copy();
+    std::fs::write(
+        v.path().join("vaultdm.toml"),
+        "[write]\nreview = \"auto\"\n",
+    )
+    .expect("toml");
+    let block = "A bolt hits Brannock.\n```vaultdm-changes\n[{\"op\":\"set\",\"entity\":\"Brannock\",\"field\":\"hp\",\"value\":\"-7\"},{\"op\":\"add\",\"entity\":\"Kit\",\"item\":\"a lantern\"}]\n```\n";
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &[block],
+        Some("stop"),
+        true,
+        true,
+    ))
+    .delay_headers(std::time::Duration::from_millis(1500))])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let asking = tokio::task::spawn_blocking(move || ask(&root, &base, "s", "I duck."));
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    gm_saves(v.path(), BRANNOCK, "s/^hp: 22$/hp: 19/");
+    let out = asking.await.expect("join");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(read(v.path(), BRANNOCK).contains("hp: 19\n"), "{err}");
+    assert!(
+        err.contains("1. conflict: proposed Brannock Tull: HP 22/30 -> 15/30")
+            && err.contains("applied: Kit Calloway: inventory + a lantern"),
+        "{err}"
+    );
+    let list = cmd(v.path())
+        .args(["review", "--session", "s"])
+        .output()
+        .expect("run");
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        list.contains("1. conflict: proposed Brannock Tull: HP 22/30 -> 15/30 but it would now read Brannock Tull: HP 19/30 -> 15/30"),
+        "{list}"
+    );
+}

@@ -173,6 +173,9 @@ pub struct Table {
     note_memory: Option<NoteMemory>,
     /// Canon names for the glossary, built once per canon.
     known: RefCell<Option<std::rc::Rc<recall::KnownNames>>>,
+    /// When the canon in `engine` was read: a note modified after it is newer than what the
+    /// DM was given (see `play/write.rs`, the conflict rule).
+    canon_at: std::time::SystemTime,
 }
 
 impl Table {
@@ -229,6 +232,7 @@ impl Table {
             extracted_moments: RefCell::default(),
             last_previously: std::cell::OnceCell::new(),
             known: RefCell::default(),
+            canon_at: std::time::SystemTime::now(),
             front_end_history: std::cell::Cell::new(false),
             note_memory: None,
         })
@@ -254,6 +258,7 @@ impl Table {
         self.changes_since_full += changes.len();
         self.changes.extend(changes);
         self.engine = engine;
+        self.canon_at = std::time::SystemTime::now();
         self.known.replace(None);
         // The system prompt stays stable unless the campaign's name or setting changed.
         if let Ok(s) = self.engine.system_prompt() {

@@ -159,7 +159,11 @@ impl Table {
         let root = self.store.vault().to_path_buf();
         let bases: Vec<Result<Basis, String>> = changes
             .iter()
-            .map(|c| plan::basis(self.engine.campaign(), self.engine.matcher(), &root, c))
+            .map(|c| {
+                let mut b = plan::basis(self.engine.campaign(), self.engine.matcher(), &root, c)?;
+                b.stale = self.newer_than_canon(&b).is_some();
+                Ok(b)
+            })
             .collect();
         let first = self.changes_log.proposals().len() + 1;
         let proposal = match self.changes_log.propose(
@@ -192,8 +196,16 @@ impl Table {
             }
         }
         if self.review == Review::Auto {
+            // What checks clean is applied; a conflict (the GM saved the note while the
+            // reply streamed) stays pending and is listed.
+            let all = self.changes_log.proposals();
             let ids: Vec<usize> = (first..first + changes.len())
                 .filter(|id| bases[id - first].is_ok())
+                .filter(|id| {
+                    all.iter()
+                        .find(|p| p.id == *id)
+                        .is_some_and(|p| self.check(p).is_ok())
+                })
                 .collect();
             if !ids.is_empty() {
                 match self.accept(&ids) {
@@ -233,8 +245,20 @@ impl Table {
             // Logged before bases were kept: checked as it is now.
             return plan::basis(c, m, root, &p.change).map(|now| now.shown);
         };
+        if let Some(path) = self.newer_than_canon(b) {
+            return Err(format!(
+                "conflict: proposed {} but {path} changed after the DM was given canon; it is checked again when canon reloads (or with `vaultdm review`)",
+                b.shown
+            ));
+        }
         let now = plan::basis(c, m, root, &b.change)
             .map_err(|why| format!("cannot apply: {why} (was: {})", b.shown))?;
+        if b.stale && now.shown != b.shown && now.was == b.was {
+            return Err(format!(
+                "conflict: proposed {} but it would now read {}",
+                b.shown, now.shown
+            ));
+        }
         let changed: Vec<String> = b
             .was
             .iter()
@@ -268,6 +292,24 @@ impl Table {
                 changed.join("; ")
             ))
         }
+    }
+
+    /// A note a proposal replaces a value of that was modified after the canon the DM was
+    /// given was read (the GM saved it while the reply streamed, before a reload): its
+    /// values in canon are not the note's. A time in the future (a sync tool's clock) says
+    /// nothing and is not taken as newer.
+    fn newer_than_canon(&self, b: &Basis) -> Option<String> {
+        let root = self.store.vault();
+        let now = std::time::SystemTime::now();
+        b.was
+            .iter()
+            .map(|w| &w.path)
+            .find(|p| {
+                std::fs::metadata(root.join(p))
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t > self.canon_at && t <= now)
+            })
+            .cloned()
     }
 
     /// The DM's pending proposals, by id, each checked against canon as it is now.

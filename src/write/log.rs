@@ -107,6 +107,11 @@ pub struct Basis {
     /// The values it replaces, as they were.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub was: Vec<Was>,
+    /// A note it edits was saved after the canon the DM was given was read: the line was
+    /// made from older canon than the note, so it holds only if the line reads the same
+    /// on canon that is up to date.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 /// A proposed change and where it stands.

@@ -259,6 +259,7 @@ pub fn basis(c: &Campaign, m: &Matcher, root: &Path, change: &Change) -> Result<
         change: planned.absolute,
         shown: planned.summary,
         was,
+        stale: false,
     })
 }
 
