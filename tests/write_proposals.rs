@@ -927,7 +927,7 @@ async fn proposal_numbers_are_stable_across_decisions_and_restarts() {
         "5. rejected: Brannock Tull: AC",
         "7. rejected: Brannock Tull: gold",
     ] {
-        let line = line.replace("4. rejected", "4. not applied");
+        let line = line.replace("4. rejected", "4. replaced");
         assert!(list.contains(&line), "{line}\n{list}");
     }
     let again = review(&["--accept", "2"]);

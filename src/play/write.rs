@@ -39,6 +39,9 @@ impl DecidedView {
     pub fn describe(&self) -> String {
         match (self.accepted, &self.reason) {
             (true, _) => format!("accepted: {}", self.line),
+            (false, Some(why)) if why.starts_with(REPLACED) => {
+                format!("replaced: {} ({why})", self.line)
+            }
             (false, Some(why)) => format!("not applied: {} ({why})", self.line),
             (false, None) => format!("rejected: {}", self.line),
         }
@@ -473,7 +476,7 @@ impl Table {
         let line = line.trim().trim_start_matches('/');
         let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let written = self.write_command(&name.to_lowercase(), args)?;
-        let why = format!("replaced by the GM's /{line}");
+        let why = format!("{REPLACED} /{line}");
         self.decide(&chosen, false, |_| Some(why.clone()))?;
         Ok(written)
     }
@@ -502,6 +505,9 @@ impl Table {
         r
     }
 }
+
+/// The reason `/edit` gives the proposal it replaces.
+const REPLACED: &str = "replaced by the GM's";
 
 /// A raw value as the GM reads it.
 fn shown_value(v: Option<&str>) -> String {
