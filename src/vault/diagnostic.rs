@@ -66,6 +66,8 @@ pub enum Code {
     NoThreads,
     /// `no-timeline`
     NoTimeline,
+    /// `timeline-choice`
+    TimelineChoice,
     /// `no-voice`
     NoVoice,
     /// `no-party`
@@ -124,7 +126,7 @@ pub enum Code {
 
 impl Code {
     /// Every code.
-    pub const ALL: [Code; 44] = [
+    pub const ALL: [Code; 45] = [
         Code::DuplicateName,
         Code::SharedAlias,
         Code::AmbiguousLink,
@@ -143,6 +145,7 @@ impl Code {
         Code::NoTemporalIndex,
         Code::NoThreads,
         Code::NoTimeline,
+        Code::TimelineChoice,
         Code::NoVoice,
         Code::NoParty,
         Code::KindDoubt,
@@ -191,6 +194,7 @@ impl Code {
             Code::NoTemporalIndex => "no-temporal-index",
             Code::NoThreads => "no-threads",
             Code::NoTimeline => "no-timeline",
+            Code::TimelineChoice => "timeline-choice",
             Code::NoVoice => "no-voice",
             Code::NoParty => "no-party",
             Code::KindDoubt => "kind-doubt",
