@@ -419,3 +419,51 @@ fn an_event_in_a_vault_without_a_timeline_makes_one_at_its_top() {
     assert_eq!(revert_all(root), 1);
     assert_eq!(state(root), original);
 }
+
+/// Live canon (a chat's, reloaded after each write) follows the clock where the vault keeps
+/// it — vaultdm's own `.vaultdm/clock.json`, a party note's `current_day` — and keeps the
+/// campaign's timeline when a reference note tagged `timeline` changes: the same campaign
+/// as a cold load.
+#[test]
+fn live_canon_follows_the_clock_and_the_timeline_where_the_vault_keeps_them() {
+    let party = "---\ntype: party\ncurrent_day: 9\ntime_of_day: noon\n---\n# The Lantern Company\n\nThe party: [[Wren Ashby]] and [[Tobin Marsh]].\n";
+    for (fixture, rel, text, day) in [
+        (
+            "place-year-sections",
+            ".vaultdm/clock.json",
+            "{\"current_day\": 7, \"current_time\": \"noon\"}\n",
+            7,
+        ),
+        (
+            "place-reference-timelines",
+            "Campaign/The Lantern Company.md",
+            party,
+            9,
+        ),
+    ] {
+        let s = common::Scratch::of(fixture);
+        let mut live = vaultdm::watch::Live::load(&s.root).expect("loads");
+        s.write(rel, text);
+        live.apply(&[s.root.join(rel)]);
+        let cold = vaultdm::canon::Loaded::load(&s.root).expect("cold load");
+        assert_eq!(live.campaign(), &*cold.built.campaign, "{fixture}");
+        let c = live.campaign();
+        assert_eq!(
+            (c.day, c.time.as_deref()),
+            (Some(day), Some("noon")),
+            "{fixture}"
+        );
+    }
+    let s = common::Scratch::of("place-reference-timelines");
+    let mut live = vaultdm::watch::Live::load(&s.root).expect("loads");
+    let rel = "Lore/Holidays of the City.md";
+    s.edit(rel, "## Lantern Night", "## Day 1 of Lantern Night");
+    live.apply(&[s.root.join(rel)]);
+    let cold = vaultdm::canon::Loaded::load(&s.root).expect("cold load");
+    assert_eq!(live.campaign(), &*cold.built.campaign);
+    assert_eq!(
+        live.campaign().timeline.as_deref(),
+        Some("Campaign/Timeline.md"),
+        "a note named Timeline stays the campaign's timeline"
+    );
+}

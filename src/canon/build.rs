@@ -1879,12 +1879,15 @@ pub(crate) fn build_kinded(
     let (day, time) = read_clock(vault, &c.clock, files, &mut diags);
     c.day = day.or_else(|| c.events.iter().filter(|e| e.numbered).map(|e| e.day).max());
     c.time = text::clean_opt(time, text::SHORT);
+    // Only `Day N` events have days a clock counts (a calendar's are places in the timeline).
+    let days: Vec<i64> = c
+        .events
+        .iter()
+        .filter(|e| e.numbered)
+        .map(|e| e.day)
+        .collect();
     if let Some(d) = day {
-        if has_timeline
-            && !c.events.is_empty()
-            && c.events.iter().any(|e| e.day < d)
-            && !c.events.iter().any(|e| e.day == d)
-        {
+        if has_timeline && days.iter().any(|&e| e < d) && !days.contains(&d) {
             diags.push(Diagnostic::new(
                 TIMELINE,
                 0,
@@ -1893,7 +1896,7 @@ pub(crate) fn build_kinded(
                 format!("no events under `## Day {d}`, the current day from {TEMPORAL_INDEX}; recent events come from earlier days"),
             ));
         }
-        if has_timeline && !c.events.is_empty() && !c.events.iter().any(|e| e.day <= d) {
+        if has_timeline && !days.is_empty() && !days.iter().any(|&e| e <= d) {
             diags.push(Diagnostic::warning(
                 TIMELINE,
                 0,
@@ -2087,6 +2090,59 @@ mod tests {
         let (t, d) = thread_note("### Lost Thread\nSomething.\n");
         assert_eq!(t[0].priority, Priority::Medium);
         assert_eq!(d[0].code, "thread-no-priority");
+    }
+
+    /// The campaign's timeline among several notes read as timelines: a name beats
+    /// `type: timeline`, which beats `Day N` headings, which beat path order.
+    #[rstest::rstest]
+    #[case::named(&[("Lore/Holidays.md", "---\ntags: [timeline]\n---\n## Day 1\n- a\n"), ("World/Campaign Timeline.md", "## Year 3\n- b\n")], "World/Campaign Timeline.md")]
+    #[case::declared(&[("A.md", "---\ntags: [timeline]\n---\n## Day 1\n- a\n"), ("B.md", "---\ntype: timeline\n---\n## Year 3\n- b\n")], "B.md")]
+    #[case::days(&[("A.md", "---\ntags: [timeline]\n---\n## Spring\n- a\n"), ("B.md", "---\ntags: [timeline]\n---\n## Day 2\n- b\n")], "B.md")]
+    #[case::path_order(&[("A.md", "---\ntags: [timeline]\n---\n## Spring\n- a\n"), ("B.md", "---\ntags: [timeline]\n---\n## Summer\n- b\n")], "A.md")]
+    fn one_note_is_the_campaigns_timeline(#[case] notes: &[(&str, &str)], #[case] want: &str) {
+        let v = Vault::from_notes(
+            std::path::PathBuf::from("."),
+            notes
+                .iter()
+                .map(|(p, t)| Note::parse(p, t.as_bytes()))
+                .collect(),
+            vec![],
+        );
+        let b = build(&v, &Config::default(), &CanonFiles::default());
+        assert_eq!(b.campaign.timeline.as_deref(), Some(want));
+        assert!(b.campaign.events.iter().all(|e| e.source.path == want));
+        assert!(b
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "timeline-choice" && d.path == want));
+    }
+
+    /// Where the clock is kept: a party note's `day`, a campaign note's date, never a home
+    /// note's `date:` (the day a template made it); else vaultdm's own clock.
+    #[test]
+    fn the_clock_is_read_where_the_vault_keeps_it() {
+        let home_of = |path: &str, text: &str| {
+            let v = Vault::from_notes(
+                std::path::PathBuf::from("."),
+                vec![Note::parse(path, text.as_bytes())],
+                vec![],
+            );
+            let b = build(&v, &Config::default(), &CanonFiles::default());
+            (b.campaign.clock.clone(), b.campaign.day)
+        };
+        let (home, day) = home_of("Party.md", "---\ntype: party\nday: Day 4\n---\n[[A]]\n");
+        assert!(
+            matches!(home, ClockHome::Note { ref day_key, date: None, .. } if day_key == "day")
+        );
+        assert_eq!(day, Some(4));
+        let (home, day) = home_of(
+            "Campaign.md",
+            "---\ntype: campaign\ndate: 12 Mirtul 1492\n---\n",
+        );
+        assert!(matches!(home, ClockHome::Note { date: Some(ref d), .. } if d == "12 Mirtul 1492"));
+        assert_eq!(day, None);
+        let (home, _) = home_of("Homepage.md", "---\ndate: 2024-03-12\n---\n# Home\n");
+        assert_eq!(home, ClockHome::Own);
     }
 
     #[test]

@@ -331,8 +331,10 @@ fn events(c: &Campaign, mode: Mode, recent: usize, out: &mut Vec<Item>) -> Vec<E
                 Reason::NoThreads,
             ));
         }
-        if let Some(d) = c.day {
-            if !c.events.iter().any(|e| e.day == d) {
+        // A timeline of the vault's own calendar has no day the clock names.
+        let by_day = c.events.is_empty() || c.events.iter().any(|e| e.numbered);
+        if let Some(d) = c.day.filter(|_| by_day) {
+            if !c.events.iter().any(|e| e.numbered && e.day == d) {
                 out.push(left_out(
                     ItemKind::Event,
                     format!("(nothing on Day {d})"),

@@ -984,7 +984,8 @@ impl Cx<'_, '_> {
             if edit::get_field(&text, keys::THREAD_STATUS)
                 .is_some_and(|(_, v)| Priority::parse(&v) == Some(Priority::Resolved))
             {
-                self.set_key(&path, keys::THREAD_STATUS, Scalar::Text("open".into()))?;
+                let word = self.status_word(false)?.unwrap_or_else(|| "open".into());
+                self.set_key(&path, keys::THREAD_STATUS, Scalar::Text(word))?;
             }
             self.set_key(
                 &path,
