@@ -467,3 +467,74 @@ fn live_canon_follows_the_clock_and_the_timeline_where_the_vault_keeps_them() {
         "a note named Timeline stays the campaign's timeline"
     );
 }
+
+mod agreement {
+    use proptest::prelude::*;
+    use vaultdm::canon::{build, CanonFiles};
+    use vaultdm::config::Config;
+    use vaultdm::vault::edit;
+    use vaultdm::vault::{Note, Vault};
+
+    /// A heading of a timeline: day, a date of the vault's own calendar, a moment without a
+    /// date, or a section that is no moment.
+    fn heading() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (1i64..40).prop_map(|d| format!("Day {d}")),
+            (1i64..900).prop_map(|y| format!("Year {y}")),
+            (1u32..28).prop_map(|d| format!("2024-03-{d:02}")),
+            (1u32..30).prop_map(|d| format!("{d} Mirtul 1492")),
+            (1u32..30).prop_map(|d| format!("1500-Ches-{d}")),
+            Just("Ancient Times".to_string()),
+            Just("Open Mysteries".to_string()),
+            Just("Notes".to_string()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Whatever periods a timeline is cut into, the event `/event` appends is read back
+        /// by canon under the period the writer said it went to, and nothing else moves.
+        #[test]
+        fn the_reader_finds_the_event_where_the_writer_put_it(
+            sections in prop::collection::vec((heading(), 0usize..3, 2usize..4), 1..7),
+            day in 1i64..40,
+            crlf in any::<bool>(),
+        ) {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let mut text = format!("# Timeline{eol}");
+            for (k, (h, n, level)) in sections.iter().enumerate() {
+                text.push_str(&format!("{eol}{} {h}{eol}", "#".repeat(*level)));
+                for i in 0..*n {
+                    text.push_str(&format!("- event {k}.{i}{eol}"));
+                }
+                if *n == 0 && k % 2 == 1 {
+                    text.push_str(&format!("{eol}Prose of section {k}.{eol}"));
+                }
+            }
+            let Ok(place) = edit::event_place(&text, day) else {
+                return Ok(()); // two headings for one day: refused, nothing written
+            };
+            let after = edit::append_event(&text, day, None, "NEW").expect("append");
+            let read = |t: &str| {
+                let v = Vault::from_notes(
+                    std::path::PathBuf::from("."),
+                    vec![Note::parse("World/Timeline.md", t.as_bytes())],
+                    vec![],
+                );
+                build(&v, &Config::default(), &CanonFiles::default()).campaign.events.clone()
+            };
+            let (before, now) = (read(&text), read(&after));
+            let new: Vec<_> = now.iter().filter(|e| e.text == "NEW").collect();
+            prop_assert_eq!(new.len(), 1, "{}", after);
+            prop_assert_eq!(&new[0].when, &place.label(), "{}", after);
+            let old: Vec<&str> = now.iter().filter(|e| e.text != "NEW").map(|e| e.text.as_str()).collect();
+            let was: Vec<&str> = before.iter().map(|e| e.text.as_str()).collect();
+            prop_assert_eq!(old, was);
+            // Only lines were added: the old text is still there, line for line, in order.
+            let mut rest = after.lines();
+            for l in text.lines() {
+                prop_assert!(rest.any(|a| a == l), "{} lost from\n{}", l, after);
+            }
+        }
+    }
+}

@@ -1337,13 +1337,11 @@ impl Periods {
             .map(|h| (h.0, h.1))
     }
 
-    /// The end (exclusive) of the section under heading line `h` of `level`: the next
-    /// heading of that level or above, or the next heading over what is not an event.
-    fn section_end(&self, h: usize, level: usize, n: usize) -> usize {
-        self.headings
-            .iter()
-            .find(|x| x.0 > h && (x.1 <= level || x.2 == Period::Aside))
-            .map_or(n, |x| x.0)
+    /// The end (exclusive) of the lines under heading line `h`: the next heading of any
+    /// level, since the reader takes a heading under a period for a moment of its own
+    /// (`### The Ambush` under `## Year 3`) or no moment (`### Notes`).
+    fn section_end(&self, h: usize, n: usize) -> usize {
+        self.headings.iter().find(|x| x.0 > h).map_or(n, |x| x.0)
     }
 
     /// Where a new section goes: before the trailing headings over what is not an event
@@ -1361,42 +1359,53 @@ impl Periods {
     }
 }
 
-/// After the last bullet of lines `[from, end)` (and its indented continuation lines), with
-/// that bullet's marker (continuing a numbered count); else after the section's last
-/// non-blank line with `fallback`.
-fn append_point(
+/// The lines that add `event` to the section under heading line `from` (lines up to `end`)
+/// and where they go: a bullet after its last bullet (and that bullet's indented
+/// continuation lines), with that bullet's marker (continuing a numbered count); in a
+/// section of prose with no list, a paragraph of its own after the last one (the reader
+/// takes a section's paragraphs as its events only while it has no list); else a bullet
+/// with `fallback` after the section's last line (set off by a blank line after a table).
+fn append_lines(
     doc: &Doc,
     code: &[bool],
-    from: usize,
-    end: usize,
+    (from, end): (usize, usize),
     fallback: Option<String>,
-) -> (usize, String) {
+    event: &str,
+) -> (usize, Vec<String>) {
     let last_bullet = (from + 1..end)
         .rev()
         .find(|&i| !code[i] && bullet(doc.text(i)).is_some());
-    match last_bullet {
-        Some(b) => {
-            let at = (b + 1..end)
-                .take_while(|&i| {
-                    let t = doc.text(i);
-                    !t.trim().is_empty() && t.starts_with([' ', '\t'])
-                })
-                .last()
-                .map_or(b + 1, |i| i + 1);
-            let marker = match bullet(doc.text(b)) {
-                Some((m, Some(k), _)) => format!("{}{m}", k + 1),
-                Some((m, None, _)) => m.to_string(),
-                None => "-".to_string(),
-            };
-            (at, marker)
-        }
-        None => {
-            let last = (from..end)
-                .rev()
-                .find(|&i| !doc.is_blank(i))
-                .unwrap_or(from);
-            (last + 1, fallback.unwrap_or_else(|| "-".into()))
-        }
+    if let Some(b) = last_bullet {
+        let at = (b + 1..end)
+            .take_while(|&i| {
+                let t = doc.text(i);
+                !t.trim().is_empty() && t.starts_with([' ', '\t'])
+            })
+            .last()
+            .map_or(b + 1, |i| i + 1);
+        let marker = match bullet(doc.text(b)) {
+            Some((m, Some(k), _)) => format!("{}{m}", k + 1),
+            Some((m, None, _)) => m.to_string(),
+            None => "-".to_string(),
+        };
+        return (at, vec![format!("{marker} {event}")]);
+    }
+    let last = (from..end)
+        .rev()
+        .find(|&i| !doc.is_blank(i))
+        .unwrap_or(from);
+    let body: Vec<&str> = (from + 1..end)
+        .filter(|&i| !doc.is_blank(i))
+        .map(|i| doc.text(i).trim_start())
+        .collect();
+    let table = body.iter().any(|t| t.starts_with('|'));
+    let marker = fallback.unwrap_or_else(|| "-".into());
+    if !body.is_empty() && !table && !(from + 1..end).any(|i| code[i]) {
+        (last + 1, vec![String::new(), event.to_string()])
+    } else if last > from && doc.text(last).trim_start().starts_with('|') {
+        (last + 1, vec![String::new(), format!("{marker} {event}")])
+    } else {
+        (last + 1, vec![format!("{marker} {event}")])
     }
 }
 
@@ -1477,15 +1486,14 @@ pub fn append_event(
             }
         });
     let section = |h: usize| {
-        let level = heading_level(doc.text(h)).unwrap_or(2);
-        let end = periods.section_end(h, level, n);
-        append_point(&doc, &code, h, end, file_marker.clone())
+        let end = periods.section_end(h, n);
+        append_lines(&doc, &code, (h, end), file_marker.clone(), event)
     };
     match place {
         EventPlace::Dated(_) => {
             let (h, _) = periods.last_dated().unwrap_or((0, 2));
-            let (at, marker) = section(h);
-            doc.insert(at, vec![format!("{marker} {event}")]);
+            let (at, lines) = section(h);
+            doc.insert(at, lines);
         }
         EventPlace::Day { new: false, .. } => {
             let h = periods
@@ -1493,8 +1501,8 @@ pub fn append_event(
                 .iter()
                 .find(|h| h.2 == Period::Day(day))
                 .map_or(0, |h| h.0);
-            let (at, marker) = section(h);
-            doc.insert(at, vec![format!("{marker} {event}")]);
+            let (at, lines) = section(h);
+            doc.insert(at, lines);
         }
         EventPlace::Day { new: true, .. } => {
             let days: Vec<(usize, bool)> = (0..n)
@@ -2607,11 +2615,29 @@ mod tests {
         Some("dusk"),
         "# T\n\n## Ancient Times\n- x\n\n## Year 2\n- a\n- b\n- E.\n\n## Open Mysteries\n- Who?\n"
     )]
-    #[case::iso_dates(
+    #[case::iso_dates_prose(
         "## 2024-03-11\n* a\n\n## 2024-03-12\n\nQuiet.\n",
         1,
         None,
-        "## 2024-03-11\n* a\n\n## 2024-03-12\n\nQuiet.\n* E.\n"
+        "## 2024-03-11\n* a\n\n## 2024-03-12\n\nQuiet.\n\nE.\n"
+    )]
+    #[case::iso_dates_empty(
+        "## 2024-03-11\n* a\n\n## 2024-03-12\n",
+        1,
+        None,
+        "## 2024-03-11\n* a\n\n## 2024-03-12\n* E.\n"
+    )]
+    #[case::day_before_a_sub_heading(
+        "## Day 1\n- a\n### Notes\n- n\n",
+        1,
+        None,
+        "## Day 1\n- a\n- E.\n### Notes\n- n\n"
+    )]
+    #[case::after_a_table(
+        "## 1500-Ches-12\n| Time | Event |\n| --- | --- |\n| dawn | x |\n",
+        1,
+        None,
+        "## 1500-Ches-12\n| Time | Event |\n| --- | --- |\n| dawn | x |\n\n- E.\n"
     )]
     #[case::calendar_under_a_year(
         "# 1492\n### 12 Mirtul 1492\n1. a\n### 14 Mirtul 1492\n1. b\n   more\n\n| Date | Event |\n",
