@@ -486,9 +486,10 @@ fn campaign_name_from_the_folder_when_no_config_names_it() {
         codes,
         [
             (".".to_string(), "no-party"),
+            // No clock of its own: `/day` would keep one in `.vaultdm/clock.json`.
+            (".".to_string(), "no-temporal-index"),
             (".".to_string(), "no-threads"),
             (".".to_string(), "no-timeline"),
-            ("canon/temporal-index.json".to_string(), "no-temporal-index"),
         ]
     );
     // Gaps are information; a party of none is worth a warning.

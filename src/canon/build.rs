@@ -5,11 +5,12 @@ use super::keys;
 use super::kind::{self, kind_of, NoteKind};
 use super::model::*;
 use super::text::{self, Clean};
-use super::{OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
+use super::{OPEN_THREADS, OWN_CLOCK, TEMPORAL_INDEX, TIMELINE};
 use crate::config::Config;
 use crate::vault::frontmatter::{value_int, MAX_FRONTMATTER_BYTES};
 use crate::vault::links::{as_single_link, leading_link, norm_key};
 use crate::vault::markdown::{Block, BlockKind};
+use crate::vault::period;
 use crate::vault::placeholder;
 use crate::vault::yaml;
 use crate::vault::Code;
@@ -796,56 +797,45 @@ fn build_thread_note(note: &Note, diags: &mut Vec<Diagnostic>) -> Thread {
 }
 
 fn day_of_heading(h: &str) -> Option<i64> {
-    let lower = h.trim().to_lowercase();
-    let rest = lower.strip_prefix("day")?;
-    let digits: String = rest
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    digits.parse().ok()
+    period::day(h).map(|(d, _)| d)
 }
 
-/// A timeline heading over what is not an event: open questions, notes, hooks, links.
-fn is_not_a_moment(h: &str) -> bool {
-    const WORDS: [&str; 23] = [
-        "caveats",
-        "mysteries",
-        "mystery",
-        "questions",
-        "question",
-        "unresolved",
-        "unanswered",
-        "open threads",
-        "notes",
-        "ideas",
-        "hooks",
-        "rumors",
-        "rumours",
-        "to do",
-        "todo",
-        "see also",
-        "related",
-        "references",
-        "sources",
-        "legend",
-        "fragen",
-        "misterios",
-        "domande",
-    ];
-    let lower = h.trim().to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
+/// Which note is the campaign's timeline: the one rule the context reads its recent events
+/// by and write-back (`/event`) appends by. `canon/timeline.md` when there is one; else, of
+/// the notes read as timelines, the first by
+/// 1. a name that is the timeline's (`Timeline`, `Campaign Timeline`: a file name that is or
+///    ends with "timeline"),
+/// 2. `type: timeline` in its frontmatter,
+/// 3. `Day N` headings (days of play, not a calendar of the world),
+/// 4. path order.
+///
+/// A reference note only tagged `#timeline` (a city's holidays, a history page) loses to
+/// any of those and is read as lore. Returns the note and the others that were candidates.
+pub fn campaign_timeline(vault: &Vault, kinds: &[NoteKind]) -> Option<(usize, Vec<usize>)> {
+    if let Some(i) = vault.note_index(TIMELINE) {
+        return Some((i, Vec::new()));
+    }
+    let rank = |note: &Note| {
+        let stem = note.stem.to_lowercase();
+        let named = stem.trim() == "timeline" || stem.trim_end().ends_with("timeline");
+        let declared = note
+            .frontmatter
+            .text(&["type"])
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case("timeline"));
+        let days = note
+            .body
+            .blocks
+            .iter()
+            .any(|b| matches!(b.kind, BlockKind::Heading(_)) && period::day(&b.text).is_some());
+        std::cmp::Reverse((named, declared, days))
+    };
+    let mut candidates: Vec<usize> = (0..vault.notes.len())
+        .filter(|&i| kinds.get(i) == Some(&NoteKind::Timeline))
         .collect();
-    let joined = words.join(" ");
-    WORDS.iter().any(|w| {
-        if w.contains(' ') {
-            joined.contains(w)
-        } else {
-            words.contains(w)
-        }
-    })
+    // Stable: equal ranks stay in path order.
+    candidates.sort_by_key(|&i| rank(&vault.notes[i]));
+    let first = *candidates.first()?;
+    Some((first, candidates[1..].to_vec()))
 }
 
 /// Header cells of a timeline table (`| Day | Event |`), not an event.
@@ -903,7 +893,7 @@ fn parse_timeline(note: &Note, diags: &mut Vec<Diagnostic>, lenient: bool) -> Ve
                     listed = false;
                     at = Some((d, format!("Day {d}"), true));
                     day_level = level;
-                } else if lenient && is_not_a_moment(&b.text) {
+                } else if lenient && period::is_aside(&b.text) {
                     // `## Open Mysteries`, `## Notes`: what is not known yet is no event.
                     flush(&mut out, &mut paragraphs, listed);
                     listed = false;
@@ -971,12 +961,116 @@ fn parse_timeline(note: &Note, diags: &mut Vec<Diagnostic>, lenient: bool) -> Ve
     out
 }
 
-fn parse_temporal(
+/// Where the campaign keeps its current day — the one rule the build reads the clock by and
+/// write-back writes it by: `canon/temporal-index.json` when the vault has one; else the
+/// first campaign or party note (by path) whose frontmatter has a [`keys::CLOCK_DAY`] key; else
+/// the temporal index in vaultdm's own layout (a `canon/` folder); else vaultdm's own
+/// `.vaultdm/clock.json`, so a vault that keeps no clock never gets a `canon/` folder.
+pub fn clock_home(vault: &Vault, kinds: &[NoteKind], files: &CanonFiles) -> ClockHome {
+    if files.temporal != TemporalFile::Missing {
+        return ClockHome::TemporalIndex;
+    }
+    for (i, note) in vault.notes.iter().enumerate() {
+        let declared = note
+            .frontmatter
+            .text(&["type"])
+            .is_some_and(|t| matches!(t.trim().to_lowercase().as_str(), "campaign" | "world"));
+        let keys: &[&str] = match kinds.get(i) {
+            Some(NoteKind::Party) => keys::CLOCK_DAY,
+            _ if declared => keys::CLOCK_DAY,
+            Some(NoteKind::Meta | NoteKind::Lore) => &keys::CLOCK_DAY[..7],
+            _ => continue,
+        };
+        let Some((key, value)) = note.frontmatter.get(keys) else {
+            continue;
+        };
+        let date = match day_number(value) {
+            Some(_) => None,
+            None => crate::vault::frontmatter::value_text(value),
+        };
+        return ClockHome::Note {
+            path: note.path.clone(),
+            day_key: key.to_string(),
+            time_key: note
+                .frontmatter
+                .get(keys::CLOCK_TIME)
+                .map(|(k, _)| k.to_string()),
+            date,
+        };
+    }
+    if files.canon_folder {
+        ClockHome::TemporalIndex
+    } else {
+        ClockHome::Own
+    }
+}
+
+/// A day number as a clock field holds it: `12`, `"12"`, `Day 12`.
+fn day_number(v: &yaml::Value) -> Option<i64> {
+    match v {
+        yaml::Value::Int(n) => Some(*n),
+        yaml::Value::String(s) => {
+            let t = s.trim();
+            t.parse().ok().or_else(|| {
+                period::day(t)
+                    .filter(|(_, rest)| rest.trim().is_empty())
+                    .map(|(d, _)| d)
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The current day and time from where the campaign keeps them ([`clock_home`]).
+fn read_clock(
+    vault: &Vault,
+    home: &ClockHome,
     files: &CanonFiles,
     diags: &mut Vec<Diagnostic>,
 ) -> (Option<i64>, Option<String>) {
-    let text = match &files.temporal {
+    match home {
+        ClockHome::TemporalIndex => parse_temporal(TEMPORAL_INDEX, &files.temporal, files, diags),
+        ClockHome::Own => parse_temporal(OWN_CLOCK, &files.clock, files, diags),
+        ClockHome::Note {
+            path,
+            day_key,
+            time_key,
+            ..
+        } => {
+            let Some(note) = vault.note_index(path).map(|i| &vault.notes[i]) else {
+                return (None, None);
+            };
+            let day = note
+                .frontmatter
+                .get(&[day_key.as_str()])
+                .and_then(|(_, v)| day_number(v));
+            let time = time_key
+                .as_deref()
+                .and_then(|k| note.frontmatter.text(&[k]))
+                .filter(|t| !t.trim().is_empty());
+            (day, time)
+        }
+    }
+}
+
+fn parse_temporal(
+    path: &str,
+    file: &TemporalFile,
+    files: &CanonFiles,
+    diags: &mut Vec<Diagnostic>,
+) -> (Option<i64>, Option<String>) {
+    let text = match file {
         TemporalFile::Text(t) => t,
+        TemporalFile::Missing if path == OWN_CLOCK => {
+            diags.push(Diagnostic::new(
+                ".",
+                0,
+                Severity::Info,
+                Code::NoTemporalIndex,
+                "no in-game clock: the latest timeline day is used; `/day` keeps one in .vaultdm/clock.json (or keep `current_day:` in the party or campaign note)",
+            ));
+            return (None, None);
+        }
         TemporalFile::Missing => {
             // Without `canon/`, an in-game clock is optional: say so quietly.
             let own_layout = files.canon_folder;
@@ -991,7 +1085,7 @@ fn parse_temporal(
         }
         TemporalFile::Unreadable(e) => {
             diags.push(Diagnostic::error(
-                TEMPORAL_INDEX,
+                path,
                 0,
                 Code::TemporalIndex,
                 format!("could not read: {e}"),
@@ -1014,7 +1108,7 @@ fn parse_temporal(
             };
             if day.is_none() {
                 diags.push(Diagnostic::error(
-                    TEMPORAL_INDEX,
+                    path,
                     line_of(text, "current_day"),
                     Code::TemporalIndex,
                     "`current_day` is missing or not a number",
@@ -1033,7 +1127,7 @@ fn parse_temporal(
         }
         Ok(_) => {
             diags.push(Diagnostic::error(
-                TEMPORAL_INDEX,
+                path,
                 1,
                 Code::TemporalIndex,
                 "must be a JSON object like {\"current_day\": 6, \"current_time\": \"dusk\"}",
@@ -1042,7 +1136,7 @@ fn parse_temporal(
         }
         Err(e) => {
             diags.push(Diagnostic::error(
-                TEMPORAL_INDEX,
+                path,
                 e.line(),
                 Code::TemporalIndex,
                 format!("invalid JSON: {e}"),
@@ -1620,8 +1714,9 @@ pub(crate) fn build_kinded(
         setting: text::clean_opt(config.setting.clone(), text::LINE),
         ..Campaign::default()
     };
-    // `canon/timeline.md` is the timeline when there is one; else notes named Timeline.
-    let canon_timeline = vault.note_index(TIMELINE).is_some();
+    // One note is the campaign's timeline; other notes read as timelines are reference.
+    let timeline = campaign_timeline(vault, &kinds);
+    let chosen = timeline.as_ref().map(|t| t.0);
     // Type every note in parallel (each with its own diagnostics), then gather in path order.
     let typed: Vec<(Typed, Vec<Diagnostic>)> = vault
         .notes
@@ -1678,7 +1773,7 @@ pub(crate) fn build_kinded(
                             Typed::Party(Box::new(party.cleaned()))
                         }
                     }
-                    NoteKind::Timeline if !canon_timeline => {
+                    NoteKind::Timeline if chosen == Some(i) && note.path != TIMELINE => {
                         let events = parse_timeline(note, &mut cx.diags, true);
                         Typed::Events(events.into_iter().map(Clean::cleaned).collect())
                     }
@@ -1760,15 +1855,39 @@ pub(crate) fn build_kinded(
             msg,
         ));
     }
-    let (day, time) = parse_temporal(files, &mut diags);
+    if let Some((i, others)) = &timeline {
+        c.timeline = Some(vault.notes[*i].path.clone());
+        if !others.is_empty() {
+            let names: Vec<&str> = others
+                .iter()
+                .map(|&k| vault.notes[k].path.as_str())
+                .collect();
+            diags.push(Diagnostic::new(
+                &vault.notes[*i].path,
+                1,
+                Severity::Info,
+                Code::TimelineChoice,
+                format!(
+                    "the campaign's timeline: recent events are read here and `/event` writes here; {} {} read as reference (name the campaign's timeline `Timeline` or give it `type: timeline` to choose another)",
+                    names.join(", "),
+                    if names.len() == 1 { "is" } else { "are" }
+                ),
+            ));
+        }
+    }
+    c.clock = clock_home(vault, &kinds, files);
+    let (day, time) = read_clock(vault, &c.clock, files, &mut diags);
     c.day = day.or_else(|| c.events.iter().filter(|e| e.numbered).map(|e| e.day).max());
     c.time = text::clean_opt(time, text::SHORT);
+    // Only `Day N` events have days a clock counts (a calendar's are places in the timeline).
+    let days: Vec<i64> = c
+        .events
+        .iter()
+        .filter(|e| e.numbered)
+        .map(|e| e.day)
+        .collect();
     if let Some(d) = day {
-        if has_timeline
-            && !c.events.is_empty()
-            && c.events.iter().any(|e| e.day < d)
-            && !c.events.iter().any(|e| e.day == d)
-        {
+        if has_timeline && days.iter().any(|&e| e < d) && !days.contains(&d) {
             diags.push(Diagnostic::new(
                 TIMELINE,
                 0,
@@ -1777,7 +1896,7 @@ pub(crate) fn build_kinded(
                 format!("no events under `## Day {d}`, the current day from {TEMPORAL_INDEX}; recent events come from earlier days"),
             ));
         }
-        if has_timeline && !c.events.is_empty() && !c.events.iter().any(|e| e.day <= d) {
+        if has_timeline && !days.is_empty() && !days.iter().any(|&e| e <= d) {
             diags.push(Diagnostic::warning(
                 TIMELINE,
                 0,
@@ -1973,6 +2092,59 @@ mod tests {
         assert_eq!(d[0].code, "thread-no-priority");
     }
 
+    /// The campaign's timeline among several notes read as timelines: a name beats
+    /// `type: timeline`, which beats `Day N` headings, which beat path order.
+    #[rstest::rstest]
+    #[case::named(&[("Lore/Holidays.md", "---\ntags: [timeline]\n---\n## Day 1\n- a\n"), ("World/Campaign Timeline.md", "## Year 3\n- b\n")], "World/Campaign Timeline.md")]
+    #[case::declared(&[("A.md", "---\ntags: [timeline]\n---\n## Day 1\n- a\n"), ("B.md", "---\ntype: timeline\n---\n## Year 3\n- b\n")], "B.md")]
+    #[case::days(&[("A.md", "---\ntags: [timeline]\n---\n## Spring\n- a\n"), ("B.md", "---\ntags: [timeline]\n---\n## Day 2\n- b\n")], "B.md")]
+    #[case::path_order(&[("A.md", "---\ntags: [timeline]\n---\n## Spring\n- a\n"), ("B.md", "---\ntags: [timeline]\n---\n## Summer\n- b\n")], "A.md")]
+    fn one_note_is_the_campaigns_timeline(#[case] notes: &[(&str, &str)], #[case] want: &str) {
+        let v = Vault::from_notes(
+            std::path::PathBuf::from("."),
+            notes
+                .iter()
+                .map(|(p, t)| Note::parse(p, t.as_bytes()))
+                .collect(),
+            vec![],
+        );
+        let b = build(&v, &Config::default(), &CanonFiles::default());
+        assert_eq!(b.campaign.timeline.as_deref(), Some(want));
+        assert!(b.campaign.events.iter().all(|e| e.source.path == want));
+        assert!(b
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "timeline-choice" && d.path == want));
+    }
+
+    /// Where the clock is kept: a party note's `day`, a campaign note's date, never a home
+    /// note's `date:` (the day a template made it); else vaultdm's own clock.
+    #[test]
+    fn the_clock_is_read_where_the_vault_keeps_it() {
+        let home_of = |path: &str, text: &str| {
+            let v = Vault::from_notes(
+                std::path::PathBuf::from("."),
+                vec![Note::parse(path, text.as_bytes())],
+                vec![],
+            );
+            let b = build(&v, &Config::default(), &CanonFiles::default());
+            (b.campaign.clock.clone(), b.campaign.day)
+        };
+        let (home, day) = home_of("Party.md", "---\ntype: party\nday: Day 4\n---\n[[A]]\n");
+        assert!(
+            matches!(home, ClockHome::Note { ref day_key, date: None, .. } if day_key == "day")
+        );
+        assert_eq!(day, Some(4));
+        let (home, day) = home_of(
+            "Campaign.md",
+            "---\ntype: campaign\ndate: 12 Mirtul 1492\n---\n",
+        );
+        assert!(matches!(home, ClockHome::Note { date: Some(ref d), .. } if d == "12 Mirtul 1492"));
+        assert_eq!(day, None);
+        let (home, _) = home_of("Homepage.md", "---\ndate: 2024-03-12\n---\n# Home\n");
+        assert_eq!(home, ClockHome::Own);
+    }
+
     #[test]
     fn timeline_days() {
         let n = Note::parse(
@@ -2109,6 +2281,7 @@ mod tests {
             temporal: TemporalFile::Text("{\"current_day\": 3, \"time\": \"noon\"}".into()),
             folder_name: Some("the-salt-march".into()),
             canon_folder: true,
+            ..CanonFiles::default()
         };
         let b = build(&v, &Config::default(), &given);
         assert_eq!(b.campaign.day, Some(3));

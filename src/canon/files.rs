@@ -1,13 +1,15 @@
-//! What canon needs from the vault besides its notes: the temporal index and two facts
-//! about the vault folder. The loading step ([`super::Loaded::load`], and the live reload
+//! What canon needs from the vault besides its notes: the temporal index, vaultdm's own
+//! clock (`.vaultdm/clock.json`, for a vault that keeps none) and two facts about the
+//! vault folder. The loading step ([`super::Loaded::load`], and the live reload
 //! in `watch/`) reads them; [`super::build`] only receives them, so building canon reads
 //! no file and gives the same campaign for the same notes and inputs.
 
-use super::{MAX_TEMPORAL_BYTES, TEMPORAL_INDEX};
+use super::{MAX_TEMPORAL_BYTES, OWN_CLOCK, TEMPORAL_INDEX};
 use crate::vault::boundary;
 use std::path::Path;
 
-/// `canon/temporal-index.json` as the loading step found it.
+/// A clock file (`canon/temporal-index.json`, `.vaultdm/clock.json`) as the loading step
+/// found it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum TemporalFile {
     /// There is no such file.
@@ -24,6 +26,8 @@ pub enum TemporalFile {
 pub struct CanonFiles {
     /// `canon/temporal-index.json`.
     pub temporal: TemporalFile,
+    /// `.vaultdm/clock.json`: vaultdm's own clock, for a vault that keeps none.
+    pub clock: TemporalFile,
     /// The vault folder's own name (its real name, even when opened as `.`), which names a
     /// campaign `vaultdm.toml` does not.
     pub folder_name: Option<String>,
@@ -36,14 +40,18 @@ impl CanonFiles {
     /// Reads them from the vault at `root`, through the same boundary as every other fixed
     /// read (no link followed out of the vault, a size cap).
     pub fn read(root: &Path) -> CanonFiles {
-        let temporal =
-            match boundary::read_text_inside(root, Path::new(TEMPORAL_INDEX), MAX_TEMPORAL_BYTES) {
-                Ok(t) => TemporalFile::Text(t),
-                Err(e) if e.is_not_found() => TemporalFile::Missing,
-                Err(e) => TemporalFile::Unreadable(e.to_string()),
-            };
+        let read = |rel: &str| match boundary::read_text_inside(
+            root,
+            Path::new(rel),
+            MAX_TEMPORAL_BYTES,
+        ) {
+            Ok(t) => TemporalFile::Text(t),
+            Err(e) if e.is_not_found() => TemporalFile::Missing,
+            Err(e) => TemporalFile::Unreadable(e.to_string()),
+        };
         CanonFiles {
-            temporal,
+            temporal: read(TEMPORAL_INDEX),
+            clock: read(OWN_CLOCK),
             folder_name: root
                 .canonicalize()
                 .ok()

@@ -85,3 +85,21 @@ pub const PRIORITY: &[&str] = &["priority", "urgency", "importance"];
 pub const THREAD_STATUS: &[&str] = &["status", "state"];
 /// A location's parent.
 pub const PARENT: &[&str] = &["parent", "region", "district"];
+/// The keys of a campaign or party note that hold the current day or date, in priority
+/// order (read by `canon::build::clock_home`, written by `/day`). The last two, `day` and
+/// `date`, count only in a party note or a note declared a campaign (`type: campaign`): a
+/// home note's `date:` is most often the day the file was made.
+pub const CLOCK_DAY: &[&str] = &[
+    "current_day",
+    "in_game_day",
+    "game_day",
+    "current_date",
+    "in_game_date",
+    "game_date",
+    "campaign_date",
+    "day",
+    "date",
+];
+/// The keys beside [`CLOCK_DAY`] that hold the time of day (`/day` adds the first when the
+/// note has none).
+pub const CLOCK_TIME: &[&str] = &["current_time", "time_of_day", "time"];

@@ -28,6 +28,12 @@ pub const MAX_TEMPORAL_BYTES: u64 = 1024 * 1024;
 pub const OPEN_THREADS: &str = "canon/open-threads.md";
 /// Vault-relative path of the timeline.
 pub const TIMELINE: &str = "canon/timeline.md";
+/// Vault-relative path of vaultdm's own clock, for a vault that keeps none (same JSON as
+/// the temporal index).
+pub const OWN_CLOCK: &str = ".vaultdm/clock.json";
+/// The timeline vaultdm creates in a vault not of its own layout (no `canon/` folder)
+/// that has none: a note named Timeline, which the reader takes as the timeline.
+pub const NEW_TIMELINE: &str = "Timeline.md";
 
 use crate::config::Config;
 use crate::vault::{Diagnostic, Vault, VaultError};

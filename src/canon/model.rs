@@ -344,6 +344,30 @@ pub struct Party {
     pub source: Source,
 }
 
+/// Where a campaign keeps its current day and time: the one home the build reads them
+/// from and write-back (`/day`, the DM's `time`) writes them to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub enum ClockHome {
+    /// `canon/temporal-index.json`: a vault that has one, or vaultdm's own layout (a
+    /// `canon/` folder).
+    TemporalIndex,
+    /// Frontmatter fields of a campaign or party note (`current_day: 12`, `date: 12 Mirtul
+    /// 1492`).
+    Note {
+        /// The note.
+        path: String,
+        /// The key of the day or date, as the note writes it.
+        day_key: String,
+        /// The key of the time of day, when the note has one.
+        time_key: Option<String>,
+        /// The date as written, when it is not a day number vaultdm can count.
+        date: Option<String>,
+    },
+    /// vaultdm's own state, `.vaultdm/clock.json`: for a vault that keeps no clock.
+    #[default]
+    Own,
+}
+
 /// The whole typed campaign.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Campaign {
@@ -365,6 +389,11 @@ pub struct Campaign {
     pub threads: Vec<Thread>,
     /// Timeline events in order.
     pub events: Vec<Event>,
+    /// The campaign's timeline ([`crate::canon::build`]'s one rule): the note its events
+    /// are read from and write-back appends to (`None`: the vault has none).
+    pub timeline: Option<String>,
+    /// Where the current day and time are kept, read from and written to.
+    pub clock: ClockHome,
     /// Other notes.
     pub lore: Vec<Lore>,
     /// Session notes, by path.

@@ -285,10 +285,17 @@ fn threads(c: &Campaign, mode: Mode, mentioned: &HashMap<Target, Via>) -> Vec<Th
     threads
 }
 
+/// The current day when `e` is dated after it. Only a `Day N` event has a day the clock
+/// counts; an event of the vault's own calendar (`## Year 3`) carries its place in the
+/// timeline instead, which no clock day cuts.
+fn after_today(c: &Campaign, e: &crate::canon::Event) -> Option<i64> {
+    c.day.filter(|&d| e.numbered && e.day > d)
+}
+
 /// The events up to the current day; the last `recent` of them in a full context.
 fn events(c: &Campaign, mode: Mode, recent: usize, out: &mut Vec<Item>) -> Vec<EventRow> {
     let mut eligible: Vec<usize> = (0..c.events.len())
-        .filter(|&i| c.day.is_none_or(|d| c.events[i].day <= d))
+        .filter(|&i| after_today(c, &c.events[i]).is_none())
         .collect();
     eligible.sort_by_key(|&i| (c.events[i].day, i));
     let keep_from = eligible.len().saturating_sub(recent);
@@ -324,8 +331,10 @@ fn events(c: &Campaign, mode: Mode, recent: usize, out: &mut Vec<Item>) -> Vec<E
                 Reason::NoThreads,
             ));
         }
-        if let Some(d) = c.day {
-            if !c.events.iter().any(|e| e.day == d) {
+        // A timeline of the vault's own calendar has no day the clock names.
+        let by_day = c.events.is_empty() || c.events.iter().any(|e| e.numbered);
+        if let Some(d) = c.day.filter(|_| by_day) {
+            if !c.events.iter().any(|e| e.numbered && e.day == d) {
                 out.push(left_out(
                     ItemKind::Event,
                     format!("(nothing on Day {d})"),
@@ -339,7 +348,7 @@ fn events(c: &Campaign, mode: Mode, recent: usize, out: &mut Vec<Item>) -> Vec<E
             }
         }
     }
-    for e in c.events.iter().filter(|e| c.day.is_some_and(|d| e.day > d)) {
+    for e in c.events.iter().filter(|e| after_today(c, e).is_some()) {
         out.push(left_out(
             ItemKind::Event,
             e.text.clone(),

@@ -66,6 +66,8 @@ pub enum Code {
     NoThreads,
     /// `no-timeline`
     NoTimeline,
+    /// `timeline-choice`
+    TimelineChoice,
     /// `no-voice`
     NoVoice,
     /// `no-party`
@@ -126,7 +128,7 @@ pub enum Code {
 
 impl Code {
     /// Every code.
-    pub const ALL: [Code; 45] = [
+    pub const ALL: [Code; 46] = [
         Code::DuplicateName,
         Code::SharedAlias,
         Code::AmbiguousLink,
@@ -145,6 +147,7 @@ impl Code {
         Code::NoTemporalIndex,
         Code::NoThreads,
         Code::NoTimeline,
+        Code::TimelineChoice,
         Code::NoVoice,
         Code::NoParty,
         Code::KindDoubt,
@@ -194,6 +197,7 @@ impl Code {
             Code::NoTemporalIndex => "no-temporal-index",
             Code::NoThreads => "no-threads",
             Code::NoTimeline => "no-timeline",
+            Code::TimelineChoice => "timeline-choice",
             Code::NoVoice => "no-voice",
             Code::NoParty => "no-party",
             Code::KindDoubt => "kind-doubt",

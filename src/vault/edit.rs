@@ -9,6 +9,7 @@
 //! The module is pure: each function takes the file's text and returns the new text (or an
 //! [`EditError`] a GM can act on). Reading and atomically writing the file is the caller's job.
 
+use super::period::{self, Period};
 use std::fmt::Write as _;
 
 /// Why an edit could not be made. Every message names the key, heading or thread, and the
@@ -1266,34 +1267,192 @@ fn blanks_before(doc: &Doc, i: usize) -> usize {
 // ---------------------------------------------------------------------------------------
 // Timeline.
 
-/// The day of a `## Day N` heading (any suffix, `day` in any case).
+/// The day of a `Day N` heading line of any level (any suffix, `day` in any case), by the
+/// rule the reader uses ([`period::day`]).
 fn day_of(t: &str) -> Option<(i64, &str)> {
-    if heading_level(t) != Some(2) {
-        return None;
-    }
-    let h = heading_text(t);
-    if !h.get(..3)?.eq_ignore_ascii_case("day") {
-        return None;
-    }
-    let after = h[3..].trim_start();
-    let sign = usize::from(after.starts_with('-'));
-    let body = &after[sign..];
-    let digits = body.len() - body.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    if digits == 0 {
-        return None;
-    }
-    let n: i64 = after[..sign + digits].parse().ok()?;
-    Some((n, &after[sign + digits..]))
+    heading_level(t)?;
+    period::day(heading_text(t))
 }
 
-/// Appends an event to `timeline.md` under its `## Day N` heading.
+/// Where [`append_event`] puts an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventPlace {
+    /// Under the `Day N` heading of that day (`new`: a heading it adds).
+    Day {
+        /// The day.
+        day: i64,
+        /// The heading is added.
+        new: bool,
+    },
+    /// Under the latest dated section of a timeline kept in the vault's own calendar
+    /// (`## Year 3`, `## 2024-03-12`, `### 12 Mirtul 1492`): its heading text.
+    Dated(String),
+}
+
+impl EventPlace {
+    /// Whether the timeline is kept in `Day N` sections.
+    pub fn is_day(&self) -> bool {
+        matches!(self, EventPlace::Day { .. })
+    }
+
+    /// How the place is named to the GM: `Day 7`, `Year 3`.
+    pub fn label(&self) -> String {
+        match self {
+            EventPlace::Day { day, .. } => format!("Day {day}"),
+            EventPlace::Dated(h) => h.clone(),
+        }
+    }
+}
+
+/// A timeline's headings, outside code: (line, level, period).
+struct Periods {
+    headings: Vec<(usize, usize, Period)>,
+}
+
+impl Periods {
+    fn of(doc: &Doc, code: &[bool]) -> Periods {
+        Periods {
+            headings: (0..doc.lines.len())
+                .filter(|&i| !code[i])
+                .filter_map(|i| {
+                    let t = doc.text(i);
+                    heading_level(t).map(|l| (i, l, period::of_heading(heading_text(t))))
+                })
+                .collect(),
+        }
+    }
+
+    /// The timeline is kept in `Day N` sections (or has no dated section at all).
+    fn by_day(&self) -> bool {
+        self.headings.iter().any(|h| matches!(h.2, Period::Day(_)))
+            || !self.headings.iter().any(|h| h.2 == Period::Dated)
+    }
+
+    /// The last dated heading, for a timeline kept in the vault's own calendar.
+    fn last_dated(&self) -> Option<(usize, usize)> {
+        self.headings
+            .iter()
+            .rev()
+            .find(|h| h.2 == Period::Dated)
+            .map(|h| (h.0, h.1))
+    }
+
+    /// The end (exclusive) of the lines under heading line `h`: the next heading of any
+    /// level, since the reader takes a heading under a period for a moment of its own
+    /// (`### The Ambush` under `## Year 3`) or no moment (`### Notes`).
+    fn section_end(&self, h: usize, n: usize) -> usize {
+        self.headings.iter().find(|x| x.0 > h).map_or(n, |x| x.0)
+    }
+
+    /// Where a new section goes: before the trailing headings over what is not an event
+    /// (`## Open Mysteries` after the last moment), else at the end.
+    fn new_section_at(&self, n: usize) -> usize {
+        let last_moment = self
+            .headings
+            .iter()
+            .rposition(|h| h.2 != Period::Aside)
+            .map(|k| self.headings[k].0);
+        self.headings
+            .iter()
+            .find(|h| h.2 == Period::Aside && last_moment.is_none_or(|m| h.0 > m))
+            .map_or(n, |h| h.0)
+    }
+}
+
+/// The lines that add `event` to the section under heading line `from` (lines up to `end`)
+/// and where they go: a bullet after its last bullet (and that bullet's indented
+/// continuation lines), with that bullet's marker (continuing a numbered count); in a
+/// section of prose with no list, a paragraph of its own after the last one (the reader
+/// takes a section's paragraphs as its events only while it has no list); else a bullet
+/// with `fallback` after the section's last line (set off by a blank line after a table).
+fn append_lines(
+    doc: &Doc,
+    code: &[bool],
+    (from, end): (usize, usize),
+    fallback: Option<String>,
+    event: &str,
+) -> (usize, Vec<String>) {
+    let last_bullet = (from + 1..end)
+        .rev()
+        .find(|&i| !code[i] && bullet(doc.text(i)).is_some());
+    if let Some(b) = last_bullet {
+        let at = (b + 1..end)
+            .take_while(|&i| {
+                let t = doc.text(i);
+                !t.trim().is_empty() && t.starts_with([' ', '\t'])
+            })
+            .last()
+            .map_or(b + 1, |i| i + 1);
+        let marker = match bullet(doc.text(b)) {
+            Some((m, Some(k), _)) => format!("{}{m}", k + 1),
+            Some((m, None, _)) => m.to_string(),
+            None => "-".to_string(),
+        };
+        return (at, vec![format!("{marker} {event}")]);
+    }
+    let last = (from..end)
+        .rev()
+        .find(|&i| !doc.is_blank(i))
+        .unwrap_or(from);
+    let body: Vec<&str> = (from + 1..end)
+        .filter(|&i| !doc.is_blank(i))
+        .map(|i| doc.text(i).trim_start())
+        .collect();
+    let table = body.iter().any(|t| t.starts_with('|'));
+    let marker = fallback.unwrap_or_else(|| "-".into());
+    if !body.is_empty() && !table && !(from + 1..end).any(|i| code[i]) {
+        (last + 1, vec![String::new(), event.to_string()])
+    } else if last > from && doc.text(last).trim_start().starts_with('|') {
+        (last + 1, vec![String::new(), format!("{marker} {event}")])
+    } else {
+        (last + 1, vec![format!("{marker} {event}")])
+    }
+}
+
+/// Where [`append_event`] would put an event for `day` in this timeline.
+pub fn event_place(text: &str, day: i64) -> Result<EventPlace, EditError> {
+    let doc = Doc::parse(text);
+    let code = in_code(&doc);
+    let periods = Periods::of(&doc, &code);
+    if !periods.by_day() {
+        if let Some((h, _)) = periods.last_dated() {
+            return Ok(EventPlace::Dated(heading_text(doc.text(h)).to_string()));
+        }
+    }
+    let hits: Vec<usize> = periods
+        .headings
+        .iter()
+        .filter(|h| h.2 == Period::Day(day))
+        .map(|h| h.0)
+        .collect();
+    match hits.as_slice() {
+        [] => Ok(EventPlace::Day { day, new: true }),
+        [_] => Ok(EventPlace::Day { day, new: false }),
+        many => Err(EditError::AmbiguousDay {
+            day,
+            count: many.len(),
+            lines: lines_list(many),
+        }),
+    }
+}
+
+/// Appends an event to a timeline, under the period the reader reads it from
+/// ([`crate::vault::period`]).
 ///
-/// The heading may carry a suffix (`## Day 6 — evening`, `## day 6 - dusk`). The event goes
-/// after the last bullet of that day (and its indented continuation lines), with that day's
-/// bullet marker (`-`, `*`, `+`, or a numbered `1.` continuing the count), else the file's,
-/// else `-`. When the day has no heading, a new `## Day N` section is added at the end (with
-/// ` — time` when `time` is given and the file's other day headings carry suffixes), set off
-/// by blank lines as the file's headings are. The file keeps a final newline only if it had one.
+/// A timeline kept in `Day N` sections (or with no dated section yet) gets it under its
+/// `Day N` heading. The heading may carry a suffix (`## Day 6 — evening`, `## day 6 - dusk`).
+/// The event goes after the last bullet of that day (and its indented continuation lines),
+/// with that day's bullet marker (`-`, `*`, `+`, or a numbered `1.` continuing the count),
+/// else the file's, else `-`. When the day has no heading, a new `## Day N` section is added
+/// after the last moment — before trailing sections that are no moment (`## Open
+/// Mysteries`), else at the end — (with ` — time` when `time` is given and the file's other
+/// day headings carry suffixes), set off by blank lines as the file's headings are.
+///
+/// A timeline kept in the vault's own calendar (`## Year 3`, `## 2024-03-12`, `### 12
+/// Mirtul 1492`, `## 1500-Ches-12`, and no `Day N` heading) gets it after the last bullet
+/// of its last dated section, whatever follows that section: vaultdm does not count such a
+/// calendar, so it never starts a new period there. The file keeps a final newline only if
+/// it had one.
 pub fn append_event(
     text: &str,
     day: i64,
@@ -1311,14 +1470,11 @@ pub fn append_event(
             why: "the event is empty".into(),
         });
     }
+    let place = event_place(text, day)?;
     let mut doc = Doc::parse(text);
     let code = in_code(&doc);
     let n = doc.lines.len();
-    let heading = |i: usize| !code[i] && heading_level(doc.text(i)).is_some();
-    let days: Vec<(usize, i64, bool)> = (0..n)
-        .filter(|&i| !code[i])
-        .filter_map(|i| day_of(doc.text(i)).map(|(d, suffix)| (i, d, !suffix.trim().is_empty())))
-        .collect();
+    let periods = Periods::of(&doc, &code);
     let file_marker = (0..n)
         .filter(|&i| !code[i])
         .find_map(|i| bullet(doc.text(i)))
@@ -1329,13 +1485,38 @@ pub fn append_event(
                 m.to_string()
             }
         });
-    let hits: Vec<usize> = days.iter().filter(|d| d.1 == day).map(|d| d.0).collect();
-    match hits.as_slice() {
-        [] => {
-            // A new section at the end.
-            let suffixed = days.iter().find(|d| d.2);
+    let section = |h: usize| {
+        let end = periods.section_end(h, n);
+        append_lines(&doc, &code, (h, end), file_marker.clone(), event)
+    };
+    match place {
+        EventPlace::Dated(_) => {
+            let (h, _) = periods.last_dated().unwrap_or((0, 2));
+            let (at, lines) = section(h);
+            doc.insert(at, lines);
+        }
+        EventPlace::Day { new: false, .. } => {
+            let h = periods
+                .headings
+                .iter()
+                .find(|h| h.2 == Period::Day(day))
+                .map_or(0, |h| h.0);
+            let (at, lines) = section(h);
+            doc.insert(at, lines);
+        }
+        EventPlace::Day { new: true, .. } => {
+            let days: Vec<(usize, bool)> = (0..n)
+                .filter(|&i| !code[i])
+                .filter_map(|i| day_of(doc.text(i)).map(|(_, s)| (i, !s.trim().is_empty())))
+                .collect();
+            let suffixed = days.iter().find(|d| d.1);
+            let level = days
+                .first()
+                .and_then(|d| heading_level(doc.text(d.0)))
+                .unwrap_or(2);
+            let hashes = "#".repeat(level);
             let title = match (time.map(str::trim).filter(|t| !t.is_empty()), suffixed) {
-                (Some(t), Some(&(i, _, _))) => {
+                (Some(t), Some(&(i, _))) => {
                     let (_, suffix) = day_of(doc.text(i)).unwrap_or((0, " — "));
                     let sep_len = suffix.len()
                         - suffix
@@ -1343,9 +1524,9 @@ pub fn append_event(
                             .len();
                     let sep = &suffix[..sep_len];
                     let sep = if sep.trim().is_empty() { " — " } else { sep };
-                    format!("## Day {day}{sep}{t}")
+                    format!("{hashes} Day {day}{sep}{t}")
                 }
-                _ => format!("## Day {day}"),
+                _ => format!("{hashes} Day {day}"),
             };
             // As many blank lines as the file puts above a day heading that follows text.
             let gap = days
@@ -1354,52 +1535,24 @@ pub fn append_event(
                 .find(|&i| i > blanks_before(&doc, i))
                 .map_or(1, |i| blanks_before(&doc, i));
             let gap = if doc.lines.is_empty() { 0 } else { gap };
-            let trailing = (0..n).rev().take_while(|&j| doc.is_blank(j)).count();
-            let trailing = if trailing == n { n } else { trailing };
-            let mut new: Vec<String> = vec![String::new(); gap.saturating_sub(trailing)];
-            new.push(title);
             let marker = file_marker.unwrap_or_else(|| "-".into());
-            new.push(format!("{marker} {event}"));
-            let at = doc.lines.len();
-            doc.insert(at, new);
-        }
-        [h] => {
-            let h = *h;
-            let end = (h + 1..n)
-                .find(|&i| heading(i) && heading_level(doc.text(i)).is_some_and(|l| l <= 2))
-                .unwrap_or(n);
-            let last_bullet = (h + 1..end)
-                .rev()
-                .find(|&i| !code[i] && bullet(doc.text(i)).is_some());
-            let (at, marker) = match last_bullet {
-                Some(b) => {
-                    let at = (b + 1..end)
-                        .take_while(|&i| {
-                            let t = doc.text(i);
-                            !t.trim().is_empty() && t.starts_with([' ', '\t'])
-                        })
-                        .last()
-                        .map_or(b + 1, |i| i + 1);
-                    let marker = match bullet(doc.text(b)) {
-                        Some((m, Some(k), _)) => format!("{}{m}", k + 1),
-                        Some((m, None, _)) => m.to_string(),
-                        None => "-".to_string(),
-                    };
-                    (at, marker)
-                }
-                None => {
-                    let last = (h..end).rev().find(|&i| !doc.is_blank(i)).unwrap_or(h);
-                    (last + 1, file_marker.unwrap_or_else(|| "-".into()))
-                }
-            };
-            doc.insert(at, vec![format!("{marker} {event}")]);
-        }
-        many => {
-            return Err(EditError::AmbiguousDay {
-                day,
-                count: many.len(),
-                lines: lines_list(many),
-            })
+            let at = periods.new_section_at(n);
+            if at < n {
+                // Before a trailing section: the new one, then the gap the heading had.
+                let above = blanks_before(&doc, at);
+                let mut new: Vec<String> = vec![String::new(); gap.saturating_sub(above)];
+                new.push(title);
+                new.push(format!("{marker} {event}"));
+                new.extend(vec![String::new(); above]);
+                doc.insert(at, new);
+            } else {
+                let trailing = (0..n).rev().take_while(|&j| doc.is_blank(j)).count();
+                let trailing = if trailing == n { n } else { trailing };
+                let mut new: Vec<String> = vec![String::new(); gap.saturating_sub(trailing)];
+                new.push(title);
+                new.push(format!("{marker} {event}"));
+                doc.insert(n, new);
+            }
         }
     }
     Ok(doc.render())
@@ -2455,6 +2608,54 @@ mod tests {
         1,
         None,
         "```\n## Day 1\n```\n\n## Day 1\n- E.\n"
+    )]
+    #[case::year_sections_before_a_trailing_aside(
+        "# T\n\n## Ancient Times\n- x\n\n## Year 2\n- a\n- b\n\n## Open Mysteries\n- Who?\n",
+        9,
+        Some("dusk"),
+        "# T\n\n## Ancient Times\n- x\n\n## Year 2\n- a\n- b\n- E.\n\n## Open Mysteries\n- Who?\n"
+    )]
+    #[case::iso_dates_prose(
+        "## 2024-03-11\n* a\n\n## 2024-03-12\n\nQuiet.\n",
+        1,
+        None,
+        "## 2024-03-11\n* a\n\n## 2024-03-12\n\nQuiet.\n\nE.\n"
+    )]
+    #[case::iso_dates_empty(
+        "## 2024-03-11\n* a\n\n## 2024-03-12\n",
+        1,
+        None,
+        "## 2024-03-11\n* a\n\n## 2024-03-12\n* E.\n"
+    )]
+    #[case::day_before_a_sub_heading(
+        "## Day 1\n- a\n### Notes\n- n\n",
+        1,
+        None,
+        "## Day 1\n- a\n- E.\n### Notes\n- n\n"
+    )]
+    #[case::after_a_table(
+        "## 1500-Ches-12\n| Time | Event |\n| --- | --- |\n| dawn | x |\n",
+        1,
+        None,
+        "## 1500-Ches-12\n| Time | Event |\n| --- | --- |\n| dawn | x |\n\n- E.\n"
+    )]
+    #[case::calendar_under_a_year(
+        "# 1492\n### 12 Mirtul 1492\n1. a\n### 14 Mirtul 1492\n1. b\n   more\n\n| Date | Event |\n",
+        3,
+        None,
+        "# 1492\n### 12 Mirtul 1492\n1. a\n### 14 Mirtul 1492\n1. b\n   more\n2. E.\n\n| Date | Event |\n"
+    )]
+    #[case::new_day_before_a_trailing_aside(
+        "## Day 1\n- a\n\n## Open Mysteries\n- q\n",
+        2,
+        None,
+        "## Day 1\n- a\n\n## Day 2\n- E.\n\n## Open Mysteries\n- q\n"
+    )]
+    #[case::new_day_at_the_level_of_the_days(
+        "# T\n### Day 1\n- a\n",
+        2,
+        None,
+        "# T\n### Day 1\n- a\n### Day 2\n- E.\n"
     )]
     fn append_event_cases(
         #[case] before: &str,

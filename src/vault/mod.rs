@@ -10,6 +10,7 @@ pub mod frontmatter;
 pub mod links;
 pub mod markdown;
 pub mod note;
+pub mod period;
 pub mod placeholder;
 pub mod scope;
 pub mod walk;

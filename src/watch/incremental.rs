@@ -285,10 +285,16 @@ pub(crate) fn update(
             rebuilt.insert(p.to_string());
         }
     }
-    // Campaign-wide notes: party notes (their members are body links) and timelines.
+    // Campaign-wide notes: party notes (their members are body links) and timelines, and
+    // the note that keeps the clock.
     for (i, k) in built.kinds.iter().enumerate() {
         if matches!(k, NoteKind::Party | NoteKind::Timeline) {
             rebuilt.insert(vault.notes[i].path.clone());
+        }
+    }
+    if let crate::canon::ClockHome::Note { path, .. } = &built.campaign.clock {
+        if vault.note_index(path).is_some() {
+            rebuilt.insert(path.clone());
         }
     }
     if rebuilt.len() > MAX_REBUILT {
@@ -451,6 +457,8 @@ fn splice(
     was.events = std::mem::replace(&mut c.events, p.events);
     was.day = std::mem::replace(&mut c.day, p.day);
     was.time = std::mem::replace(&mut c.time, p.time);
+    was.timeline = std::mem::replace(&mut c.timeline, p.timeline);
+    was.clock = std::mem::replace(&mut c.clock, p.clock);
     was.name = std::mem::replace(&mut c.name, p.name);
     was.setting = std::mem::replace(&mut c.setting, p.setting);
     let global = [OPEN_THREADS, TIMELINE, TEMPORAL_INDEX];

@@ -3,7 +3,7 @@
 use super::incremental::{update, Before, Deps};
 use super::WatchError;
 use crate::canon::diff::{diff_notes, diff_with_renames};
-use crate::canon::{Campaign, CanonFiles, Change, Loaded, TEMPORAL_INDEX};
+use crate::canon::{Campaign, CanonFiles, Change, Loaded, OWN_CLOCK, TEMPORAL_INDEX};
 use crate::config::ContextConfig;
 use crate::config::{Config, CONFIG_FILE};
 use crate::context::setup::{checked_templates, WhenBroken};
@@ -470,6 +470,10 @@ impl Live {
             plan.full = true;
             return;
         }
+        if rel == OWN_CLOCK {
+            plan.temporal = true;
+            return;
+        }
         if is_noise(&rel) {
             return;
         }
@@ -567,6 +571,10 @@ impl Live {
         if plan.temporal && files.temporal != self.loaded.files.temporal {
             reload.files += 1;
             reload.paths.push(TEMPORAL_INDEX.to_string());
+        }
+        if plan.temporal && files.clock != self.loaded.files.clock {
+            reload.files += 1;
+            reload.paths.push(OWN_CLOCK.to_string());
         }
         self.loaded.files = files;
         if templates && !plan.full {

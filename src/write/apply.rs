@@ -56,6 +56,10 @@ pub struct AppliedFile {
     pub after_len: usize,
     /// Hash of the whole text after ([`crate::vault::note::hash_bytes`]).
     pub after_hash: u64,
+    /// Folders the set created for a new file, outermost first (putting it back removes
+    /// them again when they are empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<String>,
 }
 
 impl AppliedFile {
@@ -89,6 +93,7 @@ impl AppliedFile {
             after: after[prefix..after.len() - suffix].to_string(),
             after_len: after.len(),
             after_hash: crate::vault::note::hash_bytes(after.as_bytes()),
+            created_dirs: Vec::new(),
         }
     }
 
@@ -285,16 +290,34 @@ pub fn apply(root: &Path, plan: &Plan) -> Result<Applied, WriteError> {
             Box::new(move |now: Option<&str>| final_text(f, now).map(Some)),
         ));
     }
+    let dirs: Vec<Vec<String>> = jobs.iter().map(|(p, _, _)| missing_dirs(root, p)).collect();
     let made = write_all(root, jobs)?;
     Ok(Applied {
         summaries: plan.planned.iter().map(|p| p.summary.clone()).collect(),
         files: made
             .into_iter()
-            .map(|(path, before, after)| {
-                AppliedFile::new(&path, before.as_deref(), after.as_deref().unwrap_or(""))
+            .zip(dirs)
+            .map(|((path, before, after), dirs)| AppliedFile {
+                created_dirs: dirs,
+                ..AppliedFile::new(&path, before.as_deref(), after.as_deref().unwrap_or(""))
             })
             .collect(),
     })
+}
+
+/// The folders above `path` that do not exist yet, outermost first.
+fn missing_dirs(root: &Path, path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = Path::new(path).parent();
+    while let Some(d) = at.filter(|d| !d.as_os_str().is_empty()) {
+        if root.join(d).exists() {
+            break;
+        }
+        out.push(d.to_string_lossy().replace('\\', "/"));
+        at = d.parent();
+    }
+    out.reverse();
+    out
 }
 
 /// Puts back what `set` changed, if none of its notes changed since (else a conflict and
@@ -327,6 +350,14 @@ pub fn revert(root: &Path, set: &Applied) -> Result<Vec<PathBuf>, WriteError> {
         jobs.push((f.path.clone(), now, Box::new(back)));
     }
     write_all(root, jobs)?;
+    // Folders the set created, innermost first, when nothing else was put in them since.
+    for f in &set.files {
+        for d in f.created_dirs.iter().rev() {
+            if let Ok(real) = boundary::check_inside(root, Path::new(d)) {
+                let _ = std::fs::remove_dir(real);
+            }
+        }
+    }
     Ok(set.paths(root))
 }
 
@@ -364,6 +395,45 @@ mod tests {
             other => panic!("expected a conflict, got {other:?}"),
         }
         assert!(!dir.path().join("n.md").exists());
+    }
+
+    /// A set that made a note in folders it created takes the folders away again on revert
+    /// (and leaves a folder the GM has put something in since).
+    #[test]
+    fn reverting_a_new_note_removes_the_folders_it_made() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path();
+        std::fs::create_dir(root.join("Quests")).unwrap_or_else(|e| panic!("{e}"));
+        let plan = |path: &str| Plan {
+            files: vec![FileEdit {
+                path: path.into(),
+                before: None,
+                after: "# New\n".into(),
+                ops: vec![super::super::plan::Op::Create {
+                    text: "# New\n".into(),
+                }],
+            }],
+            ..Plan::default()
+        };
+        let set = apply(root, &plan("Quests/Act 2/Side/new.md")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            set.files[0].created_dirs,
+            ["Quests/Act 2", "Quests/Act 2/Side"]
+        );
+        revert(root, &set).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!root.join("Quests/Act 2").exists());
+        assert!(
+            root.join("Quests").is_dir(),
+            "a folder that was there stays"
+        );
+
+        let set = apply(root, &plan("Lore/new.md")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("Lore/gm.md"), "mine").unwrap_or_else(|e| panic!("{e}"));
+        revert(root, &set).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            root.join("Lore/gm.md").exists(),
+            "the GM's file and its folder stay"
+        );
     }
 
     #[test]

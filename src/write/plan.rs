@@ -6,8 +6,9 @@
 use super::change::{Change, Field};
 use super::log::{Basis, Was};
 use super::resolve::{self, Who};
+use crate::canon::model::ClockHome;
 use crate::canon::model::{Campaign, Priority};
-use crate::canon::{keys, OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
+use crate::canon::{keys, NEW_TIMELINE, OPEN_THREADS, OWN_CLOCK, TEMPORAL_INDEX, TIMELINE};
 use crate::context::mentions::Matcher;
 use crate::names::slug;
 use crate::vault::boundary;
@@ -443,6 +444,13 @@ fn already(summary: &str) -> String {
 fn is_relative(change: &Change) -> bool {
     matches!(change, Change::Set { value: serde_json::Value::String(s), .. }
         if s.trim().starts_with(['+', '-']))
+}
+
+/// The one spelling of `keys` that is `key`, as a list of one (`keys` when none is).
+fn static_key(keys: &'static [&'static str], key: &str) -> &'static [&'static str] {
+    keys.iter()
+        .position(|k| k.eq_ignore_ascii_case(key))
+        .map_or(keys, |i| &keys[i..=i])
 }
 
 fn stem(path: &str) -> &str {
@@ -920,18 +928,44 @@ impl Cx<'_, '_> {
         if new_day.is_none() && time.is_none() {
             return Err("say how many days pass (+1), which day (7) or the time of day".into());
         }
-        let text = self.files.text(TEMPORAL_INDEX)?;
-        let expect = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .and_then(|v| v.get("current_day").and_then(serde_json::Value::as_i64));
-        self.files.edit(
-            TEMPORAL_INDEX,
-            Op::Clock {
-                day: new_day.or(self.clock.day),
-                time: time.clone(),
-                expect,
-            },
-        )?;
+        match self.c.clock.clone() {
+            ClockHome::TemporalIndex => self.clock_file(TEMPORAL_INDEX, new_day, time.clone())?,
+            ClockHome::Own => self.clock_file(OWN_CLOCK, new_day, time.clone())?,
+            ClockHome::Note {
+                path,
+                day_key,
+                time_key,
+                date,
+            } => {
+                if let Some(d) = new_day {
+                    if let Some(date) = date {
+                        return Err(format!(
+                            "the campaign's date is \"{date}\" ({path}, `{day_key}:`), a calendar vaultdm cannot count in days: change it there (the time of day alone can be set, e.g. /day dusk)"
+                        ));
+                    }
+                    let keys = static_key(keys::CLOCK_DAY, &day_key);
+                    let text = self.files.text(&path)?;
+                    // `current_day: Day 12` stays written as a day.
+                    let value = match edit::get_field(&text, keys) {
+                        Some((_, raw))
+                            if crate::vault::period::day(raw.trim_matches(['"', '\'']))
+                                .is_some() =>
+                        {
+                            Scalar::Text(format!("Day {d}"))
+                        }
+                        _ => Scalar::Int(d),
+                    };
+                    self.set_key(&path, keys, value)?;
+                }
+                if let Some(t) = &time {
+                    let keys = match &time_key {
+                        Some(k) => static_key(keys::CLOCK_TIME, k),
+                        None => &keys::CLOCK_TIME[..1],
+                    };
+                    self.set_key(&path, keys, Scalar::Text(t.clone()))?;
+                }
+            }
+        }
         if let Some(d) = new_day {
             self.clock.day = Some(d);
         }
@@ -941,23 +975,63 @@ impl Cx<'_, '_> {
         Ok(format!("clock: {before} -> {}", self.clock.show()))
     }
 
+    /// Sets the day and time in a clock file (`canon/temporal-index.json`, or vaultdm's own
+    /// `.vaultdm/clock.json`), creating it when missing.
+    fn clock_file(
+        &mut self,
+        path: &str,
+        new_day: Option<i64>,
+        time: Option<String>,
+    ) -> Result<(), String> {
+        let text = self.files.text(path)?;
+        let expect = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("current_day").and_then(serde_json::Value::as_i64));
+        self.files.edit(
+            path,
+            Op::Clock {
+                day: new_day.or(self.clock.day),
+                time,
+                expect,
+            },
+        )
+    }
+
+    /// The campaign's timeline, as canon chose it ([`crate::canon::build::campaign_timeline`]):
+    /// the note the context reads recent events from. A vault with none gets
+    /// `canon/timeline.md` in vaultdm's own layout (a `canon/` folder), else a `Timeline.md`
+    /// at its top, which the reader takes as the timeline by its name.
     fn timeline_path(&self) -> String {
-        self.c
-            .events
-            .last()
-            .map(|e| e.source.path.clone())
-            .unwrap_or_else(|| TIMELINE.to_string())
+        match &self.c.timeline {
+            Some(p) => p.clone(),
+            None if self.files.root.join("canon").is_dir() => TIMELINE.to_string(),
+            None => NEW_TIMELINE.to_string(),
+        }
     }
 
     fn event(&mut self, text: &str, day: Option<i64>) -> Result<String, String> {
         let text = clean_line(text, "event")?;
-        let day = day
-            .or(self.clock.day)
-            .ok_or("the campaign has no current day: set one with /day 1")?;
-        if day < 1 {
-            return Err(format!("days count from 1, not {day}"));
-        }
         let path = self.timeline_path();
+        let current = self.files.text(&path)?;
+        let place = edit::event_place(&current, day.or(self.clock.day).unwrap_or(1))
+            .map_err(|e| format!("{path}: {e}"))?;
+        let day = if place.is_day() {
+            let day = day
+                .or(self.clock.day)
+                .ok_or("the campaign has no current day: set one with /day 1")?;
+            if day < 1 {
+                return Err(format!("days count from 1, not {day}"));
+            }
+            day
+        } else {
+            if let Some(d) = day {
+                return Err(format!(
+                    "{path} is dated by the vault's own calendar (its latest section is \"{}\"), not by day numbers, so an event cannot go on Day {d}; events go under its latest section",
+                    place.label()
+                ));
+            }
+            0
+        };
         if !self.files.exists(&path)? {
             self.files.edit(
                 &path,
@@ -979,7 +1053,11 @@ impl Cx<'_, '_> {
                 text: text.clone(),
             },
         )?;
-        Ok(format!("timeline Day {day}: + {text}"))
+        let label = match place {
+            edit::EventPlace::Day { .. } => format!("Day {day}"),
+            p => p.label(),
+        };
+        Ok(format!("timeline {label}: + {text}"))
     }
 
     /// Whether a thread lives in a list of threads (open-threads.md) rather than a note of
@@ -1018,14 +1096,17 @@ impl Cx<'_, '_> {
                 },
             )?;
         } else if to == Priority::Resolved {
-            self.set_key(&path, keys::THREAD_STATUS, Scalar::Text("resolved".into()))?;
+            // The vault's own word for a closed quest (`completed`, `Done`), else `resolved`.
+            let word = self.status_word(true)?.unwrap_or_else(|| "resolved".into());
+            self.set_key(&path, keys::THREAD_STATUS, Scalar::Text(word))?;
         } else {
             let text = self.files.text(&path)?;
             // A closing status would win over the new priority: reopen it.
             if edit::get_field(&text, keys::THREAD_STATUS)
                 .is_some_and(|(_, v)| Priority::parse(&v) == Some(Priority::Resolved))
             {
-                self.set_key(&path, keys::THREAD_STATUS, Scalar::Text("open".into()))?;
+                let word = self.status_word(false)?.unwrap_or_else(|| "open".into());
+                self.set_key(&path, keys::THREAD_STATUS, Scalar::Text(word))?;
             }
             self.set_key(
                 &path,
@@ -1084,6 +1165,9 @@ impl Cx<'_, '_> {
             None => String::new(),
         };
         let next = next.map(|n| clean_line(n, "next step")).transpose()?;
+        if !self.keeps_thread_list()? {
+            return self.new_quest_note(&title, p, &summary, next.as_deref());
+        }
         if !self.files.exists(OPEN_THREADS)? {
             self.files.edit(
                 OPEN_THREADS,
@@ -1105,6 +1189,229 @@ impl Cx<'_, '_> {
             "new thread ({}): {title}",
             section_of(p).to_lowercase()
         ))
+    }
+
+    /// Whether a thread is a quest note: a note of its own, not an item of a list.
+    fn is_quest_note(&self, i: usize) -> bool {
+        let t = &self.c.threads[i];
+        !self.in_list(i) && t.id == t.source.path
+    }
+
+    /// Whether new threads go to `canon/open-threads.md`: the vault has it, or is of
+    /// vaultdm's own layout (a `canon/` folder) and keeps no quest notes of its own.
+    fn keeps_thread_list(&mut self) -> Result<bool, String> {
+        let quest_notes = (0..self.c.threads.len()).any(|i| self.is_quest_note(i));
+        Ok(self.files.exists(OPEN_THREADS)?
+            || (self.files.root.join("canon").is_dir() && !quest_notes))
+    }
+
+    /// A new thread as a quest note in the vault's own style: in the folder most of its
+    /// quest notes are in, with the frontmatter keys they share (its `type:`, status word,
+    /// priority and summary keys, the tags every one of them carries), named as they are
+    /// named. Refused, with the reason, when the vault keeps no quest notes.
+    fn new_quest_note(
+        &mut self,
+        title: &str,
+        p: Priority,
+        summary: &str,
+        next: Option<&str>,
+    ) -> Result<String, String> {
+        let notes: Vec<usize> = (0..self.c.threads.len())
+            .filter(|&i| self.is_quest_note(i))
+            .collect();
+        if notes.is_empty() {
+            let lists: Vec<&str> = self
+                .c
+                .threads
+                .iter()
+                .map(|t| t.source.path.as_str())
+                .collect();
+            return Err(match lists.first() {
+                Some(l) => format!(
+                    "this vault keeps its quests as a checklist in {l}; add \"{title}\" there by hand (vaultdm writes new threads as quest notes or into canon/open-threads.md)"
+                ),
+                None => format!(
+                    "this vault keeps no quests vaultdm can add to (no quest notes, no canon/open-threads.md); add \"{title}\" by hand, e.g. a note in a Quests folder with `type: quest`"
+                ),
+            });
+        }
+        let paths: Vec<&str> = notes
+            .iter()
+            .map(|&i| self.c.threads[i].source.path.as_str())
+            .collect();
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for p in &paths {
+            *counts
+                .entry(p.rsplit_once('/').map_or("", |(d, _)| d))
+                .or_default() += 1;
+        }
+        let folder = counts
+            .into_iter()
+            .max_by_key(|(_, n)| *n)
+            .map(|(d, _)| d.to_string())
+            .unwrap_or_default();
+        let in_folder: Vec<usize> = notes
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let p = &self.c.threads[i].source.path;
+                p.rsplit_once('/').map_or("", |(d, _)| d) == folder
+            })
+            .collect();
+        // The model: the folder's last open quest note, else its last one.
+        let model_i = in_folder
+            .iter()
+            .rev()
+            .find(|&&i| self.c.threads[i].priority != Priority::Resolved)
+            .or(in_folder.last())
+            .copied()
+            .ok_or("no quest note to follow")?;
+        let model_path = self.c.threads[model_i].source.path.clone();
+        let model_text = self.files.text(&model_path)?;
+        let model = crate::vault::Note::parse(&model_path, model_text.as_bytes());
+        let fm = &model.frontmatter;
+        // Tags every quest note of the folder carries.
+        let mut shared: Option<Vec<String>> = None;
+        for &i in &in_folder {
+            let path = self.c.threads[i].source.path.clone();
+            let text = self.files.text(&path)?;
+            let n = crate::vault::Note::parse(&path, text.as_bytes());
+            let tags = n.frontmatter.list(&["tags", "tag"]);
+            shared = Some(match shared {
+                None => tags,
+                Some(s) => s.into_iter().filter(|t| tags.contains(t)).collect(),
+            });
+        }
+        let open_word = self.status_word(false)?.unwrap_or_else(|| "active".into());
+        let cased = |word: &str, like: Option<String>| match like {
+            Some(l) if l.chars().next().is_some_and(char::is_uppercase) => {
+                let mut c = word.chars();
+                c.next()
+                    .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                    .unwrap_or_default()
+            }
+            _ => word.to_string(),
+        };
+        let mut keys_in_order: Vec<(usize, String)> = fm
+            .iter()
+            .map(|(k, _)| (fm.line_of(k), k.to_string()))
+            .collect();
+        keys_in_order.sort();
+        let mut front: Vec<(String, Scalar)> = Vec::new();
+        let mut tags_key: Option<(String, usize)> = None;
+        let (mut has_priority, mut has_summary, mut has_next) = (false, false, false);
+        for (_, k) in &keys_in_order {
+            let k = k.as_str();
+            if matches!(k, "tags" | "tag") {
+                tags_key = Some((k.to_string(), front.len()));
+            } else if matches!(k, "name" | "title") {
+                front.push((k.into(), Scalar::Text(title.to_string())));
+            } else if matches!(k, "type" | "kind" | "category") {
+                if let Some(v) = fm.text(&[k]) {
+                    front.push((k.into(), Scalar::Text(v)));
+                }
+            } else if keys::THREAD_STATUS.contains(&k) {
+                front.push((k.into(), Scalar::Text(open_word.clone())));
+            } else if keys::PRIORITY.contains(&k) {
+                has_priority = true;
+                let word = section_of(p).to_lowercase();
+                front.push((k.into(), Scalar::Text(cased(&word, fm.text(&[k])))));
+            } else if keys::SUMMARY.contains(&k) && !summary.is_empty() {
+                has_summary = true;
+                front.push((k.into(), Scalar::Text(summary.to_string())));
+            } else if matches!(k, "next" | "next_step") {
+                if let Some(n) = next {
+                    has_next = true;
+                    front.push((k.into(), Scalar::Text(n.to_string())));
+                }
+            }
+        }
+        if !has_priority && p != Priority::Medium {
+            front.push((
+                "priority".into(),
+                Scalar::Text(section_of(p).to_lowercase()),
+            ));
+        }
+        let mut body = Vec::new();
+        if !has_summary && !summary.is_empty() {
+            body.push(summary.to_string());
+        }
+        if let (false, Some(n)) = (has_next, next) {
+            body.push(format!("Next: {n}"));
+        }
+        let fm_refs: Vec<(&str, Scalar)> =
+            front.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let mut text = edit::new_note(title, &fm_refs, &body.join("\n\n"));
+        let tags = shared.unwrap_or_default();
+        if let Some((k, at)) = tags_key.filter(|_| !tags.is_empty()) {
+            let plain = |t: &String| {
+                t.chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '/' | '-' | '_'))
+            };
+            if tags.iter().all(plain) {
+                // In the model's place among the keys, as a flow list.
+                let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+                lines.insert(at + 1, format!("{k}: [{}]", tags.join(", ")));
+                text = lines.join("\n");
+            } else {
+                for t in &tags {
+                    text = edit::list_add(&text, &[k.as_str()], t).map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        // Named as the folder's notes are: `The Missing Caravan.md` or `missing-caravan.md`.
+        let spaced = in_folder
+            .iter()
+            .any(|&i| stem(&self.c.threads[i].source.path).contains(' '));
+        let file = if spaced {
+            title
+                .chars()
+                .filter(|c| !"/\\:*?\"<>|#^[]".contains(*c))
+                .collect::<String>()
+                .trim()
+                .to_string()
+        } else {
+            slug(title)
+        };
+        if file.is_empty() {
+            return Err(format!("\"{title}\" cannot be a file name"));
+        }
+        let path = if folder.is_empty() {
+            format!("{file}.md")
+        } else {
+            format!("{folder}/{file}.md")
+        };
+        if self.files.exists(&path)? {
+            return Err(format!("{path} already exists"));
+        }
+        self.files.edit(&path, Op::Create { text })?;
+        Ok(format!(
+            "new thread ({}): {title} ({path})",
+            section_of(p).to_lowercase()
+        ))
+    }
+
+    /// The status word the vault's quest notes use most for an open (or, with `closed`, a
+    /// resolved) quest: `active`, `Open`, `completed`.
+    fn status_word(&mut self, closed: bool) -> Result<Option<String>, String> {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for i in 0..self.c.threads.len() {
+            if !self.is_quest_note(i)
+                || (self.c.threads[i].priority == Priority::Resolved) != closed
+            {
+                continue;
+            }
+            let path = self.c.threads[i].source.path.clone();
+            let text = self.files.text(&path)?;
+            if let Some((_, v)) = edit::get_field(&text, keys::THREAD_STATUS) {
+                let v = v.trim().trim_matches(['"', '\'']).to_string();
+                let resolved = Priority::parse(&v) == Some(Priority::Resolved);
+                if !v.is_empty() && resolved == closed {
+                    *counts.entry(v).or_default() += 1;
+                }
+            }
+        }
+        Ok(counts.into_iter().max_by_key(|(_, n)| *n).map(|(w, _)| w))
     }
 
     /// The folder new notes of a kind go to: `canon/<kind>` in vaultdm's layout, else the
