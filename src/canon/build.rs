@@ -302,21 +302,9 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
 /// A status written as a tag segment (`npc/dead`, `heist/npc/missing`, `#departed`), for
 /// GMs who track status with tags instead of a `status:` key.
 fn status_from_tags(note: &Note) -> Option<String> {
-    note.tags.iter().find_map(|t| {
-        t.split('/')
-            .find(|seg| {
-                ABSENT_STATUSES.contains(seg)
-                    || INACTIVE_PC_STATUSES.contains(seg)
-                    || *seg == "alive"
-            })
-            .map(|seg| {
-                if seg == "alive" {
-                    "active".to_string()
-                } else {
-                    seg.to_string()
-                }
-            })
-    })
+    note.tags
+        .iter()
+        .find_map(|t| keys::tag_status(t).map(|(_, s)| s))
 }
 
 /// Reads `17/27` (or `17 / 27`) as current and max HP.
@@ -381,9 +369,13 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
         }
         if let Ok(yaml::Value::Map(m)) = yaml::parse(block) {
             let get = |k: &str| m.get(k).and_then(|v| value_int(v).ok().flatten());
-            if hp_current.is_none() && hp_max.is_none() {
+            // The statblock's `hp` is the maximum; the current HP, once write-back has
+            // set one, is the frontmatter's (`hp_current:` beside the block).
+            if hp_max.is_none() {
                 hp_max = get("hp");
-                hp_current = hp_max;
+                if hp_current.is_none() {
+                    hp_current = hp_max;
+                }
             }
             ac = ac.or_else(|| get("ac"));
         }

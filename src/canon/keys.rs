@@ -85,3 +85,26 @@ pub const PRIORITY: &[&str] = &["priority", "urgency", "importance"];
 pub const THREAD_STATUS: &[&str] = &["status", "state"];
 /// A location's parent.
 pub const PARENT: &[&str] = &["parent", "region", "district"];
+
+/// Where a status kept as a tag is: the one rule canon reads it by and write-back changes it
+/// by. The first segment of `tag` that is a status word canon knows (`npc/dead`,
+/// `heist/npc/missing`, `#departed`) is the status; `alive` reads as `active`. Returns the
+/// segment's index among the `/`-separated segments, and the status (lower case).
+pub fn tag_status(tag: &str) -> Option<(usize, String)> {
+    use super::model::{ABSENT_STATUSES, INACTIVE_PC_STATUSES};
+    tag.trim_start_matches('#')
+        .split('/')
+        .enumerate()
+        .find_map(|(i, seg)| {
+            let seg = seg.to_lowercase();
+            if seg == "alive" {
+                Some((i, "active".to_string()))
+            } else if ABSENT_STATUSES.contains(&seg.as_str())
+                || INACTIVE_PC_STATUSES.contains(&seg.as_str())
+            {
+                Some((i, seg))
+            } else {
+                None
+            }
+        })
+}
