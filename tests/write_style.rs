@@ -1,0 +1,264 @@
+//! Write-back in the GM's own style (issue 24, item 4 and the frontmatter-value damage): on
+//! fixture vaults laid out as real GMs keep them, each command through `vaultdm ask` leaves
+//! the note byte for byte as expected, and the next context reads back what was written.
+
+mod common;
+
+use assert_cmd::Command;
+use common::Scratch;
+use std::path::Path;
+use vaultdm::write::{apply, plan, Change};
+
+fn ask(vault: &Path, line: &str) -> String {
+    let out = Command::cargo_bin("vaultdm")
+        .expect("bin")
+        .env_clear()
+        .env("HOME", vault.join("no-home"))
+        .arg("--vault")
+        .arg(vault)
+        .args(["ask", "--session", "s1", line])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{line}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn ask_fails(vault: &Path, line: &str) -> String {
+    let out = Command::cargo_bin("vaultdm")
+        .expect("bin")
+        .env_clear()
+        .env("HOME", vault.join("no-home"))
+        .arg("--vault")
+        .arg(vault)
+        .args(["ask", "--session", "s1", line])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success(), "{line} should fail");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn context(vault: &Path, message: &str) -> String {
+    let out = Command::cargo_bin("vaultdm")
+        .expect("bin")
+        .env_clear()
+        .env("HOME", vault.join("no-home"))
+        .arg("--vault")
+        .arg(vault)
+        .args(["context", "--light", "-m", message])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn check_clean(vault: &Path) {
+    let out = Command::cargo_bin("vaultdm")
+        .expect("bin")
+        .env_clear()
+        .env("HOME", vault.join("no-home"))
+        .arg("--vault")
+        .arg(vault)
+        .arg("check")
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("0 errors, 0 warnings"), "{text}");
+}
+
+fn read(vault: &Path, rel: &str) -> String {
+    std::fs::read_to_string(vault.join(rel)).expect("read")
+}
+
+#[test]
+fn a_status_kept_in_a_tag_is_changed_in_the_tag_in_the_vaults_own_words() {
+    let v = Scratch::of("style-tags");
+    // The vault writes the dead as `npc/deceased` (Old Wyn): that word is used.
+    let said = ask(&v.root, "/set hob status dead");
+    assert!(
+        said.contains("Hob Greaves: status active -> dead (tag npc/alive -> npc/deceased)"),
+        "{said}"
+    );
+    assert_eq!(
+        read(&v.root, "NPCs/Hob Greaves.md"),
+        "---\ntags: [npc/deceased, iff/positive]\nrole: miller\nlocation: \"[[sew-and-tell|Sew and Tell]]\"\n---\n# Hob Greaves\n\nThe Greywater miller, flour to the elbows, owes the tailor a favour.\n"
+    );
+    assert!(context(&v.root, "Hob Greaves").contains("Hob Greaves - miller [deceased]"));
+    // An inline `#npc/alive` in the body: the hashtag changes, nothing is added.
+    ask(&v.root, "/set marla status missing");
+    assert_eq!(
+        read(&v.root, "NPCs/Marla Quist.md"),
+        "# Marla Quist\n\n#npc/missing #iff/negative\n\nFence and pawnbroker on Harbour Row. Lives at [[places/harbour-row]].\n\nlocation:: [[places/harbour-row|Harbour Row]]\n"
+    );
+    // And back to life: `alive` is the living tag canon reads.
+    ask(&v.root, "/set hob status active");
+    assert!(
+        read(&v.root, "NPCs/Hob Greaves.md").starts_with("---\ntags: [npc/alive, iff/positive]\n")
+    );
+    // A word canon does not read from a tag is refused, not written.
+    let before = read(&v.root, "NPCs/Sister Vell.md");
+    let err = ask_fails(&v.root, "/set sister vell status wounded");
+    assert!(err.contains("kept in the tag `npc/alive`"), "{err}");
+    assert_eq!(read(&v.root, "NPCs/Sister Vell.md"), before);
+    check_clean(&v.root);
+}
+
+#[test]
+fn status_words_follow_the_vaults_case() {
+    let v = Scratch::of("style-capitals");
+    ask(&v.root, "/set aldric status dead");
+    assert_eq!(
+        read(&v.root, "World/People/Aldric Venn.md"),
+        "---\ntype: NPC\nstatus: Dead\nrole: harbourmaster\nlocation: \"[[World/Places/Old Mill|the mill]]\"\n---\n# Aldric Venn\n\nCounts every barrel twice and trusts no one who counts once.\n"
+    );
+}
+
+#[test]
+fn a_statblock_npc_keeps_its_max_beside_the_current_hp() {
+    let v = Scratch::of("style-tags");
+    assert!(context(&v.root, "the Bone Warden").contains("HP 52/52"));
+    let said = ask(&v.root, "/set bone warden hp 42");
+    assert!(said.contains("Bone Warden: HP 52/52 -> 42/52"), "{said}");
+    assert_eq!(
+        read(&v.root, "NPCs/Bone Warden.md"),
+        "---\ntags: [npc/alive, iff/negative]\nlocation: \"[[sew-and-tell|Sew and Tell]]\"\nhp_current: 42\n---\n# Bone Warden\n\nA skeleton in a tailor's apron that guards the cellar.\n\n```statblock\nname: Bone Warden\nsize: Medium\ntype: undead\nac: 15\nhp: 52\nspeed: 30 ft.\n```\n"
+    );
+    assert!(context(&v.root, "the Bone Warden").contains("HP 42/52"));
+    check_clean(&v.root);
+}
+
+#[test]
+fn annotations_after_a_number_are_kept() {
+    let v = Scratch::of("style-tags");
+    ask(&v.root, "/set sister vell hp 30");
+    ask(&v.root, "/set sister vell ac 14");
+    assert_eq!(
+        read(&v.root, "NPCs/Sister Vell.md"),
+        "---\ntags: [npc/alive, iff/positive]\nrole: healer\nhp: 30 (5d8 + 10)\nac: 14 (natural armor)\nlocation: \"[[the-nymphs-knickers|The Nymph's Knickers]]\"\n---\n# Sister Vell\n\nPatches up the dockhands for a song.\n"
+    );
+    let ctx = context(&v.root, "Sister Vell");
+    assert!(ctx.contains("HP 30 | AC 14"), "{ctx}");
+}
+
+#[test]
+fn links_keep_their_form() {
+    let v = Scratch::of("style-tags");
+    // File name and display text.
+    ask(&v.root, "/move hob to the nymph's knickers");
+    assert_eq!(
+        read(&v.root, "NPCs/Hob Greaves.md"),
+        "---\ntags: [npc/alive, iff/positive]\nrole: miller\nlocation: \"[[the-nymphs-knickers|The Nymph's Knickers]]\"\n---\n# Hob Greaves\n\nThe Greywater miller, flour to the elbows, owes the tailor a favour.\n"
+    );
+    // A path stays a path (in an inline field).
+    ask(&v.root, "/move marla to sew and tell");
+    assert!(read(&v.root, "NPCs/Marla Quist.md")
+        .ends_with("\nlocation:: [[Places/sew-and-tell|Sew and Tell]]\n"));
+    let c = Scratch::of("style-capitals");
+    ask(&c.root, "/move brisa to old mill");
+    assert!(read(&c.root, "World/People/Brisa Thorn.md")
+        .contains("\nlocation: \"[[World/Places/Old Mill]]\"\n"));
+    assert!(context(&v.root, "Hob Greaves").contains("at The Nymph's Knickers"));
+    check_clean(&v.root);
+}
+
+#[test]
+fn a_flow_mapping_frontmatter_is_edited_inside_the_mapping() {
+    let v = Scratch::of("style-tags");
+    let said = ask(&v.root, "/set kit hp 5");
+    assert!(said.contains("Kit Calloway: HP 20/24 -> 5/24"), "{said}");
+    ask(&v.root, "/set kit gold 30");
+    ask(&v.root, "/set kit ac 13");
+    assert_eq!(
+        read(&v.root, "Characters/Kit Calloway.md"),
+        "---\n{name: Kit Calloway, class: Ranger, player: Ana, hp: 5, hp_max: 24, location: \"[[harbour-row|Harbour Row]]\", gold: 30, ac: 13}\n---\n# Kit Calloway\n\nA ranger from the fens, in town to sell pelts.\n"
+    );
+    let ctx = context(&v.root, "Kit Calloway");
+    assert!(
+        ctx.contains("PC Kit Calloway (Ranger) | HP 5/24 | AC 13 | at Harbour Row"),
+        "{ctx}"
+    );
+    check_clean(&v.root);
+}
+
+#[test]
+fn a_flow_mapping_vaultdm_cannot_edit_is_refused_with_the_reason() {
+    let v = Scratch::of("style-tags");
+    let text =
+        "---\n{name: Kit Calloway, class: Ranger,\n hp: 20 and\n more}\n---\n# Kit Calloway\n";
+    v.write("Characters/Kit Calloway.md", text);
+    let err = ask_fails(&v.root, "/set kit hp 5");
+    assert!(err.contains("one `{...}` mapping (line 2)"), "{err}");
+    assert_eq!(read(&v.root, "Characters/Kit Calloway.md"), text);
+}
+
+#[test]
+fn double_quotes_inside_a_value_are_kept() {
+    let v = Scratch::of("style-tags");
+    ask(&v.root, "/set hob role the \"Red\" Hand");
+    ask(&v.root, "/set sister vell role \"the \\\"Red\\\" Hand\"");
+    assert!(read(&v.root, "NPCs/Hob Greaves.md").contains("\nrole: the \"Red\" Hand\n"));
+    assert!(read(&v.root, "NPCs/Sister Vell.md").contains("\nrole: the \"Red\" Hand\n"));
+    let ctx = context(&v.root, "Hob Greaves and Sister Vell");
+    assert!(ctx.contains("Hob Greaves - the \"Red\" Hand"), "{ctx}");
+    assert!(ctx.contains("Sister Vell - the \"Red\" Hand"), "{ctx}");
+    check_clean(&v.root);
+}
+
+#[test]
+fn a_pc_tagged_party_is_written() {
+    let v = Scratch::of("style-tags");
+    let said = ask(&v.root, "/set Jinx hp 40");
+    assert!(said.contains("Jinx: HP 21/40 -> 40/40"), "{said}");
+    assert_eq!(
+        read(&v.root, "Characters/Jinx.md"),
+        "---\ntags: [party]\nclass: Rogue\nplayer: Sam\nlevel: 3\nhp: 40\nhp_max: 40\nlocation: \"[[harbour-row|Harbour Row]]\"\n---\n# Jinx\n\nA halfling pickpocket with a debt to Marla.\n"
+    );
+}
+
+fn new_npc(root: &Path, name: &str, location: &str) -> plan::Plan {
+    let loaded = common::load(root);
+    let engine = common::engine(&loaded);
+    let p = plan::plan(
+        engine.campaign(),
+        engine.matcher(),
+        root,
+        &[Change::NewNpc {
+            name: name.into(),
+            role: Some("net-mender".into()),
+            location: Some(location.into()),
+            disposition: None,
+            summary: Some("Mends nets and hears everything.".into()),
+        }],
+    );
+    assert!(p.rejected.is_empty(), "{:?}", p.rejected);
+    apply::apply(root, &p).expect("applies");
+    p
+}
+
+#[test]
+fn new_notes_copy_the_vaults_typing_and_folder() {
+    // Typed by tags, statuses in tags: `tags: [npc/alive]`, no `type:`, no `status:`.
+    let v = Scratch::of("style-tags");
+    new_npc(&v.root, "Pell Orrin", "Harbour Row");
+    assert_eq!(
+        read(&v.root, "NPCs/pell-orrin.md"),
+        "---\nname: Pell Orrin\nrole: net-mender\nlocation: \"[[harbour-row|Harbour Row]]\"\ntags: [npc/alive]\n---\n# Pell Orrin\n\nMends nets and hears everything.\n"
+    );
+    assert!(context(&v.root, "Pell Orrin").contains("NPC Pell Orrin - net-mender [active]"));
+    // Typed by `type: NPC`, statuses capitalised.
+    let c = Scratch::of("style-capitals");
+    new_npc(&c.root, "Pell Orrin", "Saltgate");
+    assert_eq!(
+        read(&c.root, "World/People/pell-orrin.md"),
+        "---\nname: Pell Orrin\ntype: NPC\nrole: net-mender\nstatus: Active\nlocation: \"[[Saltgate]]\"\n---\n# Pell Orrin\n\nMends nets and hears everything.\n"
+    );
+    check_clean(&c.root);
+}
