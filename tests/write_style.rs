@@ -262,3 +262,81 @@ fn new_notes_copy_the_vaults_typing_and_folder() {
     );
     check_clean(&c.root);
 }
+
+#[test]
+fn hp_above_max_or_below_the_floor_is_refused_with_the_max_named() {
+    let v = Scratch::of("style-tags");
+    let rel = "Characters/Kit Calloway.md";
+    let before = read(&v.root, rel);
+    let err = ask_fails(&v.root, "/set kit hp 30");
+    assert!(
+        err.contains("HP 30 would be above max HP 24 for Kit Calloway"),
+        "{err}"
+    );
+    // `-50` is a change: 20 - 50 = -30, below -24.
+    let err = ask_fails(&v.root, "/set kit hp -50");
+    assert!(err.contains("below -24, the floor for max HP 24"), "{err}");
+    assert_eq!(read(&v.root, rel), before);
+    // Down to the floor is fine.
+    ask(&v.root, "/set kit hp -44");
+    assert!(read(&v.root, rel).contains(" hp: -24,"));
+}
+
+#[test]
+fn hp_out_of_bounds_is_written_and_flagged_when_the_vault_says_so() {
+    let v = Scratch::of("style-tags");
+    v.write("vaultdm.toml", "[write]\nhp_bounds = \"flag\"\n");
+    let said = ask(&v.root, "/set kit hp 30");
+    assert!(
+        said.contains("Kit Calloway: HP 20/24 -> 30/24 (flagged: above max HP 24)"),
+        "{said}"
+    );
+    let said = ask(&v.root, "/set bone warden hp 60");
+    assert!(said.contains("(flagged: above max HP 52)"), "{said}");
+    let out = Command::cargo_bin("vaultdm")
+        .expect("bin")
+        .env_clear()
+        .env("HOME", v.root.join("no-home"))
+        .arg("--vault")
+        .arg(&v.root)
+        .arg("check")
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "Characters/Kit Calloway.md:2: warning[bad-value]: current HP 30 is above max HP 24"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("NPCs/Bone Warden.md:4: warning[bad-value]: current HP 60 is above the statblock's hp 52"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_dm_proposal_with_quotes_keeps_them() {
+    let v = Scratch::of("style-tags");
+    let loaded = common::load(&v.root);
+    let engine = common::engine(&loaded);
+    let p = plan::plan(
+        engine.campaign(),
+        engine.matcher(),
+        &v.root,
+        &[Change::Set {
+            entity: "Hob".into(),
+            field: "role".into(),
+            value: serde_json::json!("miller, called \"Flour-Fist\" \\ the fen's \"friend\""),
+        }],
+    );
+    assert!(p.rejected.is_empty(), "{:?}", p.rejected);
+    apply::apply(&v.root, &p).expect("applies");
+    assert!(read(&v.root, "NPCs/Hob Greaves.md")
+        .contains("\nrole: miller, called \"Flour-Fist\" \\ the fen's \"friend\"\n"));
+    let ctx = context(&v.root, "Hob Greaves");
+    assert!(
+        ctx.contains("Hob Greaves - miller, called \"Flour-Fist\" \\ the fen's \"friend\""),
+        "{ctx}"
+    );
+}

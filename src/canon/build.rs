@@ -375,6 +375,17 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
                 hp_max = get("hp");
                 if hp_current.is_none() {
                     hp_current = hp_max;
+                } else if let (Some(c), Some(m)) = (hp_current, hp_max) {
+                    if c > m {
+                        cx.diags.push(Diagnostic::warning(
+                            &note.path,
+                            note.frontmatter
+                                .get(keys::HP)
+                                .map_or(1, |(k, _)| note.frontmatter.line_of(k).max(1)),
+                            Code::BadValue,
+                            format!("current HP {c} is above the statblock's hp {m}; the context shows it as written"),
+                        ));
+                    }
                 }
             }
             ac = ac.or_else(|| get("ac"));

@@ -8,6 +8,7 @@ use super::resolve::{self, Who};
 use crate::canon::kind::NoteKind;
 use crate::canon::model::{Campaign, Priority};
 use crate::canon::{keys, OPEN_THREADS, TEMPORAL_INDEX, TIMELINE};
+use crate::config::HpBounds;
 use crate::context::mentions::Matcher;
 use crate::names::slug;
 use crate::vault::boundary;
@@ -298,6 +299,7 @@ pub fn plan(c: &Campaign, m: &Matcher, root: &Path, changes: &[Change]) -> Plan 
         time: c.time.clone(),
     };
     let mut new_names: Vec<(String, String)> = Vec::new(); // (norm name, path) of notes created
+    let hp_bounds = crate::config::Config::load(root).0.write.hp_bounds;
     for change in changes {
         let snapshot = (files.files.clone(), files.order.clone(), clock.clone());
         let mut cx = Cx {
@@ -306,6 +308,7 @@ pub fn plan(c: &Campaign, m: &Matcher, root: &Path, changes: &[Change]) -> Plan 
             files: &mut files,
             clock: &mut clock,
             new_names: &mut new_names,
+            hp_bounds,
         };
         match cx.one(change) {
             Ok(summary) => out.planned.push(Planned {
@@ -353,6 +356,21 @@ struct Cx<'a, 'b> {
     files: &'b mut Files<'a>,
     clock: &'b mut Clock,
     new_names: &'b mut Vec<(String, String)>,
+    hp_bounds: HpBounds,
+}
+
+/// Why an HP is out of bounds for a max: above it, or below minus it (the floor: a blow
+/// that leaves a creature at minus its max kills it outright, in 5e and in the -10 rules
+/// of older editions alike).
+fn hp_out_of_bounds(hp: i64, max: Option<i64>) -> Option<String> {
+    let max = max.filter(|m| *m > 0)?;
+    if hp > max {
+        Some(format!("above max HP {max}"))
+    } else if hp < -max {
+        Some(format!("below -{max}, the floor for max HP {max}"))
+    } else {
+        None
+    }
 }
 
 /// The keys a note's type is read from.
@@ -606,9 +624,18 @@ impl Cx<'_, '_> {
                     }
                     _ => (Scalar::Int(n), hp_max),
                 };
+                let flag = match (hp_out_of_bounds(n, new_max), self.hp_bounds) {
+                    (Some(why), HpBounds::Refuse) => {
+                        return Err(format!(
+                            "HP {n} would be {why} for {name} (change max hp first, or set `[write] hp_bounds = \"flag\"` to write it anyway)"
+                        ))
+                    }
+                    (Some(why), HpBounds::Flag) => format!(" (flagged: {why})"),
+                    (None, _) => String::new(),
+                };
                 self.set_key(&path, keys::HP, value)?;
                 Ok(format!(
-                    "{name}: HP {} -> {}",
+                    "{name}: HP {} -> {}{flag}",
                     hp_show(hp, hp_max),
                     hp_show(Some(n), new_max)
                 ))
