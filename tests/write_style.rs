@@ -114,7 +114,8 @@ fn a_status_kept_in_a_tag_is_changed_in_the_tag_in_the_vaults_own_words() {
 #[test]
 fn status_words_follow_the_vaults_case() {
     let v = Scratch::of("style-capitals");
-    ask(&v.root, "/set aldric status dead");
+    let said = ask(&v.root, "/set aldric status dead");
+    assert!(said.contains("Aldric Venn: status Alive -> Dead"), "{said}");
     assert_eq!(
         read(&v.root, "World/People/Aldric Venn.md"),
         "---\ntype: NPC\nstatus: Dead\nrole: harbourmaster\nlocation: \"[[World/Places/Old Mill|the mill]]\"\n---\n# Aldric Venn\n\nCounts every barrel twice and trusts no one who counts once.\n"

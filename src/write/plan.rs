@@ -730,8 +730,13 @@ impl Cx<'_, '_> {
                     Some((_, raw)) if !raw.trim().is_empty() => Scalar::Text(same_case(&new, raw)),
                     _ => Scalar::Text(same_case(&new, &self.status_sample(keys))),
                 };
+                let shown = match (&held, &value) {
+                    (Some((k, _)), _) if k.eq_ignore_ascii_case("alive") => new.clone(),
+                    (_, Scalar::Text(t)) => t.clone(),
+                    _ => new.clone(),
+                };
                 self.set_key(&path, keys, value)?;
-                Ok(format!("{name}: status {old} -> {new}"))
+                Ok(format!("{name}: status {old} -> {shown}"))
             }
             Field::Disposition | Field::Role => {
                 let Who::Npc(i) = who else {
