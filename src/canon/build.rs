@@ -406,7 +406,11 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
         aliases: note.aliases(),
         role: npc_role(note),
         status,
-        disposition: fm.text(keys::DISPOSITION),
+        disposition: fm.text(keys::DISPOSITION).or_else(|| {
+            note.tags
+                .iter()
+                .find_map(|t| keys::tag_disposition(t).map(|(_, d)| d))
+        }),
         location,
         location_text,
         hp_current,

@@ -108,3 +108,19 @@ pub fn tag_status(tag: &str) -> Option<(usize, String)> {
             }
         })
 }
+
+/// Tag segments after which the last segment is an NPC's attitude to the party
+/// (`iff/positive`, `heist/attitude/hostile`).
+pub const DISPOSITION_TAG_WORDS: &[&str] = &["iff", "attitude", "disposition", "relationship"];
+
+/// Where an attitude kept as a tag is: the one rule canon reads it by and write-back changes
+/// it by. A tag whose next-to-last segment is one of [`DISPOSITION_TAG_WORDS`] holds the
+/// attitude in its last segment. Returns that segment's index and its text (as written).
+pub fn tag_disposition(tag: &str) -> Option<(usize, String)> {
+    let segs: Vec<&str> = tag.trim_start_matches('#').split('/').collect();
+    let n = segs.len();
+    (n >= 2
+        && DISPOSITION_TAG_WORDS.contains(&segs[n - 2].to_lowercase().as_str())
+        && !segs[n - 1].is_empty())
+    .then(|| (n - 1, segs[n - 1].to_string()))
+}
