@@ -341,3 +341,25 @@ fn a_dm_proposal_with_quotes_keeps_them() {
         "{ctx}"
     );
 }
+
+#[test]
+fn an_attitude_kept_in_a_tag_is_read_and_changed_in_the_tag() {
+    let v = Scratch::of("style-tags");
+    assert!(context(&v.root, "Hob Greaves").contains("Hob Greaves - miller [active] | positive |"));
+    // The vault says `iff/negative` for the hostile.
+    let said = ask(&v.root, "/set hob disposition hostile");
+    assert!(
+        said.contains(
+            "Hob Greaves: disposition positive -> negative (tag iff/positive -> iff/negative)"
+        ),
+        "{said}"
+    );
+    assert_eq!(
+        read(&v.root, "NPCs/Hob Greaves.md"),
+        "---\ntags: [npc/alive, iff/negative]\nrole: miller\nlocation: \"[[sew-and-tell|Sew and Tell]]\"\n---\n# Hob Greaves\n\nThe Greywater miller, flour to the elbows, owes the tailor a favour.\n"
+    );
+    assert!(context(&v.root, "Hob Greaves").contains("| negative |"));
+    let err = ask_fails(&v.root, "/set hob disposition wary but fair");
+    assert!(err.contains("a tag holds one word"), "{err}");
+    check_clean(&v.root);
+}

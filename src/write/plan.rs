@@ -413,6 +413,19 @@ const STATUS_SYNONYMS: &[&[&str]] = &[
     &["inactive", "retired", "benched", "former"],
 ];
 
+/// Attitude words one another's tag may say instead.
+const DISPOSITION_SYNONYMS: &[&[&str]] = &[
+    &["positive", "friendly", "ally", "allied", "helpful", "green"],
+    &["negative", "hostile", "enemy", "unfriendly", "red"],
+    &["neutral", "indifferent", "unknown", "yellow"],
+];
+
+/// Whether tag `t` has the segments of `segs` but for segment `seg` (in any case).
+fn same_but(t: &str, segs: &[&str], seg: usize) -> bool {
+    let o: Vec<&str> = t.split('/').collect();
+    o.len() == segs.len() && (0..segs.len()).all(|i| i == seg || o[i].eq_ignore_ascii_case(segs[i]))
+}
+
 /// The status tag of a note's text, by canon's rule (the first in sorted order, as the
 /// reader finds it), as written.
 fn status_tag_of(text: &str) -> Option<String> {
@@ -749,6 +762,29 @@ impl Cx<'_, '_> {
                 } else {
                     (keys::DISPOSITION, c.npcs[i].disposition.clone())
                 };
+                // No attitude key, but an attitude tag (`iff/positive`): the tag is changed.
+                if f == Field::Disposition && edit::get_field(&text, keys).is_none() {
+                    let mut tags: Vec<String> = edit::tags_as_written(&text)
+                        .into_iter()
+                        .filter(|t| keys::tag_disposition(t).is_some())
+                        .collect();
+                    tags.sort_by_key(|t| t.to_lowercase());
+                    if let Some(tag) = tags.into_iter().next() {
+                        let new_tag = self.disposition_tag(&tag, &new)?;
+                        self.files.edit(
+                            &path,
+                            Op::Tag {
+                                old: tag.clone(),
+                                new: new_tag.clone(),
+                            },
+                        )?;
+                        return Ok(format!(
+                            "{name}: disposition {} -> {} (tag {tag} -> {new_tag})",
+                            old.as_deref().unwrap_or("unset"),
+                            keys::tag_disposition(&new_tag).map_or(new.clone(), |(_, d)| d)
+                        ));
+                    }
+                }
                 self.set_key(&path, keys, Scalar::Text(new.clone()))?;
                 Ok(format!(
                     "{name}: {} {} -> {new}",
@@ -784,33 +820,11 @@ impl Cx<'_, '_> {
     fn status_tag(&self, tag: &str, new: &str) -> Result<String, String> {
         let (seg, _) = keys::tag_status(tag).ok_or("not a status tag")?;
         let segs: Vec<&str> = tag.split('/').collect();
-        let same_prefix = |t: &str| {
-            let o: Vec<&str> = t.split('/').collect();
-            o.len() == segs.len()
-                && (0..segs.len()).all(|i| i == seg || o[i].eq_ignore_ascii_case(segs[i]))
-        };
-        // The vault's words at this place of a tag like this one, as written.
-        let mut vocab: Vec<String> = Vec::new();
-        for p in self
-            .c
-            .npcs
-            .iter()
-            .map(|n| n.source.path.as_str())
-            .chain(self.c.pcs.iter().map(|p| p.source.path.as_str()))
-            .take(300)
-        {
-            let Some(text) = read_note(self.files.root, p).ok().flatten() else {
-                continue;
-            };
-            for t in edit::tags_as_written(&text) {
-                if same_prefix(&t) && keys::tag_status(&t).is_some_and(|(i, _)| i == seg) {
-                    let w = t.split('/').nth(seg).unwrap_or("").to_string();
-                    if !vocab.contains(&w) {
-                        vocab.push(w);
-                    }
-                }
-            }
-        }
+        let same_prefix = |t: &str| same_but(t, &segs, seg);
+        let vocab = self.tag_vocab(
+            |t| same_prefix(t) && keys::tag_status(t).is_some_and(|(i, _)| i == seg),
+            seg,
+        );
         let want = if new == "active" { "alive" } else { new };
         let group = STATUS_SYNONYMS
             .iter()
@@ -844,6 +858,72 @@ impl Cx<'_, '_> {
             ));
         }
         Ok(new_tag)
+    }
+
+    /// The words the vault's PC and NPC notes write at segment `seg` of the tags `like`
+    /// accepts, as written, most used first.
+    fn tag_vocab(&self, like: impl Fn(&str) -> bool, seg: usize) -> Vec<String> {
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for p in self
+            .c
+            .npcs
+            .iter()
+            .map(|n| n.source.path.as_str())
+            .chain(self.c.pcs.iter().map(|p| p.source.path.as_str()))
+            .take(300)
+        {
+            let Some(text) = read_note(self.files.root, p).ok().flatten() else {
+                continue;
+            };
+            for t in edit::tags_as_written(&text) {
+                if like(&t) {
+                    let w = t.split('/').nth(seg).unwrap_or("").to_string();
+                    match counts.iter_mut().find(|(x, _)| *x == w) {
+                        Some((_, n)) => *n += 1,
+                        None => counts.push((w, 1)),
+                    }
+                }
+            }
+        }
+        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+        counts.into_iter().map(|(w, _)| w).collect()
+    }
+
+    /// The tag an attitude tag becomes for the attitude `new`: its last segment replaced by
+    /// the vault's word for it (`iff/positive` -> `iff/negative` for "hostile" in a vault
+    /// that writes `iff/negative`), else by `new` itself when it is one word.
+    fn disposition_tag(&self, tag: &str, new: &str) -> Result<String, String> {
+        let (seg, _) = keys::tag_disposition(tag).ok_or("not an attitude tag")?;
+        let segs: Vec<&str> = tag.split('/').collect();
+        let vocab = self.tag_vocab(|t| same_but(t, &segs, seg), seg);
+        let want = new.trim().to_lowercase();
+        let group = DISPOSITION_SYNONYMS
+            .iter()
+            .find(|g| g.contains(&want.as_str()))
+            .copied()
+            .unwrap_or(&[]);
+        let word = vocab
+            .iter()
+            .find(|w| w.eq_ignore_ascii_case(&want))
+            .or_else(|| {
+                group
+                    .iter()
+                    .find_map(|g| vocab.iter().find(|w| w.eq_ignore_ascii_case(g)))
+            })
+            .cloned()
+            .unwrap_or_else(|| same_case(&want, segs[seg]));
+        if word.is_empty()
+            || !word
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-'))
+        {
+            return Err(format!(
+                "the attitude is kept in the tag `{tag}`, and a tag holds one word, not \"{new}\""
+            ));
+        }
+        let mut out = segs.clone();
+        out[seg] = &word;
+        Ok(out.join("/"))
     }
 
     fn set_key(
