@@ -3756,4 +3756,124 @@ mod tests {
             "# X\r\nhp:: 6\r\nend\r\n"
         );
     }
+
+    #[rstest]
+    #[case::in_place(
+        "---\n{name: Kit, hp: 20, gold: 35}\n---\n",
+        &["hp"], Scalar::Int(5),
+        "---\n{name: Kit, hp: 5, gold: 35}\n---\n"
+    )]
+    #[case::added_before_the_brace(
+        "---\n{name: Kit, hp: 20 }\n---\n",
+        &["ac"], Scalar::Int(13),
+        "---\n{name: Kit, hp: 20, ac: 13 }\n---\n"
+    )]
+    #[case::empty_mapping("---\n{}\n---\n", &["hp"], Scalar::Int(5), "---\n{hp: 5}\n---\n")]
+    #[case::over_lines(
+        "---\n{name: Kit,\n  hp: 20,\n  class: Ranger\n}\n---\n",
+        &["class"], text("Druid"),
+        "---\n{name: Kit,\n  hp: 20,\n  class: Druid\n}\n---\n"
+    )]
+    #[case::quoted_key_and_value(
+        "---\n{\"name\": 'Kit', 'role': \"guide\"}\n---\n",
+        &["role"], text("the \"Red\" guide"),
+        "---\n{\"name\": 'Kit', 'role': \"the \\\"Red\\\" guide\"}\n---\n"
+    )]
+    #[case::a_comma_is_quoted(
+        "---\n{name: Kit, role: guide}\n---\n",
+        &["role"], text("guide, scout"),
+        "---\n{name: Kit, role: \"guide, scout\"}\n---\n"
+    )]
+    #[case::annotation_kept(
+        "---\n{name: Kit, hp: \"20 (3d8 + 6)\"}\n---\n",
+        &["hp"], Scalar::Int(9),
+        "---\n{name: Kit, hp: \"9 (3d8 + 6)\"}\n---\n"
+    )]
+    fn a_flow_mapping_frontmatter_is_edited_in_its_own_style(
+        #[case] before: &str,
+        #[case] keys: &[&str],
+        #[case] value: Scalar,
+        #[case] after: &str,
+    ) {
+        assert_eq!(set_scalar(before, keys, &value).expect("sets"), after);
+    }
+
+    #[test]
+    fn a_flow_mapping_frontmatter_lists_and_reads_in_place() {
+        let t = "---\n{name: Kit, inventory: [rope, torch], hp: 20}\n---\n";
+        let added = list_add(t, &["inventory"], "lamp").expect("adds");
+        assert_eq!(
+            added,
+            "---\n{name: Kit, inventory: [rope, torch, lamp], hp: 20}\n---\n"
+        );
+        assert_eq!(
+            get_scalar(&added, &["hp"]),
+            Some(("hp".to_string(), "20".to_string()))
+        );
+        let new = list_add(t, &["conditions"], "poisoned").expect("adds");
+        assert_eq!(
+            new,
+            "---\n{name: Kit, inventory: [rope, torch], hp: 20, conditions: [poisoned]}\n---\n"
+        );
+    }
+
+    #[rstest]
+    #[case::value_over_lines("---\n{name: Kit,\n hp: 20 and\n more}\n---\n")]
+    #[case::never_closed("---\n{name: Kit, hp: 20\n---\n")]
+    #[case::key_without_value("---\n{name: Kit, hp}\n---\n")]
+    fn a_flow_mapping_it_cannot_take_apart_is_refused(#[case] t: &str) {
+        let e = set_scalar(t, &["hp"], &Scalar::Int(5)).expect_err("refused");
+        assert!(
+            matches!(e, EditError::FlowFrontmatter { line: 2, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("edit it by hand"), "{e}");
+    }
+
+    #[rstest]
+    #[case::plain("---\nhp: 32 (5d8 + 10)\n---\n", "---\nhp: 30 (5d8 + 10)\n---\n")]
+    #[case::unit(
+        "---\nhp: 32 hp  # after the fall\n---\n",
+        "---\nhp: 30 hp  # after the fall\n---\n"
+    )]
+    #[case::quoted("---\nhp: '32 (5d8 + 10)'\n---\n", "---\nhp: '30 (5d8 + 10)'\n---\n")]
+    #[case::pair_untouched("---\nhp: 17\n---\n", "---\nhp: 30\n---\n")]
+    fn a_number_keeps_its_note(#[case] before: &str, #[case] after: &str) {
+        assert_eq!(
+            set_scalar(before, &["hp"], &Scalar::Int(30)).expect("sets"),
+            after
+        );
+    }
+
+    #[rstest]
+    #[case::flow(
+        "---\ntags: [npc/alive, iff/positive]\n---\n",
+        "---\ntags: [npc/dead, iff/positive]\n---\n"
+    )]
+    #[case::block_quoted(
+        "---\ntags:\n  - \"#npc/alive\"\n  - npc/alive-ish\n---\n",
+        "---\ntags:\n  - \"#npc/dead\"\n  - npc/alive-ish\n---\n"
+    )]
+    #[case::body_not_code(
+        "# Hob #NPC/Alive\n`#npc/alive` and\n```\n#npc/alive\n```\n",
+        "# Hob #npc/dead\n`#npc/alive` and\n```\n#npc/alive\n```\n"
+    )]
+    fn a_tag_is_renamed_where_it_is_kept(#[case] before: &str, #[case] after: &str) {
+        // `` `#npc/alive` `` is no tag to the reader either (a tag follows a space).
+        assert_eq!(
+            tag_rename(before, "npc/alive", "npc/dead").expect("renames"),
+            after
+        );
+    }
+
+    #[test]
+    fn a_tag_the_note_lacks_is_an_error() {
+        let e = tag_rename("---\ntags: [npc]\n---\n", "npc/alive", "npc/dead").expect_err("no tag");
+        assert_eq!(
+            e,
+            EditError::TagNotFound {
+                tag: "npc/alive".into()
+            }
+        );
+    }
 }
