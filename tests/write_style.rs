@@ -254,6 +254,25 @@ fn new_notes_copy_the_vaults_typing_and_folder() {
         "---\nname: Pell Orrin\nrole: net-mender\nlocation: \"[[harbour-row|Harbour Row]]\"\ntags: [npc/alive]\n---\n# Pell Orrin\n\nMends nets and hears everything.\n"
     );
     assert!(context(&v.root, "Pell Orrin").contains("NPC Pell Orrin - net-mender [active]"));
+    // A place in a vault whose places carry `place/<sort>` tags gets `place`.
+    let loaded = common::load(&v.root);
+    let engine = common::engine(&loaded);
+    let p = plan::plan(
+        engine.campaign(),
+        engine.matcher(),
+        &v.root,
+        &[Change::NewLocation {
+            name: "Net Lofts".into(),
+            parent: None,
+            description: Some("Where the nets dry.".into()),
+        }],
+    );
+    assert!(p.rejected.is_empty(), "{:?}", p.rejected);
+    apply::apply(&v.root, &p).expect("applies");
+    assert_eq!(
+        read(&v.root, "Places/net-lofts.md"),
+        "---\nname: Net Lofts\ntags: [place]\n---\n# Net Lofts\n\n## Description\nWhere the nets dry.\n"
+    );
     // Typed by `type: NPC`, statuses capitalised.
     let c = Scratch::of("style-capitals");
     new_npc(&c.root, "Pell Orrin", "Saltgate");

@@ -2532,7 +2532,7 @@ pub fn get_field(text: &str, keys: &[&str]) -> Option<(String, String)> {
 pub fn set_field(text: &str, keys: &[&str], value: &Scalar) -> Result<String, EditError> {
     if get_scalar(text, keys).is_none() {
         if let Some((a, b, _)) = find_inline(text, keys) {
-            let v = match value {
+            let v = match &keep_note(&text[a..b], value) {
                 Scalar::Int(n) => n.to_string(),
                 Scalar::Text(t) => {
                     if t.contains(['\n', '\r']) {
@@ -3863,6 +3863,14 @@ mod tests {
         assert_eq!(
             tag_rename(before, "npc/alive", "npc/dead").expect("renames"),
             after
+        );
+    }
+
+    #[test]
+    fn an_inline_field_number_keeps_its_note() {
+        assert_eq!(
+            set_field("# X\nhp:: 32 (5d8 + 10)\n", &["hp"], &Scalar::Int(30)).expect("set"),
+            "# X\nhp:: 30 (5d8 + 10)\n"
         );
     }
 

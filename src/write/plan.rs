@@ -385,6 +385,23 @@ enum Typing {
     Tag(String),
 }
 
+/// The part of a kind tag that says the kind: a sub-type after it is dropped
+/// (`place/tavern` -> `place`), a status kept in it is not (`npc/alive` stays).
+fn kind_tag(tag: &str, kind: NoteKind) -> String {
+    let mut segs: Vec<&str> = tag.split('/').collect();
+    while segs.len() > 1 {
+        let shorter = segs[..segs.len() - 1].join("/");
+        let last = segs[segs.len() - 1];
+        if keys::tag_status(last).is_some()
+            || crate::canon::kind::tag_kind(&shorter.to_lowercase()) != Some(kind)
+        {
+            break;
+        }
+        segs.pop();
+    }
+    segs.join("/")
+}
+
 /// A new note with `fm` in order, typed by `typing` (a tag goes into `tags: [...]`).
 fn typed_note(
     name: &str,
@@ -1362,7 +1379,7 @@ impl Cx<'_, '_> {
                     && keys::tag_status(t).is_none_or(|(_, s)| s == "active")
             });
             if let Some(t) = tag {
-                *by_tag.entry(t).or_default() += 1;
+                *by_tag.entry(kind_tag(&t, kind)).or_default() += 1;
             }
         }
         if by_tag.values().sum::<usize>() > 0
