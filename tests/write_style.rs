@@ -186,6 +186,22 @@ fn a_flow_mapping_frontmatter_is_edited_inside_the_mapping() {
         ctx.contains("PC Kit Calloway (Ranger) | HP 5/24 | AC 13 | at Harbour Row"),
         "{ctx}"
     );
+    // Canon still reads every key of the mapping.
+    let loaded = common::load(&v.root);
+    let kit = loaded
+        .built
+        .campaign
+        .pcs
+        .iter()
+        .find(|p| p.name == "Kit Calloway")
+        .expect("Kit is a PC");
+    assert_eq!(kit.class.as_deref(), Some("Ranger"));
+    assert_eq!(kit.gold, Some(30));
+    assert_eq!(kit.location.as_deref(), Some("Places/harbour-row.md"));
+    assert_eq!(
+        (kit.hp_current, kit.hp_max, kit.ac),
+        (Some(5), Some(24), Some(13))
+    );
     check_clean(&v.root);
 }
 
