@@ -398,3 +398,81 @@ fn an_attitude_kept_in_a_tag_is_read_and_changed_in_the_tag() {
     assert!(err.contains("a tag holds one word"), "{err}");
     check_clean(&v.root);
 }
+
+/// The notes of the vault, without vaultdm's own folder.
+fn notes(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut all = common::all_files(root);
+    all.retain(|k, _| !k.starts_with(".vaultdm/") && !k.starts_with("no-home/"));
+    all
+}
+
+/// The NPCs a Dataview-style query `FROM #npc/<word>` lists (the tag in `tags:` or in the
+/// body, any case), by file name.
+fn tagged(root: &Path, tag: &str) -> Vec<String> {
+    let mut out: Vec<String> = notes(root)
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("NPCs/"))
+        .filter(|(_, bytes)| {
+            let text = String::from_utf8_lossy(bytes).to_lowercase();
+            text.split(|c: char| c.is_whitespace() || matches!(c, '[' | ']' | ',' | '"'))
+                .any(|w| w.trim_start_matches('#') == tag)
+        })
+        .map(|(k, _)| {
+            k.trim_start_matches("NPCs/")
+                .trim_end_matches(".md")
+                .to_string()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_scripted_session_agrees_with_the_gms_tag_queries_and_reverts_to_the_same_bytes() {
+    let v = Scratch::of("style-tags");
+    let original = notes(&v.root);
+    let script = [
+        "/set hob status dead",
+        "/set marla status captured",
+        "/set bone warden hp 40",
+        "/set sister vell hp 31",
+        "/set sister vell ac 13",
+        "/move sister vell to sew and tell",
+        "/set kit hp 12",
+        "/move kit to the nymph's knickers",
+        "/set jinx hp 35",
+        "/set bone warden disposition friendly",
+    ];
+    for line in script {
+        ask(&v.root, line);
+    }
+    check_clean(&v.root);
+    // The GM's own queries and the context agree on who is alive.
+    assert_eq!(tagged(&v.root, "npc/alive"), ["Bone Warden", "Sister Vell"]);
+    assert_eq!(tagged(&v.root, "npc/deceased"), ["Hob Greaves", "Old Wyn"]);
+    assert_eq!(tagged(&v.root, "npc/captured"), ["Marla Quist"]);
+    assert_eq!(
+        tagged(&v.root, "iff/positive"),
+        ["Bone Warden", "Hob Greaves", "Sister Vell"]
+    );
+    let loaded = common::load(&v.root);
+    let c = &loaded.built.campaign;
+    let status = |n: &str| {
+        c.npcs
+            .iter()
+            .find(|x| x.name == n)
+            .map(|x| x.status.clone())
+            .expect("npc")
+    };
+    assert_eq!(status("Hob Greaves"), "deceased");
+    assert_eq!(status("Marla Quist"), "captured");
+    assert_eq!(status("Bone Warden"), "active");
+    assert!(!notes(&v.root)
+        .iter()
+        .any(|(_, b)| String::from_utf8_lossy(b).contains("\nstatus:")));
+    // Every change undone, newest first: the exact bytes and files come back.
+    for _ in script {
+        ask(&v.root, "/revert");
+    }
+    assert_eq!(notes(&v.root), original);
+}
