@@ -108,6 +108,20 @@ fn a_status_kept_in_a_tag_is_changed_in_the_tag_in_the_vaults_own_words() {
     let err = ask_fails(&v.root, "/set sister vell status wounded");
     assert!(err.contains("kept in the tag `npc/alive`"), "{err}");
     assert_eq!(read(&v.root, "NPCs/Sister Vell.md"), before);
+    // A status key beside a status tag: the key is what canon reads, and the tag follows it.
+    v.write(
+        "NPCs/Dara Finch.md",
+        "---\nstatus: alive\ntags: [npc/alive]\n---\n# Dara Finch\n\nRows the night ferry.\n",
+    );
+    let said = ask(&v.root, "/set dara status dead");
+    assert!(
+        said.contains("(and tag npc/alive -> npc/deceased)"),
+        "{said}"
+    );
+    assert_eq!(
+        read(&v.root, "NPCs/Dara Finch.md"),
+        "---\nstatus: dead\ntags: [npc/deceased]\n---\n# Dara Finch\n\nRows the night ferry.\n"
+    );
     check_clean(&v.root);
 }
 
@@ -294,7 +308,7 @@ fn new_notes_copy_the_vaults_typing_and_folder() {
     new_npc(&c.root, "Pell Orrin", "Saltgate");
     assert_eq!(
         read(&c.root, "World/People/pell-orrin.md"),
-        "---\nname: Pell Orrin\ntype: NPC\nrole: net-mender\nstatus: Active\nlocation: \"[[Saltgate]]\"\n---\n# Pell Orrin\n\nMends nets and hears everything.\n"
+        "---\nname: Pell Orrin\ntype: NPC\nrole: net-mender\nstatus: Active\nlocation: \"[[World/Places/Saltgate]]\"\n---\n# Pell Orrin\n\nMends nets and hears everything.\n"
     );
     check_clean(&c.root);
 }

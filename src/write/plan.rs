@@ -766,7 +766,25 @@ impl Cx<'_, '_> {
                     _ => new.clone(),
                 };
                 self.set_key(&path, keys, value)?;
-                Ok(format!("{name}: status {old} -> {shown}"))
+                // A status tag beside the key says the same after the change.
+                let mut also = String::new();
+                if let Some(tag) = status_tag_of(&self.files.text(&path)?) {
+                    match self.status_tag(&tag, &new) {
+                        Ok(new_tag) if !new_tag.eq_ignore_ascii_case(&tag) => {
+                            self.files.edit(
+                                &path,
+                                Op::Tag {
+                                    old: tag.clone(),
+                                    new: new_tag.clone(),
+                                },
+                            )?;
+                            also = format!(" (and tag {tag} -> {new_tag})");
+                        }
+                        Ok(_) => {}
+                        Err(_) => also = format!(" (the tag {tag} is left as it is)"),
+                    }
+                }
+                Ok(format!("{name}: status {old} -> {shown}{also}"))
             }
             Field::Disposition | Field::Role => {
                 let Who::Npc(i) = who else {
@@ -1506,7 +1524,7 @@ impl Cx<'_, '_> {
     /// in the same set.
     fn new_or_known_location(&self, name: &str) -> Result<String, String> {
         match resolve::location(self.c, self.m, name) {
-            Ok(i) => Ok(self.location_value(i, None)),
+            Ok(i) => Ok(self.location_value(i, self.location_sample().as_deref())),
             Err(e) => self
                 .new_names
                 .iter()
@@ -1514,6 +1532,20 @@ impl Cx<'_, '_> {
                 .map(|(_, p)| format!("[[{}|{}]]", stem(p), name.trim()))
                 .ok_or(e),
         }
+    }
+
+    /// How the vault's NPC and PC notes write a location (the first one that has one), so
+    /// a new note writes its location in the same form.
+    fn location_sample(&self) -> Option<String> {
+        self.c
+            .npcs
+            .iter()
+            .map(|n| n.source.path.as_str())
+            .chain(self.c.pcs.iter().map(|p| p.source.path.as_str()))
+            .take(50)
+            .filter_map(|p| read_note(self.files.root, p).ok().flatten())
+            .find_map(|t| edit::get_field(&t, keys::LOCATION).map(|(_, v)| v))
+            .filter(|v| !v.trim().is_empty())
     }
 
     fn new_location(
