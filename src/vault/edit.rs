@@ -3866,6 +3866,26 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Whatever a `{...}` frontmatter or a tag holds, the editors answer (an edit or a
+        /// reason) and never panic; an edit leaves the rest of the note as it was.
+        #[test]
+        fn flow_frontmatter_and_tags_never_panic(
+            inner in "[a-z:, \"'\\[\\]{}#é\n-]{0,40}",
+            tag in "[a-zé/#-]{1,12}",
+        ) {
+            let t = format!("---\n{{{inner}}}\n---\n# X #{tag}\n");
+            if let Ok(out) = set_scalar(&t, &["hp"], &Scalar::Int(5)) {
+                let tail = format!("---\n# X #{}\n", tag);
+                proptest::prop_assert!(out.ends_with(&tail), "{}", out);
+            }
+            let _ = get_scalar(&t, &["hp"]);
+            let _ = list_add(&t, &["tags"], "npc");
+            let _ = tag_rename(&t, &tag, "npc/dead");
+            let _ = tags_as_written(&t);
+        }
+    }
+
     #[test]
     fn an_inline_field_number_keeps_its_note() {
         assert_eq!(
