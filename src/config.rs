@@ -73,12 +73,26 @@ pub enum Review {
     Off,
 }
 
+/// What write-back does with an HP outside its bounds: above the max, or below minus the
+/// max (`[write] hp_bounds`).
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum HpBounds {
+    /// Not written; the reason names the max (the default).
+    #[default]
+    Refuse,
+    /// Written, and the reply flags it.
+    Flag,
+}
+
 /// Write-back settings (`[write]`).
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct WriteConfig {
     /// `ask` (default), `auto` or `off`.
     pub review: Review,
+    /// `refuse` (default) or `flag`: HP above the max or below minus the max.
+    pub hp_bounds: HpBounds,
 }
 
 /// Long-session memory settings (`[memory]`); docs/memory.md explains each.

@@ -191,3 +191,45 @@ fn canon_reads_what_the_edits_wrote() {
         .iter()
         .any(|e| e.day == 6 && e.text == "The party reached the adit."));
 }
+
+proptest::proptest! {
+    /// Any printable one-line value set through write-back reads back through canon's own
+    /// reader as exactly that value: quotes, backslashes, `#`, `: ` and links included.
+    #[test]
+    fn any_printable_value_set_reads_back_the_same(
+        v in "[ -~\u{e9}\u{2014}\u{201c}\u{201d}]{1,40}",
+        old in proptest::sample::select(vec!["miller", "\"quoted\"", "'single'", "", "~"]),
+    ) {
+        let v = v.trim().to_string();
+        proptest::prop_assume!(!v.is_empty());
+        let text = format!("---\nname: Hob\nrole: {old}\ntags: [npc]\n---\n# Hob\n");
+        let after = edit::set_scalar(&text, &["role"], &Scalar::Text(v.clone())).expect("sets");
+        let note = vaultdm::vault::Note::parse("Hob.md", after.as_bytes());
+        proptest::prop_assert_eq!(note.frontmatter.text(&["role"]), Some(v.clone()), "{}", after);
+        // And in a `{...}` frontmatter.
+        let flow = "---\n{name: Hob, role: miller, tags: [npc]}\n---\n# Hob\n";
+        let after = edit::set_scalar(flow, &["role"], &Scalar::Text(v.clone())).expect("sets");
+        let note = vaultdm::vault::Note::parse("Hob.md", after.as_bytes());
+        proptest::prop_assert_eq!(note.frontmatter.text(&["role"]), Some(v), "{}", after);
+    }
+
+    /// A tag renamed and renamed back gives back the exact bytes.
+    #[test]
+    fn a_tag_renamed_and_back_is_the_same_note(
+        style in 0usize..4,
+        word in "(dead|missing|departed)",
+    ) {
+        let text = match style {
+            0 => "---\ntags: [npc/alive, iff/positive]\n---\n# Hob\n".to_string(),
+            1 => "---\ntags:\n  - \"npc/alive\"\n  - iff/positive\n---\n# Hob\n".to_string(),
+            2 => "# Hob\n\n#npc/alive #iff/positive\n\n```\n#npc/alive\n```\n".to_string(),
+            _ => "\u{feff}---\r\ntags: npc/alive, iff/positive\r\n---\r\n# Hob #npc/alive\r\n".to_string(),
+        };
+        let new = format!("npc/{word}");
+        let there = edit::tag_rename(&text, "npc/alive", &new).expect("renames");
+        proptest::prop_assert!(edit::tags_as_written(&there).contains(&new));
+        proptest::prop_assert!(!edit::tags_as_written(&there).iter().any(|t| t == "npc/alive"));
+        let back = edit::tag_rename(&there, &new, "npc/alive").expect("renames back");
+        proptest::prop_assert_eq!(back, text);
+    }
+}

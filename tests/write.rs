@@ -181,10 +181,20 @@ fn a_write_that_changes_nothing_says_so() {
     );
 }
 
-/// HP set above its max (or below 0) is written as the GM typed it, and `check` says so.
+/// HP set above its max is refused with the max named (the default); with
+/// `[write] hp_bounds = "flag"` it is written as the GM typed it, and `check` says so.
 #[test]
 fn hp_above_max_is_written_and_check_warns() {
     let v = common::template_copy();
+    let before = read(v.path(), "canon/pcs/brannock-tull.md");
+    let out = ask(v.path(), "s1", "/set brannock hp 42");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("above max HP 30"));
+    assert_eq!(read(v.path(), "canon/pcs/brannock-tull.md"), before);
+    let toml = v.path().join("vaultdm.toml");
+    let mut config = std::fs::read_to_string(&toml).expect("template config");
+    config.push_str("\n[write]\nhp_bounds = \"flag\"\n");
+    std::fs::write(&toml, config).expect("write config");
     let out = ask(v.path(), "s1", "/set brannock hp 42");
     assert!(
         out.status.success(),
@@ -464,14 +474,14 @@ mod library {
                 engine.matcher(),
                 &root,
                 &mut log,
-                &[hp("brannock", i)],
+                &[hp("brannock", i % 30)],
                 From::Gm,
             )
             .expect("written");
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         assert!(reader.join().expect("reader") > 0);
-        assert!(read(&root, rel).contains("hp: 59\n"));
+        assert!(read(&root, rel).contains("hp: 29\n"));
         let leftovers: Vec<_> = std::fs::read_dir(root.join("canon/pcs"))
             .expect("dir")
             .flatten()

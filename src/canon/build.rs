@@ -303,21 +303,9 @@ fn build_pc(cx: &mut Ctx<'_>, note: &Note) -> Pc {
 /// A status written as a tag segment (`npc/dead`, `heist/npc/missing`, `#departed`), for
 /// GMs who track status with tags instead of a `status:` key.
 fn status_from_tags(note: &Note) -> Option<String> {
-    note.tags.iter().find_map(|t| {
-        t.split('/')
-            .find(|seg| {
-                ABSENT_STATUSES.contains(seg)
-                    || INACTIVE_PC_STATUSES.contains(seg)
-                    || *seg == "alive"
-            })
-            .map(|seg| {
-                if seg == "alive" {
-                    "active".to_string()
-                } else {
-                    seg.to_string()
-                }
-            })
-    })
+    note.tags
+        .iter()
+        .find_map(|t| keys::tag_status(t).map(|(_, s)| s))
 }
 
 /// Reads `17/27` (or `17 / 27`) as current and max HP.
@@ -382,9 +370,24 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
         }
         if let Ok(yaml::Value::Map(m)) = yaml::parse(block) {
             let get = |k: &str| m.get(k).and_then(|v| value_int(v).ok().flatten());
-            if hp_current.is_none() && hp_max.is_none() {
+            // The statblock's `hp` is the maximum; the current HP, once write-back has
+            // set one, is the frontmatter's (`hp_current:` beside the block).
+            if hp_max.is_none() {
                 hp_max = get("hp");
-                hp_current = hp_max;
+                if hp_current.is_none() {
+                    hp_current = hp_max;
+                } else if let (Some(c), Some(m)) = (hp_current, hp_max) {
+                    if c > m {
+                        cx.diags.push(Diagnostic::warning(
+                            &note.path,
+                            note.frontmatter
+                                .get(keys::HP)
+                                .map_or(1, |(k, _)| note.frontmatter.line_of(k).max(1)),
+                            Code::BadValue,
+                            format!("current HP {c} is above the statblock's hp {m}; the context shows it as written"),
+                        ));
+                    }
+                }
             }
             ac = ac.or_else(|| get("ac"));
         }
@@ -404,7 +407,11 @@ fn build_npc(cx: &mut Ctx<'_>, note: &Note) -> Npc {
         aliases: note.aliases(),
         role: npc_role(note),
         status,
-        disposition: fm.text(keys::DISPOSITION),
+        disposition: fm.text(keys::DISPOSITION).or_else(|| {
+            note.tags
+                .iter()
+                .find_map(|t| keys::tag_disposition(t).map(|(_, d)| d))
+        }),
         location,
         location_text,
         hp_current,

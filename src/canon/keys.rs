@@ -103,3 +103,42 @@ pub const CLOCK_DAY: &[&str] = &[
 /// The keys beside [`CLOCK_DAY`] that hold the time of day (`/day` adds the first when the
 /// note has none).
 pub const CLOCK_TIME: &[&str] = &["current_time", "time_of_day", "time"];
+
+/// Where a status kept as a tag is: the one rule canon reads it by and write-back changes it
+/// by. The first segment of `tag` that is a status word canon knows (`npc/dead`,
+/// `heist/npc/missing`, `#departed`) is the status; `alive` reads as `active`. Returns the
+/// segment's index among the `/`-separated segments, and the status (lower case).
+pub fn tag_status(tag: &str) -> Option<(usize, String)> {
+    use super::model::{ABSENT_STATUSES, INACTIVE_PC_STATUSES};
+    tag.trim_start_matches('#')
+        .split('/')
+        .enumerate()
+        .find_map(|(i, seg)| {
+            let seg = seg.to_lowercase();
+            if seg == "alive" {
+                Some((i, "active".to_string()))
+            } else if ABSENT_STATUSES.contains(&seg.as_str())
+                || INACTIVE_PC_STATUSES.contains(&seg.as_str())
+            {
+                Some((i, seg))
+            } else {
+                None
+            }
+        })
+}
+
+/// Tag segments after which the last segment is an NPC's attitude to the party
+/// (`iff/positive`, `heist/attitude/hostile`).
+pub const DISPOSITION_TAG_WORDS: &[&str] = &["iff", "attitude", "disposition", "relationship"];
+
+/// Where an attitude kept as a tag is: the one rule canon reads it by and write-back changes
+/// it by. A tag whose next-to-last segment is one of [`DISPOSITION_TAG_WORDS`] holds the
+/// attitude in its last segment. Returns that segment's index and its text (as written).
+pub fn tag_disposition(tag: &str) -> Option<(usize, String)> {
+    let segs: Vec<&str> = tag.trim_start_matches('#').split('/').collect();
+    let n = segs.len();
+    (n >= 2
+        && DISPOSITION_TAG_WORDS.contains(&segs[n - 2].to_lowercase().as_str())
+        && !segs[n - 1].is_empty())
+    .then(|| (n - 1, segs[n - 1].to_string()))
+}

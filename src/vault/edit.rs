@@ -129,6 +129,20 @@ pub enum EditError {
         /// Their lines, comma-separated.
         lines: String,
     },
+    /// The frontmatter is one `{...}` flow mapping written in a way vaultdm does not edit.
+    #[error("the frontmatter is one `{{...}}` mapping (line {line}) that {why}; edit it by hand or write it as `key: value` lines")]
+    FlowFrontmatter {
+        /// Line where the mapping starts.
+        line: usize,
+        /// What makes it uneditable.
+        why: String,
+    },
+    /// The note has the tag nowhere (neither in `tags:` nor as a `#tag`).
+    #[error("the note has no tag `{tag}` (in `tags:` or as `#{tag}`)")]
+    TagNotFound {
+        /// The tag asked for.
+        tag: String,
+    },
     /// The temporal index is not valid JSON.
     #[error("temporal-index.json is not valid JSON at line {line}, column {column}: {message}")]
     InvalidJson {
@@ -641,34 +655,8 @@ fn entries(doc: &Doc, open: usize, close: usize) -> Vec<Entry> {
             Kind::BlockScalar
         } else if !below.is_empty() {
             Kind::Unsupported("holds a value over several lines")
-        } else if v.starts_with('&') || v.starts_with('!') || v.starts_with('*') {
-            Kind::Unsupported("uses a YAML anchor, alias or tag")
-        } else if is_bare_link(v) {
-            Kind::Scalar(Quote::Link)
-        } else if v.starts_with('[') {
-            if flow_len(v) == Some(v.len()) {
-                Kind::Flow
-            } else {
-                Kind::Unsupported("holds a `[` list that is not closed on its line")
-            }
-        } else if v.starts_with('{') {
-            Kind::FlowMap
-        } else if v == "~" || v.eq_ignore_ascii_case("null") {
-            Kind::Null
-        } else if v.starts_with('"') {
-            if quoted_len(v) == Some(v.len()) {
-                Kind::Scalar(Quote::Double)
-            } else {
-                Kind::Unsupported("holds a quoted value that is not closed on its line")
-            }
-        } else if v.starts_with('\'') {
-            if quoted_len(v) == Some(v.len()) {
-                Kind::Scalar(Quote::Single)
-            } else {
-                Kind::Unsupported("holds a quoted value that is not closed on its line")
-            }
         } else {
-            Kind::Scalar(Quote::Plain)
+            inline_kind(v)
         };
         out.push(Entry {
             line: *line,
@@ -680,6 +668,144 @@ fn entries(doc: &Doc, open: usize, close: usize) -> Vec<Entry> {
         });
     }
     out
+}
+
+/// What a value written on its key's line holds (`v` is not empty).
+fn inline_kind(v: &str) -> Kind {
+    if v.starts_with('&') || v.starts_with('!') || v.starts_with('*') {
+        Kind::Unsupported("uses a YAML anchor, alias or tag")
+    } else if is_bare_link(v) {
+        Kind::Scalar(Quote::Link)
+    } else if v.starts_with('[') {
+        if flow_len(v) == Some(v.len()) {
+            Kind::Flow
+        } else {
+            Kind::Unsupported("holds a `[` list that is not closed on its line")
+        }
+    } else if v.starts_with('{') {
+        Kind::FlowMap
+    } else if v == "~" || v.eq_ignore_ascii_case("null") {
+        Kind::Null
+    } else if v.starts_with('"') {
+        if quoted_len(v) == Some(v.len()) {
+            Kind::Scalar(Quote::Double)
+        } else {
+            Kind::Unsupported("holds a quoted value that is not closed on its line")
+        }
+    } else if v.starts_with('\'') {
+        if quoted_len(v) == Some(v.len()) {
+            Kind::Scalar(Quote::Single)
+        } else {
+            Kind::Unsupported("holds a quoted value that is not closed on its line")
+        }
+    } else {
+        Kind::Scalar(Quote::Plain)
+    }
+}
+
+/// A frontmatter written as one flow mapping (`{name: Kit Calloway, class: Ranger, hp: 20}`,
+/// on one line or several): its keys, each value on its key's line, and the place a new
+/// `key: value` goes (just after the last value, or just inside an empty `{}`).
+/// `Err` carries why vaultdm will not edit it (a value over several lines, a key without
+/// a value, an unclosed mapping).
+fn flow_map_entries(
+    doc: &Doc,
+    open: usize,
+    close: usize,
+) -> Result<(Vec<Entry>, (usize, usize)), &'static str> {
+    let mut out = Vec::new();
+    let mut line = (open + 1..close)
+        .find(|&i| {
+            let t = doc.text(i).trim_start();
+            !t.is_empty() && !t.starts_with('#')
+        })
+        .ok_or("is empty")?;
+    let mut at = doc.text(line).find('{').ok_or("is not a flow mapping")? + 1;
+    let mut insert = (line, at);
+    // Moves to the next byte that is not a space (over line ends); None at the fence.
+    let next = |line: &mut usize, at: &mut usize| -> Option<u8> {
+        loop {
+            let t = doc.text(*line).as_bytes();
+            while *at < t.len() && matches!(t[*at], b' ' | b'\t') {
+                *at += 1;
+            }
+            if *at < t.len() {
+                return Some(t[*at]);
+            }
+            *line += 1;
+            *at = 0;
+            if *line >= close {
+                return None;
+            }
+        }
+    };
+    loop {
+        match next(&mut line, &mut at).ok_or("is a `{` mapping that is never closed")? {
+            b'}' => return Ok((out, insert)),
+            b',' => {
+                at += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let t = doc.text(line);
+        let rest = &t[at..];
+        // The key: quoted, or plain up to `: ` (or `:` before `,`/`}`/end).
+        let (key, after_key) = if rest.starts_with(['"', '\'']) {
+            let q = quoted_len(rest).ok_or("has a quoted key that is not closed on its line")?;
+            (unquote(&rest[..q]), at + q)
+        } else {
+            let b = rest.as_bytes();
+            let c = (0..b.len())
+                .find(|&i| {
+                    b[i] == b':' && matches!(b.get(i + 1), None | Some(b' ' | b'\t' | b',' | b'}'))
+                        || matches!(b[i], b',' | b'}')
+                })
+                .unwrap_or(b.len());
+            if b.get(c) != Some(&b':') {
+                return Err("has a key without a value");
+            }
+            (rest[..c].trim_end().to_string(), at + c)
+        };
+        let colon = after_key + t[after_key..].len() - t[after_key..].trim_start().len();
+        if t.as_bytes().get(colon) != Some(&b':') {
+            return Err("has a key without a value");
+        }
+        let colon_end = colon + 1;
+        let vs = colon_end + t[colon_end..].len() - t[colon_end..].trim_start().len();
+        let v = &t[vs..];
+        let len = match v.as_bytes().first() {
+            Some(b'"' | b'\'') => {
+                quoted_len(v).ok_or("has a quoted value that is not closed on its line")?
+            }
+            Some(b'[' | b'{') => flow_len(v).ok_or("has a value over several lines")?,
+            _ => v
+                .find([',', '}'])
+                .map_or(v.trim_end().len(), |i| v[..i].trim_end().len()),
+        };
+        let ve = vs + len;
+        let raw = &t[vs..ve];
+        let kind = if raw.is_empty() {
+            Kind::Empty
+        } else {
+            inline_kind(raw)
+        };
+        // The value ends at the `,` or `}` that follows it.
+        let (mut l2, mut a2) = (line, ve);
+        if !matches!(next(&mut l2, &mut a2), Some(b',' | b'}')) {
+            return Err("has a value over several lines");
+        }
+        out.push(Entry {
+            line,
+            key,
+            colon_end,
+            value: (vs, ve),
+            end: line + 1,
+            kind,
+        });
+        insert = (line, if raw.is_empty() { colon_end } else { ve });
+        at = ve;
+    }
 }
 
 /// The entry for the first of `keys` (in priority order) the note holds; the last
@@ -699,25 +825,51 @@ struct Front {
     /// (open, close) fence lines; None when the note has no frontmatter.
     fences: Option<(usize, usize)>,
     entries: Vec<Entry>,
+    /// For a frontmatter written as one `{...}` mapping: where a new `key: value` goes.
+    flow: Option<(usize, usize)>,
 }
 
 impl Front {
     fn parse(text: &str) -> Result<Front, EditError> {
         let doc = Doc::parse(text);
         let fences = fences(&doc)?;
-        let entries = match fences {
-            Some((o, c)) => entries(&doc, o, c),
-            None => Vec::new(),
+        let first = fences.and_then(|(o, c)| {
+            (o + 1..c).find(|&i| {
+                let t = doc.text(i).trim_start();
+                !t.is_empty() && !t.starts_with('#')
+            })
+        });
+        let (entries, flow) = match (fences, first) {
+            (Some((o, c)), Some(i)) if doc.text(i).trim_start().starts_with('{') => {
+                match flow_map_entries(&doc, o, c) {
+                    Ok((e, at)) => (e, Some(at)),
+                    Err(why) => {
+                        return Err(EditError::FlowFrontmatter {
+                            line: i + 1,
+                            why: why.to_string(),
+                        })
+                    }
+                }
+            }
+            (Some((o, c)), _) => (entries(&doc, o, c), None),
+            (None, _) => (Vec::new(), None),
         };
         Ok(Front {
             doc,
             fences,
             entries,
+            flow,
         })
     }
 
-    /// Adds lines as the last lines of the frontmatter, creating one if there is none.
+    /// Adds lines as the last lines of the frontmatter, creating one if there is none; in a
+    /// `{...}` frontmatter, as `, key: value` after its last value.
     fn append(mut self, lines: Vec<String>) -> String {
+        if let Some((line, at)) = self.flow {
+            let sep = if self.entries.is_empty() { "" } else { ", " };
+            self.splice(line, (at, at), &format!("{sep}{}", lines.join(", ")));
+            return self.doc.render();
+        }
         match self.fences {
             Some((_, close)) => self.doc.insert(close, lines),
             None => {
@@ -728,6 +880,20 @@ impl Front {
             }
         }
         self.doc.render()
+    }
+
+    /// A rendered value as it may stand here: in a `{...}` frontmatter, plain text holding
+    /// `,`, `[`, `]`, `{` or `}` is double-quoted (a bare `[[link]]` stays as it is).
+    fn fit(&self, rendered: String) -> String {
+        if self.flow.is_some()
+            && !rendered.starts_with(['"', '\''])
+            && rendered.contains([',', '[', ']', '{', '}'])
+            && !is_bare_link(&rendered)
+        {
+            double_quote(&rendered)
+        } else {
+            rendered
+        }
     }
 
     /// Replaces bytes `range` of line `line` with `with`.
@@ -789,25 +955,42 @@ pub fn set_scalar(text: &str, keys: &[&str], value: &Scalar) -> Result<String, E
     }
     let mut f = Front::parse(text)?;
     let Some(e) = find_entry(&f.entries, keys).cloned() else {
-        let line = format!("{}: {}", first.trim(), render_scalar(value, Quote::Plain));
+        let line = format!(
+            "{}: {}",
+            first.trim(),
+            f.fit(render_scalar(value, Quote::Plain))
+        );
         return Ok(f.append(vec![line]));
     };
     match e.kind {
         Kind::Scalar(q) => {
-            let new = render_scalar(value, q);
+            let old = unquote(&f.doc.text(e.line)[e.value.0..e.value.1]);
+            let new = f.fit(render_scalar(&keep_note(&old, value), q));
             f.splice(e.line, e.value, &new);
         }
         Kind::Null => {
-            let new = render_scalar(value, Quote::Plain);
+            let new = f.fit(render_scalar(value, Quote::Plain));
             f.splice(e.line, e.value, &new);
         }
         Kind::Empty => {
-            let new = format!(" {}", render_scalar(value, Quote::Plain));
+            let new = format!(" {}", f.fit(render_scalar(value, Quote::Plain)));
             f.splice(e.line, (e.colon_end, e.colon_end), &new);
         }
         _ => return Err(kind_error(&e)),
     }
     Ok(f.doc.render())
+}
+
+/// A number written with a unit or a note after it (`32 (5d8 + 10)`, `150 gp`) keeps them
+/// when only the number changes (by the rule canon reads numbers with).
+fn keep_note(old: &str, value: &Scalar) -> Scalar {
+    match value {
+        Scalar::Int(n) => match crate::vault::frontmatter::number_and_note(old) {
+            Some((_, rest)) if !rest.is_empty() => Scalar::Text(format!("{n}{rest}")),
+            _ => value.clone(),
+        },
+        Scalar::Text(_) => value.clone(),
+    }
 }
 
 /// What a frontmatter key currently holds, for conflict checks: the key as written and the
@@ -1181,6 +1364,170 @@ pub fn new_note(name: &str, frontmatter: &[(&str, Scalar)], body: &str) -> Strin
         out.push('\n');
         out.push_str(body);
         out.push('\n');
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Tags: a status or attitude some GMs keep as a tag (`npc/alive`) is changed in the tag.
+
+/// The keys a note's tags are read from.
+pub const TAG_KEYS: &[&str] = &["tags", "tag"];
+
+fn is_tag_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '/')
+}
+
+/// Replaces, in `s[from..to]`, each whole-tag occurrence of `old` (case-insensitive; a tag
+/// is delimited by anything that cannot be in one) by `new`. Returns how many.
+fn replace_tag_in(
+    s: &mut String,
+    from: usize,
+    to: usize,
+    old: &str,
+    new: &str,
+    hash: bool,
+) -> usize {
+    let mut n = 0;
+    let mut i = from;
+    let mut to = to;
+    while i < to {
+        let rest = &s[i..to];
+        let want = if hash {
+            format!("#{old}")
+        } else {
+            old.to_string()
+        };
+        let hit = rest.len() >= want.len()
+            && rest.is_char_boundary(want.len())
+            && rest[..want.len()].eq_ignore_ascii_case(&want);
+        let before_ok = || {
+            i == from
+                || s[..i].chars().next_back().is_some_and(|c| {
+                    if hash {
+                        c.is_whitespace()
+                    } else {
+                        !is_tag_char(c)
+                    }
+                })
+        };
+        let after_ok =
+            || i + want.len() >= to || !s[i + want.len()..].chars().next().is_some_and(is_tag_char);
+        if hit && before_ok() && after_ok() {
+            let at = i + usize::from(hash);
+            s.replace_range(at..at + old.len(), new);
+            to = to + new.len() - old.len();
+            i = at + new.len();
+            n += 1;
+        } else {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    n
+}
+
+/// Renames a tag where the note keeps it: the items of its frontmatter `tags:` list (flow,
+/// block or comma string; quotes and a leading `#` kept) and every inline `#tag` in the body
+/// outside code. Tags compare case-insensitively; only the tag's bytes change.
+pub fn tag_rename(text: &str, old: &str, new: &str) -> Result<String, EditError> {
+    let old = old.trim().trim_start_matches('#');
+    let new = new.trim().trim_start_matches('#');
+    if new.is_empty() || !new.chars().all(is_tag_char) {
+        return Err(EditError::InvalidText {
+            what: format!("the tag `{new}`"),
+            why: "a tag is letters, digits, `_`, `-` and `/`".into(),
+        });
+    }
+    let mut f = Front::parse(text)?;
+    let mut n = 0;
+    if let Some(e) = find_entry(&f.entries, TAG_KEYS).cloned() {
+        let spans: Vec<(usize, usize, usize)> = match e.kind {
+            Kind::BlockList => block_items(&f.doc, &e)
+                .iter()
+                .map(|it| {
+                    let t = f.doc.text(it.line);
+                    let ind = indent_of(t);
+                    let v = ind + 1 + (t[ind + 1..].len() - t[ind + 1..].trim_start().len());
+                    (it.line, v, v + value_len(&t[v..]))
+                })
+                .collect(),
+            Kind::Flow | Kind::Scalar(_) => vec![(e.line, e.value.0, e.value.1)],
+            _ => Vec::new(),
+        };
+        for (line, a, z) in spans {
+            if let Some(l) = f.doc.lines.get_mut(line) {
+                n += replace_tag_in(&mut l.text, a, z, old, new, false);
+            }
+        }
+    }
+    let body_from = f.fences.map_or(0, |(_, close)| close + 1);
+    let code = in_code(&f.doc);
+    for i in body_from..f.doc.lines.len() {
+        if code.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        let l = &mut f.doc.lines[i];
+        let len = l.text.len();
+        n += replace_tag_in(&mut l.text, 0, len, old, new, true);
+    }
+    if n == 0 {
+        return Err(EditError::TagNotFound {
+            tag: old.to_string(),
+        });
+    }
+    Ok(f.doc.render())
+}
+
+/// The note's tags as written (frontmatter `tags:` items without a leading `#`, then inline
+/// `#tags` of the body outside code), case kept, each once.
+pub fn tags_as_written(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let Ok(f) = Front::parse(text) else {
+        return out;
+    };
+    let mut push = |t: &str| {
+        let t = t.trim().trim_start_matches('#').trim_end_matches('/');
+        if !t.is_empty() && !out.iter().any(|o| o.eq_ignore_ascii_case(t)) {
+            out.push(t.to_string());
+        }
+    };
+    if let Some(e) = find_entry(&f.entries, TAG_KEYS) {
+        let t = f.doc.text(e.line);
+        match e.kind {
+            Kind::BlockList => {
+                for it in block_items(&f.doc, e) {
+                    push(&unquote(&it.text));
+                }
+            }
+            Kind::Flow => {
+                for (a, z) in split_items(t, e.value.0 + 1, e.value.1 - 1) {
+                    push(&unquote(&t[a..z]));
+                }
+            }
+            Kind::Scalar(_) => {
+                for w in unquote(&t[e.value.0..e.value.1]).split([',', ' ']) {
+                    push(w);
+                }
+            }
+            _ => {}
+        }
+    }
+    let body_from = f.fences.map_or(0, |(_, close)| close + 1);
+    let code = in_code(&f.doc);
+    for i in body_from..f.doc.lines.len() {
+        if code.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        let t = f.doc.text(i);
+        for (j, _) in t.match_indices('#') {
+            if j > 0 && !t[..j].ends_with(char::is_whitespace) {
+                continue;
+            }
+            let tag: String = t[j + 1..].chars().take_while(|&c| is_tag_char(c)).collect();
+            if tag.chars().any(|c| !c.is_ascii_digit()) {
+                push(&tag);
+            }
+        }
     }
     out
 }
@@ -2338,7 +2685,7 @@ pub fn get_field(text: &str, keys: &[&str]) -> Option<(String, String)> {
 pub fn set_field(text: &str, keys: &[&str], value: &Scalar) -> Result<String, EditError> {
     if get_scalar(text, keys).is_none() {
         if let Some((a, b, _)) = find_inline(text, keys) {
-            let v = match value {
+            let v = match &keep_note(&text[a..b], value) {
                 Scalar::Int(n) => n.to_string(),
                 Scalar::Text(t) => {
                     if t.contains(['\n', '\r']) {
@@ -3608,6 +3955,154 @@ mod tests {
         assert_eq!(
             set_field(crlf, &["hp"], &Scalar::Int(6)).expect("set"),
             "# X\r\nhp:: 6\r\nend\r\n"
+        );
+    }
+
+    #[rstest]
+    #[case::in_place(
+        "---\n{name: Kit, hp: 20, gold: 35}\n---\n",
+        &["hp"], Scalar::Int(5),
+        "---\n{name: Kit, hp: 5, gold: 35}\n---\n"
+    )]
+    #[case::added_before_the_brace(
+        "---\n{name: Kit, hp: 20 }\n---\n",
+        &["ac"], Scalar::Int(13),
+        "---\n{name: Kit, hp: 20, ac: 13 }\n---\n"
+    )]
+    #[case::empty_mapping("---\n{}\n---\n", &["hp"], Scalar::Int(5), "---\n{hp: 5}\n---\n")]
+    #[case::over_lines(
+        "---\n{name: Kit,\n  hp: 20,\n  class: Ranger\n}\n---\n",
+        &["class"], text("Druid"),
+        "---\n{name: Kit,\n  hp: 20,\n  class: Druid\n}\n---\n"
+    )]
+    #[case::quoted_key_and_value(
+        "---\n{\"name\": 'Kit', 'role': \"guide\"}\n---\n",
+        &["role"], text("the \"Red\" guide"),
+        "---\n{\"name\": 'Kit', 'role': \"the \\\"Red\\\" guide\"}\n---\n"
+    )]
+    #[case::a_comma_is_quoted(
+        "---\n{name: Kit, role: guide}\n---\n",
+        &["role"], text("guide, scout"),
+        "---\n{name: Kit, role: \"guide, scout\"}\n---\n"
+    )]
+    #[case::annotation_kept(
+        "---\n{name: Kit, hp: \"20 (3d8 + 6)\"}\n---\n",
+        &["hp"], Scalar::Int(9),
+        "---\n{name: Kit, hp: \"9 (3d8 + 6)\"}\n---\n"
+    )]
+    fn a_flow_mapping_frontmatter_is_edited_in_its_own_style(
+        #[case] before: &str,
+        #[case] keys: &[&str],
+        #[case] value: Scalar,
+        #[case] after: &str,
+    ) {
+        assert_eq!(set_scalar(before, keys, &value).expect("sets"), after);
+    }
+
+    #[test]
+    fn a_flow_mapping_frontmatter_lists_and_reads_in_place() {
+        let t = "---\n{name: Kit, inventory: [rope, torch], hp: 20}\n---\n";
+        let added = list_add(t, &["inventory"], "lamp").expect("adds");
+        assert_eq!(
+            added,
+            "---\n{name: Kit, inventory: [rope, torch, lamp], hp: 20}\n---\n"
+        );
+        assert_eq!(
+            get_scalar(&added, &["hp"]),
+            Some(("hp".to_string(), "20".to_string()))
+        );
+        let new = list_add(t, &["conditions"], "poisoned").expect("adds");
+        assert_eq!(
+            new,
+            "---\n{name: Kit, inventory: [rope, torch], hp: 20, conditions: [poisoned]}\n---\n"
+        );
+    }
+
+    #[rstest]
+    #[case::value_over_lines("---\n{name: Kit,\n hp: 20 and\n more}\n---\n")]
+    #[case::never_closed("---\n{name: Kit, hp: 20\n---\n")]
+    #[case::key_without_value("---\n{name: Kit, hp}\n---\n")]
+    fn a_flow_mapping_it_cannot_take_apart_is_refused(#[case] t: &str) {
+        let e = set_scalar(t, &["hp"], &Scalar::Int(5)).expect_err("refused");
+        assert!(
+            matches!(e, EditError::FlowFrontmatter { line: 2, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("edit it by hand"), "{e}");
+    }
+
+    #[rstest]
+    #[case::plain("---\nhp: 32 (5d8 + 10)\n---\n", "---\nhp: 30 (5d8 + 10)\n---\n")]
+    #[case::unit(
+        "---\nhp: 32 hp  # after the fall\n---\n",
+        "---\nhp: 30 hp  # after the fall\n---\n"
+    )]
+    #[case::quoted("---\nhp: '32 (5d8 + 10)'\n---\n", "---\nhp: '30 (5d8 + 10)'\n---\n")]
+    #[case::pair_untouched("---\nhp: 17\n---\n", "---\nhp: 30\n---\n")]
+    fn a_number_keeps_its_note(#[case] before: &str, #[case] after: &str) {
+        assert_eq!(
+            set_scalar(before, &["hp"], &Scalar::Int(30)).expect("sets"),
+            after
+        );
+    }
+
+    #[rstest]
+    #[case::flow(
+        "---\ntags: [npc/alive, iff/positive]\n---\n",
+        "---\ntags: [npc/dead, iff/positive]\n---\n"
+    )]
+    #[case::block_quoted(
+        "---\ntags:\n  - \"#npc/alive\"\n  - npc/alive-ish\n---\n",
+        "---\ntags:\n  - \"#npc/dead\"\n  - npc/alive-ish\n---\n"
+    )]
+    #[case::body_not_code(
+        "# Hob #NPC/Alive\n`#npc/alive` and\n```\n#npc/alive\n```\n",
+        "# Hob #npc/dead\n`#npc/alive` and\n```\n#npc/alive\n```\n"
+    )]
+    fn a_tag_is_renamed_where_it_is_kept(#[case] before: &str, #[case] after: &str) {
+        // `` `#npc/alive` `` is no tag to the reader either (a tag follows a space).
+        assert_eq!(
+            tag_rename(before, "npc/alive", "npc/dead").expect("renames"),
+            after
+        );
+    }
+
+    proptest::proptest! {
+        /// Whatever a `{...}` frontmatter or a tag holds, the editors answer (an edit or a
+        /// reason) and never panic; an edit leaves the rest of the note as it was.
+        #[test]
+        fn flow_frontmatter_and_tags_never_panic(
+            inner in "[a-z:, \"'\\[\\]{}#é\n-]{0,40}",
+            tag in "[a-zé/#-]{1,12}",
+        ) {
+            let t = format!("---\n{{{inner}}}\n---\n# X #{tag}\n");
+            if let Ok(out) = set_scalar(&t, &["hp"], &Scalar::Int(5)) {
+                let tail = format!("---\n# X #{}\n", tag);
+                proptest::prop_assert!(out.ends_with(&tail), "{}", out);
+            }
+            let _ = get_scalar(&t, &["hp"]);
+            let _ = list_add(&t, &["tags"], "npc");
+            let _ = tag_rename(&t, &tag, "npc/dead");
+            let _ = tags_as_written(&t);
+        }
+    }
+
+    #[test]
+    fn an_inline_field_number_keeps_its_note() {
+        assert_eq!(
+            set_field("# X\nhp:: 32 (5d8 + 10)\n", &["hp"], &Scalar::Int(30)).expect("set"),
+            "# X\nhp:: 30 (5d8 + 10)\n"
+        );
+    }
+
+    #[test]
+    fn a_tag_the_note_lacks_is_an_error() {
+        let e = tag_rename("---\ntags: [npc]\n---\n", "npc/alive", "npc/dead").expect_err("no tag");
+        assert_eq!(
+            e,
+            EditError::TagNotFound {
+                tag: "npc/alive".into()
+            }
         );
     }
 }

@@ -580,6 +580,30 @@ pub fn split_commas(s: &str) -> Vec<String> {
     out
 }
 
+/// A leading whole number and the unit or note written after it, as canon reads numbers:
+/// `150 gp` is (150, ` gp`), `32 (5d8 + 10)` is (32, ` (5d8 + 10)`), `1,200` is (1200, ``).
+/// `None` when the text does not start with a number, or what follows makes it a sum or a
+/// dice roll (`10 - 2`, `2d6`, `17/27`). Write-back keeps the note when it changes the number.
+pub fn number_and_note(s: &str) -> Option<(i64, &str)> {
+    let t = s.trim();
+    let sign = usize::from(t.starts_with(['-', '+']));
+    let end = t[sign..]
+        .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '_'))
+        .map_or(t.len(), |i| i + sign);
+    let (num, rest) = t.split_at(end);
+    let rest_ok = rest.is_empty()
+        || rest.starts_with([' ', '('])
+            && !rest.trim_start().starts_with(['/', '-', '+', '*', 'd']);
+    if num.len() > sign && rest_ok {
+        return num
+            .replace(['_', ','], "")
+            .parse::<i64>()
+            .ok()
+            .map(|n| (n, rest));
+    }
+    None
+}
+
 /// Reads an integer value; `Err` carries the text that was not a number.
 pub fn value_int(v: &Value) -> Result<Option<i64>, String> {
     match v {
@@ -587,26 +611,12 @@ pub fn value_int(v: &Value) -> Result<Option<i64>, String> {
         Value::Int(i) => Ok(Some(*i)),
         Value::Float(f) => Ok(Some(f.round() as i64)),
         Value::String(s) => {
-            let t = s.trim();
-            if t.is_empty() {
+            if s.trim().is_empty() {
                 return Ok(None);
             }
-            // A leading number, then a unit or a note: `150 gp`, `12 (natural armor)`,
-            // `32 (5d8 + 10)`, `1,200`.
-            let sign = usize::from(t.starts_with(['-', '+']));
-            let end = t[sign..]
-                .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '_'))
-                .map_or(t.len(), |i| i + sign);
-            let (num, rest) = t.split_at(end);
-            let rest_ok = rest.is_empty()
-                || rest.starts_with([' ', '('])
-                    && !rest.trim_start().starts_with(['/', '-', '+', '*', 'd']);
-            if num.len() > sign && rest_ok {
-                if let Ok(n) = num.replace(['_', ','], "").parse::<i64>() {
-                    return Ok(Some(n));
-                }
-            }
-            Err(s.to_string())
+            number_and_note(s)
+                .map(|(n, _)| Some(n))
+                .ok_or(s.to_string())
         }
         other => Err(value_text(other).unwrap_or_else(|| "a list".into())),
     }

@@ -25,14 +25,26 @@ fn usage(name: &str) -> String {
         .map_or_else(String::new, |(_, u)| format!("usage: {u}"))
 }
 
-/// Splits arguments into words; `"..."` (or `'...'`) keeps spaces inside one word.
+/// Splits arguments into words; `"..."` keeps spaces inside one word (`\"` is a quote
+/// inside it).
 pub fn words(args: &str) -> Vec<String> {
+    word_spans(args).into_iter().map(|(w, _)| w).collect()
+}
+
+/// The words of `args` with the byte where each ends in `args`.
+fn word_spans(args: &str) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
     let mut had = false;
-    for c in args.chars() {
+    let mut chars = args.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
         match quote {
+            Some(q) if c == '\\' && chars.peek().is_some_and(|&(_, n)| n == q || n == '\\') => {
+                if let Some((_, n)) = chars.next() {
+                    cur.push(n);
+                }
+            }
             Some(q) if c == q => quote = None,
             Some(_) => cur.push(c),
             None if c == '"' || c == '“' || c == '”' => {
@@ -41,7 +53,7 @@ pub fn words(args: &str) -> Vec<String> {
             }
             None if c.is_whitespace() => {
                 if !cur.is_empty() || had {
-                    out.push(std::mem::take(&mut cur));
+                    out.push((std::mem::take(&mut cur), i));
                     had = false;
                 }
             }
@@ -49,9 +61,24 @@ pub fn words(args: &str) -> Vec<String> {
         }
     }
     if !cur.is_empty() || had {
-        out.push(cur);
+        out.push((cur, args.len()));
     }
     out
+}
+
+/// The value of `/set`: the text after the field word as typed, quotes inside it kept; one
+/// quoted word (`"the \"Red\" Hand"`) is that word.
+fn raw_value(args: &str, field_end: usize) -> String {
+    let rest = args[field_end..].trim();
+    let quoted = rest.starts_with(['"', '“']) && word_spans(rest).len() == 1;
+    let whole = word_spans(rest)
+        .first()
+        .is_some_and(|(_, end)| *end == rest.len());
+    if quoted && whole {
+        words(rest).join(" ")
+    } else {
+        rest.to_string()
+    }
 }
 
 /// Reads a write command (`name` without the slash, lower-case) and its arguments into a
@@ -59,7 +86,7 @@ pub fn words(args: &str) -> Vec<String> {
 pub fn parse(name: &str, args: &str, c: &Campaign, m: &Matcher) -> Result<Change, String> {
     let w = words(args);
     match name {
-        "set" => set(&w, c, m),
+        "set" => set(&w, args, c, m),
         "move" => mv(&w, c, m),
         "day" => day(&w),
         "event" => {
@@ -85,7 +112,7 @@ pub fn parse(name: &str, args: &str, c: &Campaign, m: &Matcher) -> Result<Change
     }
 }
 
-fn set(w: &[String], c: &Campaign, m: &Matcher) -> Result<Change, String> {
+fn set(w: &[String], args: &str, c: &Campaign, m: &Matcher) -> Result<Change, String> {
     // The field is the first word after at least one word of name that is a field name
     // and leaves a value after it; of several such splits, the one whose name resolves.
     let splits: Vec<usize> = (1..w.len().saturating_sub(1))
@@ -107,7 +134,10 @@ fn set(w: &[String], c: &Campaign, m: &Matcher) -> Result<Change, String> {
         .copied()
         .find(|&k| resolve::entity(c, m, &w[..k].join(" ")).is_ok())
         .unwrap_or(splits[0]);
-    let value = w[pick + 1..].join(" ");
+    let value = match word_spans(args).get(pick) {
+        Some((_, end)) => raw_value(args, *end),
+        None => w[pick + 1..].join(" "),
+    };
     // A list (`inventory`, `conditions`): `+rope` adds an entry, `-torch` removes one.
     if matches!(
         Field::parse(&w[pick]),

@@ -6,9 +6,11 @@
 use super::change::{Change, Field};
 use super::log::{Basis, Was};
 use super::resolve::{self, Who};
+use crate::canon::kind::NoteKind;
 use crate::canon::model::ClockHome;
 use crate::canon::model::{Campaign, Priority};
 use crate::canon::{keys, NEW_TIMELINE, OPEN_THREADS, OWN_CLOCK, TEMPORAL_INDEX, TIMELINE};
+use crate::config::HpBounds;
 use crate::context::mentions::Matcher;
 use crate::names::slug;
 use crate::vault::boundary;
@@ -89,6 +91,13 @@ pub enum Op {
         /// The next step.
         next: Option<String>,
     },
+    /// Rename a tag (a status kept as a tag: `npc/alive` -> `npc/dead`).
+    Tag {
+        /// The tag as written.
+        old: String,
+        /// The new tag.
+        new: String,
+    },
     /// Create a new note with this text.
     Create {
         /// The whole note.
@@ -103,6 +112,7 @@ impl Op {
             Op::Set { keys, value, .. } => edit::set_field(text, keys, value),
             Op::ListAdd { keys, item } => edit::list_add(text, keys, item),
             Op::ListRemove { keys, item } => edit::list_remove(text, keys, item),
+            Op::Tag { old, new } => edit::tag_rename(text, old, new),
             Op::Event { day, time, text: t } => edit::append_event(text, *day, time.as_deref(), t),
             Op::Clock { day, time, .. } => edit::set_temporal(text, *day, time.as_deref()),
             Op::ThreadMove { title, to } => edit::thread_move(text, title, to),
@@ -163,6 +173,16 @@ impl Op {
                         now.map_or("missing".into(), |d| d.to_string()),
                         expect.map_or("missing".into(), |d| d.to_string())
                     ))
+                }
+            }
+            Op::Tag { old, .. } => {
+                if edit::tags_as_written(text)
+                    .iter()
+                    .any(|t| t.eq_ignore_ascii_case(old))
+                {
+                    Ok(())
+                } else {
+                    Err(format!("the tag `{old}` is no longer there"))
                 }
             }
             Op::Create { .. } if !text.is_empty() => Err("the note was created meanwhile".into()),
@@ -335,6 +355,7 @@ pub fn plan(c: &Campaign, m: &Matcher, root: &Path, changes: &[Change]) -> Plan 
         time: c.time.clone(),
     };
     let mut new_names: Vec<(String, String)> = Vec::new(); // (norm name, path) of notes created
+    let hp_bounds = crate::config::Config::load(root).0.write.hp_bounds;
     for change in changes {
         let snapshot = (files.files.clone(), files.order.clone(), clock.clone());
         let mut cx = Cx {
@@ -344,6 +365,7 @@ pub fn plan(c: &Campaign, m: &Matcher, root: &Path, changes: &[Change]) -> Plan 
             clock: &mut clock,
             new_names: &mut new_names,
             absolute: None,
+            hp_bounds,
         };
         let r = cx.one(change);
         let cx_absolute = cx.absolute.filter(|_| is_relative(change));
@@ -420,6 +442,7 @@ struct Cx<'a, 'b> {
     /// The number a `set` came to (for a relative change, the absolute value it was planned
     /// as).
     absolute: Option<i64>,
+    hp_bounds: HpBounds,
 }
 
 /// A diff line for a change canon already says: `Rowen: HP 23 -> 23` becomes
@@ -451,6 +474,122 @@ fn static_key(keys: &'static [&'static str], key: &str) -> &'static [&'static st
     keys.iter()
         .position(|k| k.eq_ignore_ascii_case(key))
         .map_or(keys, |i| &keys[i..=i])
+}
+
+/// Why an HP is out of bounds for a max: above it, or below minus it (the floor: a blow
+/// that leaves a creature at minus its max kills it outright, in 5e and in the -10 rules
+/// of older editions alike).
+fn hp_out_of_bounds(hp: i64, max: Option<i64>) -> Option<String> {
+    let max = max.filter(|m| *m > 0)?;
+    if hp > max {
+        Some(format!("above max HP {max}"))
+    } else if hp < -max {
+        Some(format!("below -{max}, the floor for max HP {max}"))
+    } else {
+        None
+    }
+}
+
+/// The keys a note's type is read from.
+const TYPE_KEYS: &[&str] = &["type", "category", "kind"];
+
+/// How a vault marks a note's kind.
+#[derive(Debug, Clone, PartialEq)]
+enum Typing {
+    /// A key and its value, as the vault writes them (`type: NPC`).
+    Key(String, String),
+    /// A tag (`npc`, `greyfen/npc`, `npc/alive`).
+    Tag(String),
+}
+
+/// The part of a kind tag that says the kind: a sub-type after it is dropped
+/// (`place/tavern` -> `place`), a status kept in it is not (`npc/alive` stays).
+fn kind_tag(tag: &str, kind: NoteKind) -> String {
+    let mut segs: Vec<&str> = tag.split('/').collect();
+    while segs.len() > 1 {
+        let shorter = segs[..segs.len() - 1].join("/");
+        let last = segs[segs.len() - 1];
+        if keys::tag_status(last).is_some()
+            || crate::canon::kind::tag_kind(&shorter.to_lowercase()) != Some(kind)
+        {
+            break;
+        }
+        segs.pop();
+    }
+    segs.join("/")
+}
+
+/// A new note with `fm` in order, typed by `typing` (a tag goes into `tags: [...]`).
+fn typed_note(
+    name: &str,
+    fm: Vec<(String, String)>,
+    typing: &Typing,
+    body: &str,
+) -> Result<String, String> {
+    let fm: Vec<(&str, Scalar)> = fm
+        .iter()
+        .map(|(k, v)| (k.as_str(), Scalar::Text(v.clone())))
+        .collect();
+    let text = edit::new_note(name, &fm, body);
+    match typing {
+        Typing::Tag(t) => edit::list_add(&text, edit::TAG_KEYS, t).map_err(|e| e.to_string()),
+        Typing::Key(..) => Ok(text),
+    }
+}
+
+/// Status words one another's tag may say instead (a vault writes one of them).
+const STATUS_SYNONYMS: &[&[&str]] = &[
+    &["dead", "deceased", "killed", "slain"],
+    &["missing", "vanished", "disappeared", "gone"],
+    &["departed", "left", "fled"],
+    &["captured", "imprisoned"],
+    &["exiled", "banished"],
+    &["inactive", "retired", "benched", "former"],
+];
+
+/// Attitude words one another's tag may say instead.
+const DISPOSITION_SYNONYMS: &[&[&str]] = &[
+    &["positive", "friendly", "ally", "allied", "helpful", "green"],
+    &["negative", "hostile", "enemy", "unfriendly", "red"],
+    &["neutral", "indifferent", "unknown", "yellow"],
+];
+
+/// Whether tag `t` has the segments of `segs` but for segment `seg` (in any case).
+fn same_but(t: &str, segs: &[&str], seg: usize) -> bool {
+    let o: Vec<&str> = t.split('/').collect();
+    o.len() == segs.len() && (0..segs.len()).all(|i| i == seg || o[i].eq_ignore_ascii_case(segs[i]))
+}
+
+/// The status tag of a note's text, by canon's rule (the first in sorted order, as the
+/// reader finds it), as written.
+fn status_tag_of(text: &str) -> Option<String> {
+    let mut tags: Vec<String> = edit::tags_as_written(text)
+        .into_iter()
+        .filter(|t| keys::tag_status(t).is_some())
+        .collect();
+    tags.sort_by_key(|t| t.to_lowercase());
+    tags.into_iter().next()
+}
+
+/// The status canon reads from a tag (lower case; empty when it reads none).
+fn status_read_as(tag: &str) -> String {
+    keys::tag_status(tag).map(|(_, s)| s).unwrap_or_default()
+}
+
+/// `word` (lower case) in the case `like` is written in: `Dead` after `Alive`, `DEAD`
+/// after `ALIVE`, `dead` after `alive` (or nothing to go by).
+fn same_case(word: &str, like: &str) -> String {
+    let letters: Vec<char> = like.chars().filter(|c| c.is_alphabetic()).collect();
+    if letters.len() > 1 && letters.iter().all(|c| c.is_uppercase()) {
+        word.to_uppercase()
+    } else if letters.first().is_some_and(|c| c.is_uppercase()) {
+        let mut c = word.chars();
+        c.next()
+            .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+            .unwrap_or_default()
+    } else {
+        word.to_string()
+    }
 }
 
 fn stem(path: &str) -> &str {
@@ -644,9 +783,18 @@ impl Cx<'_, '_> {
                     }
                     _ => (Scalar::Int(n), hp_max),
                 };
+                let flag = match (hp_out_of_bounds(n, new_max), self.hp_bounds) {
+                    (Some(why), HpBounds::Refuse) => {
+                        return Err(format!(
+                            "HP {n} would be {why} for {name} (change max hp first, or set `[write] hp_bounds = \"flag\"` to write it anyway)"
+                        ))
+                    }
+                    (Some(why), HpBounds::Flag) => format!(" (flagged: {why})"),
+                    (None, _) => String::new(),
+                };
                 self.set_key(&path, keys::HP, value)?;
                 Ok(format!(
-                    "{name}: HP {} -> {}",
+                    "{name}: HP {} -> {}{flag}",
                     hp_show(hp, hp_max),
                     hp_show(Some(n), new_max)
                 ))
@@ -704,8 +852,32 @@ impl Cx<'_, '_> {
                     Who::Pc(i) => (keys::PC_STATUS, c.pcs[i].status.clone()),
                     Who::Npc(i) => (keys::NPC_STATUS, c.npcs[i].status.clone()),
                 };
+                let held = edit::get_field(&text, keys);
+                // No status key, but a status tag (`npc/alive`): the tag is changed.
+                if held.is_none() {
+                    if let Some(tag) = status_tag_of(&text) {
+                        let new_tag = self.status_tag(&tag, &new)?;
+                        self.files.edit(
+                            &path,
+                            Op::Tag {
+                                old: tag.clone(),
+                                new: new_tag.clone(),
+                            },
+                        )?;
+                        let now = status_tag_of(&self.files.text(&path)?)
+                            .and_then(|t| keys::tag_status(&t).map(|(_, s)| s));
+                        if now.as_deref() != Some(status_read_as(&new_tag).as_str()) {
+                            return Err(format!(
+                                "{name}'s status is kept in more than one tag; change them by hand"
+                            ));
+                        }
+                        return Ok(format!(
+                            "{name}: status {old} -> {new} (tag {tag} -> {new_tag})"
+                        ));
+                    }
+                }
                 // `alive: true/false`, as some GMs keep it.
-                let value = match edit::get_field(&text, keys) {
+                let value = match &held {
                     Some((k, _)) if k.eq_ignore_ascii_case("alive") => Scalar::Text(
                         if matches!(new.as_str(), "alive" | "active") {
                             "true"
@@ -714,10 +886,34 @@ impl Cx<'_, '_> {
                         }
                         .into(),
                     ),
-                    _ => Scalar::Text(new.clone()),
+                    Some((_, raw)) if !raw.trim().is_empty() => Scalar::Text(same_case(&new, raw)),
+                    _ => Scalar::Text(same_case(&new, &self.status_sample(keys))),
+                };
+                let shown = match (&held, &value) {
+                    (Some((k, _)), _) if k.eq_ignore_ascii_case("alive") => new.clone(),
+                    (_, Scalar::Text(t)) => t.clone(),
+                    _ => new.clone(),
                 };
                 self.set_key(&path, keys, value)?;
-                Ok(format!("{name}: status {old} -> {new}"))
+                // A status tag beside the key says the same after the change.
+                let mut also = String::new();
+                if let Some(tag) = status_tag_of(&self.files.text(&path)?) {
+                    match self.status_tag(&tag, &new) {
+                        Ok(new_tag) if !new_tag.eq_ignore_ascii_case(&tag) => {
+                            self.files.edit(
+                                &path,
+                                Op::Tag {
+                                    old: tag.clone(),
+                                    new: new_tag.clone(),
+                                },
+                            )?;
+                            also = format!(" (and tag {tag} -> {new_tag})");
+                        }
+                        Ok(_) => {}
+                        Err(_) => also = format!(" (the tag {tag} is left as it is)"),
+                    }
+                }
+                Ok(format!("{name}: status {old} -> {shown}{also}"))
             }
             Field::Disposition | Field::Role => {
                 let Who::Npc(i) = who else {
@@ -730,6 +926,29 @@ impl Cx<'_, '_> {
                 } else {
                     (keys::DISPOSITION, c.npcs[i].disposition.clone())
                 };
+                // No attitude key, but an attitude tag (`iff/positive`): the tag is changed.
+                if f == Field::Disposition && edit::get_field(&text, keys).is_none() {
+                    let mut tags: Vec<String> = edit::tags_as_written(&text)
+                        .into_iter()
+                        .filter(|t| keys::tag_disposition(t).is_some())
+                        .collect();
+                    tags.sort_by_key(|t| t.to_lowercase());
+                    if let Some(tag) = tags.into_iter().next() {
+                        let new_tag = self.disposition_tag(&tag, &new)?;
+                        self.files.edit(
+                            &path,
+                            Op::Tag {
+                                old: tag.clone(),
+                                new: new_tag.clone(),
+                            },
+                        )?;
+                        return Ok(format!(
+                            "{name}: disposition {} -> {} (tag {tag} -> {new_tag})",
+                            old.as_deref().unwrap_or("unset"),
+                            keys::tag_disposition(&new_tag).map_or(new.clone(), |(_, d)| d)
+                        ));
+                    }
+                }
                 self.set_key(&path, keys, Scalar::Text(new.clone()))?;
                 Ok(format!(
                     "{name}: {} {} -> {new}",
@@ -741,6 +960,134 @@ impl Cx<'_, '_> {
                 Err(format!("{} is not set this way", f.label()))
             }
         }
+    }
+
+    /// A status as the vault writes it, for a note that has none yet: the status key of
+    /// the first other note that has one.
+    fn status_sample(&self, keys: &[&str]) -> String {
+        self.c
+            .npcs
+            .iter()
+            .map(|n| n.source.path.as_str())
+            .chain(self.c.pcs.iter().map(|p| p.source.path.as_str()))
+            .take(200)
+            .filter_map(|p| read_note(self.files.root, p).ok().flatten())
+            .find_map(|t| edit::get_field(&t, keys).map(|(_, v)| v))
+            .filter(|v| v.chars().any(char::is_alphabetic))
+            .unwrap_or_default()
+    }
+
+    /// The tag a status tag becomes for the status `new` (lower case): its status segment
+    /// replaced by the word the vault's own tags use for it (`npc/alive` -> `npc/dead`, or
+    /// `npc/deceased` in a vault that writes that), checked to read back as `new` and as the
+    /// same kind of note.
+    fn status_tag(&self, tag: &str, new: &str) -> Result<String, String> {
+        let (seg, _) = keys::tag_status(tag).ok_or("not a status tag")?;
+        let segs: Vec<&str> = tag.split('/').collect();
+        let same_prefix = |t: &str| same_but(t, &segs, seg);
+        let vocab = self.tag_vocab(
+            |t| same_prefix(t) && keys::tag_status(t).is_some_and(|(i, _)| i == seg),
+            seg,
+        );
+        let want = if new == "active" { "alive" } else { new };
+        let group = STATUS_SYNONYMS
+            .iter()
+            .find(|g| g.contains(&want))
+            .copied()
+            .unwrap_or(&[]);
+        let word = vocab
+            .iter()
+            .find(|w| w.eq_ignore_ascii_case(want))
+            .or_else(|| {
+                group
+                    .iter()
+                    .find_map(|g| vocab.iter().find(|w| w.eq_ignore_ascii_case(g)))
+            })
+            .cloned()
+            .unwrap_or_else(|| same_case(want, segs[seg]));
+        let mut out: Vec<&str> = segs.clone();
+        out[seg] = &word;
+        let new_tag = out.join("/");
+        let reads = keys::tag_status(&new_tag).map(|(_, s)| s);
+        let reads_ok = reads.as_deref().is_some_and(|r| {
+            r == want
+                || r == new
+                || group.contains(&r)
+                || (r == "active" && matches!(want, "alive" | "active"))
+        });
+        if !reads_ok || crate::canon::kind::tag_kind(&new_tag) != crate::canon::kind::tag_kind(tag)
+        {
+            return Err(format!(
+                "the status is kept in the tag `{tag}`, and `{new}` is not a status vaultdm reads from a tag (use alive, dead, missing, departed, captured, retired…)"
+            ));
+        }
+        Ok(new_tag)
+    }
+
+    /// The words the vault's PC and NPC notes write at segment `seg` of the tags `like`
+    /// accepts, as written, most used first.
+    fn tag_vocab(&self, like: impl Fn(&str) -> bool, seg: usize) -> Vec<String> {
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for p in self
+            .c
+            .npcs
+            .iter()
+            .map(|n| n.source.path.as_str())
+            .chain(self.c.pcs.iter().map(|p| p.source.path.as_str()))
+            .take(300)
+        {
+            let Some(text) = read_note(self.files.root, p).ok().flatten() else {
+                continue;
+            };
+            for t in edit::tags_as_written(&text) {
+                if like(&t) {
+                    let w = t.split('/').nth(seg).unwrap_or("").to_string();
+                    match counts.iter_mut().find(|(x, _)| *x == w) {
+                        Some((_, n)) => *n += 1,
+                        None => counts.push((w, 1)),
+                    }
+                }
+            }
+        }
+        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+        counts.into_iter().map(|(w, _)| w).collect()
+    }
+
+    /// The tag an attitude tag becomes for the attitude `new`: its last segment replaced by
+    /// the vault's word for it (`iff/positive` -> `iff/negative` for "hostile" in a vault
+    /// that writes `iff/negative`), else by `new` itself when it is one word.
+    fn disposition_tag(&self, tag: &str, new: &str) -> Result<String, String> {
+        let (seg, _) = keys::tag_disposition(tag).ok_or("not an attitude tag")?;
+        let segs: Vec<&str> = tag.split('/').collect();
+        let vocab = self.tag_vocab(|t| same_but(t, &segs, seg), seg);
+        let want = new.trim().to_lowercase();
+        let group = DISPOSITION_SYNONYMS
+            .iter()
+            .find(|g| g.contains(&want.as_str()))
+            .copied()
+            .unwrap_or(&[]);
+        let word = vocab
+            .iter()
+            .find(|w| w.eq_ignore_ascii_case(&want))
+            .or_else(|| {
+                group
+                    .iter()
+                    .find_map(|g| vocab.iter().find(|w| w.eq_ignore_ascii_case(g)))
+            })
+            .cloned()
+            .unwrap_or_else(|| same_case(&want, segs[seg]));
+        if word.is_empty()
+            || !word
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-'))
+        {
+            return Err(format!(
+                "the attitude is kept in the tag `{tag}`, and a tag holds one word, not \"{new}\""
+            ));
+        }
+        let mut out = segs.clone();
+        out[seg] = &word;
+        Ok(out.join("/"))
     }
 
     fn set_key(
@@ -767,14 +1114,33 @@ impl Cx<'_, '_> {
         let s = stem(&l.source.path);
         let same = crate::names::norm_key(s) == crate::names::norm_key(&l.name);
         match old_raw.map(str::trim) {
+            // A link keeps its form: a path stays a path (`.md` kept if it had one), a file
+            // name a file name, a name a name; display text stays display text.
             Some(raw) if raw.starts_with("[[") => {
                 let inner = raw.trim_start_matches("[[").trim_end_matches("]]");
-                let target = inner.split('|').next().unwrap_or(inner);
-                let by_file = !target.contains(' ') && target == target.to_lowercase();
-                if by_file && !same {
-                    format!("[[{s}]]")
+                let (target, display) = match inner.split_once('|') {
+                    Some((t, d)) => (t, Some(d)),
+                    None => (inner, None),
+                };
+                let target = target.split('#').next().unwrap_or(target).trim();
+                let path = l.source.path.as_str();
+                // Obsidian finds a link by file name (or path): that is the target.
+                let new_target = if target.contains('/') {
+                    if target.ends_with(".md") {
+                        path.to_string()
+                    } else {
+                        path.strip_suffix(".md").unwrap_or(path).to_string()
+                    }
+                } else if self.links_by_name(target) {
+                    l.name.clone()
                 } else {
-                    format!("[[{}]]", l.name)
+                    s.to_string()
+                };
+                let shown = stem(&new_target);
+                if shown != l.name && display.is_some() {
+                    format!("[[{new_target}|{}]]", l.name)
+                } else {
+                    format!("[[{new_target}]]")
                 }
             }
             Some(raw) if !raw.is_empty() && !raw.contains(' ') && raw == raw.to_lowercase() => {
@@ -783,6 +1149,27 @@ impl Cx<'_, '_> {
             Some(raw) if !raw.is_empty() => l.name.clone(),
             _ if same => format!("[[{}]]", l.name),
             _ => format!("[[{s}|{}]]", l.name),
+        }
+    }
+
+    /// Whether a link target names a location by its name rather than its file name
+    /// (`[[The Brass Canary]]` to `the-brass-canary.md`).
+    fn links_by_name(&self, target: &str) -> bool {
+        let t = crate::names::norm_key(target);
+        let by_file = self
+            .c
+            .locations
+            .iter()
+            .any(|l| crate::names::norm_key(stem(&l.source.path)) == t);
+        let by_name = self
+            .c
+            .locations
+            .iter()
+            .any(|l| crate::names::norm_key(&l.name) == t);
+        if by_file || by_name {
+            by_name && !by_file
+        } else {
+            target.contains(' ') || target != target.to_lowercase()
         }
     }
 
@@ -1414,6 +1801,54 @@ impl Cx<'_, '_> {
         Ok(counts.into_iter().max_by_key(|(_, n)| *n).map(|(w, _)| w))
     }
 
+    /// How the vault marks notes of a kind, from the notes it has (up to 60 of them): a
+    /// type key (`type: npc`, as they write it) or a tag (`npc`, `greyfen/npc`,
+    /// `npc/alive`), whichever more of them use; `type: <word>` in a vault with neither.
+    fn typing(&self, paths: Vec<&str>, kind: NoteKind, word: &str) -> Typing {
+        let mut by_key: BTreeMap<(String, String), usize> = BTreeMap::new();
+        let mut by_tag: BTreeMap<String, usize> = BTreeMap::new();
+        for p in paths.into_iter().take(60) {
+            let Some(text) = read_note(self.files.root, p).ok().flatten() else {
+                continue;
+            };
+            let typed = TYPE_KEYS.iter().find_map(|k| {
+                let (key, v) = edit::get_scalar(&text, &[k])?;
+                let w = v.trim().trim_start_matches('#').to_string();
+                (crate::canon::kind::word_kind(&w.to_lowercase()) == Some(kind)).then_some((key, w))
+            });
+            if let Some(kv) = typed {
+                *by_key.entry(kv).or_default() += 1;
+                continue;
+            }
+            let tag = edit::tags_as_written(&text).into_iter().find(|t| {
+                crate::canon::kind::tag_kind(&t.to_lowercase()) == Some(kind)
+                    && keys::tag_status(t).is_none_or(|(_, s)| s == "active")
+            });
+            if let Some(t) = tag {
+                *by_tag.entry(kind_tag(&t, kind)).or_default() += 1;
+            }
+        }
+        if by_tag.values().sum::<usize>() > 0
+            && by_tag.values().sum::<usize>() > by_key.values().sum::<usize>()
+        {
+            let best = by_tag.values().copied().max().unwrap_or(0);
+            by_tag
+                .into_iter()
+                .find(|(_, n)| *n == best)
+                .map_or(Typing::Key("type".into(), word.into()), |(t, _)| {
+                    Typing::Tag(t)
+                })
+        } else {
+            let best = by_key.values().copied().max().unwrap_or(0);
+            by_key
+                .into_iter()
+                .find(|(_, n)| *n == best && best > 0)
+                .map_or(Typing::Key("type".into(), word.into()), |((k, v), _)| {
+                    Typing::Key(k, v)
+                })
+        }
+    }
+
     /// The folder new notes of a kind go to: `canon/<kind>` in vaultdm's layout, else the
     /// folder most notes of that kind are in.
     fn folder_for(&self, paths: Vec<&str>, default: &str) -> String {
@@ -1476,24 +1911,37 @@ impl Cx<'_, '_> {
             "canon/npcs",
         );
         let path = self.new_note_path(&name, &folder)?;
-        let mut fm: Vec<(&str, String)> = vec![("name", name.clone()), ("type", "npc".into())];
-        if let Some(r) = role {
-            fm.push(("role", clean_line(r, "role")?));
+        let typing = self.typing(
+            self.c.npcs.iter().map(|n| n.source.path.as_str()).collect(),
+            NoteKind::Npc,
+            "npc",
+        );
+        let mut fm: Vec<(String, String)> = vec![("name".into(), name.clone())];
+        if let Typing::Key(k, v) = &typing {
+            fm.push((k.clone(), v.clone()));
         }
-        fm.push(("status", "active".into()));
+        if let Some(r) = role {
+            fm.push(("role".into(), clean_line(r, "role")?));
+        }
+        let status_in_tag = matches!(&typing, Typing::Tag(t) if keys::tag_status(t).is_some());
+        if !status_in_tag {
+            fm.push((
+                "status".into(),
+                same_case("active", &self.status_sample(keys::NPC_STATUS)),
+            ));
+        }
         if let Some(l) = location {
             let l = self.new_or_known_location(l)?;
-            fm.push(("location", l));
+            fm.push(("location".into(), l));
         }
         if let Some(d) = disposition {
-            fm.push(("disposition", clean_line(d, "disposition")?));
+            fm.push(("disposition".into(), clean_line(d, "disposition")?));
         }
         let body = summary
             .map(|s| clean_line(s, "summary"))
             .transpose()?
             .unwrap_or_default();
-        let fm: Vec<(&str, Scalar)> = fm.into_iter().map(|(k, v)| (k, Scalar::Text(v))).collect();
-        let text = edit::new_note(&name, &fm, &body);
+        let text = typed_note(&name, fm, &typing, &body)?;
         self.files.edit(&path, Op::Create { text })?;
         self.new_names
             .push((crate::names::norm_key(&name), path.clone()));
@@ -1504,7 +1952,7 @@ impl Cx<'_, '_> {
     /// in the same set.
     fn new_or_known_location(&self, name: &str) -> Result<String, String> {
         match resolve::location(self.c, self.m, name) {
-            Ok(i) => Ok(self.location_value(i, None)),
+            Ok(i) => Ok(self.location_value(i, self.location_sample().as_deref())),
             Err(e) => self
                 .new_names
                 .iter()
@@ -1512,6 +1960,20 @@ impl Cx<'_, '_> {
                 .map(|(_, p)| format!("[[{}|{}]]", stem(p), name.trim()))
                 .ok_or(e),
         }
+    }
+
+    /// How the vault's NPC and PC notes write a location (the first one that has one), so
+    /// a new note writes its location in the same form.
+    fn location_sample(&self) -> Option<String> {
+        self.c
+            .npcs
+            .iter()
+            .map(|n| n.source.path.as_str())
+            .chain(self.c.pcs.iter().map(|p| p.source.path.as_str()))
+            .take(50)
+            .filter_map(|p| read_note(self.files.root, p).ok().flatten())
+            .find_map(|t| edit::get_field(&t, keys::LOCATION).map(|(_, v)| v))
+            .filter(|v| !v.trim().is_empty())
     }
 
     fn new_location(
@@ -1530,17 +1992,28 @@ impl Cx<'_, '_> {
             "canon/locations",
         );
         let path = self.new_note_path(&name, &folder)?;
-        let mut fm: Vec<(&str, String)> = vec![("name", name.clone()), ("type", "location".into())];
+        let typing = self.typing(
+            self.c
+                .locations
+                .iter()
+                .map(|l| l.source.path.as_str())
+                .collect(),
+            NoteKind::Location,
+            "location",
+        );
+        let mut fm: Vec<(String, String)> = vec![("name".into(), name.clone())];
+        if let Typing::Key(k, v) = &typing {
+            fm.push((k.clone(), v.clone()));
+        }
         if let Some(p) = parent {
-            fm.push(("parent", self.new_or_known_location(p)?));
+            fm.push(("parent".into(), self.new_or_known_location(p)?));
         }
         let body = description
             .map(|s| clean_line(s, "description"))
             .transpose()?
             .map(|d| format!("## Description\n{d}"))
             .unwrap_or_default();
-        let fm: Vec<(&str, Scalar)> = fm.into_iter().map(|(k, v)| (k, Scalar::Text(v))).collect();
-        let text = edit::new_note(&name, &fm, &body);
+        let text = typed_note(&name, fm, &typing, &body)?;
         self.files.edit(&path, Op::Create { text })?;
         self.new_names
             .push((crate::names::norm_key(&name), path.clone()));
