@@ -276,11 +276,13 @@ fn new_npc(root: &Path, name: &str, location: &str) -> plan::Plan {
 
 #[test]
 fn new_notes_copy_the_vaults_typing_and_folder() {
-    // Typed by tags, statuses in tags: `tags: [npc/alive]`, no `type:`, no `status:`.
+    // Typed by tags, statuses in tags: `tags: [npc/alive]`, no `type:`, no `status:`; named
+    // as the folder's notes are (`Pell Orrin.md` beside `Old Wyn.md`, `net-lofts.md` beside
+    // `harbour-row.md`).
     let v = Scratch::of("style-tags");
     new_npc(&v.root, "Pell Orrin", "Harbour Row");
     assert_eq!(
-        read(&v.root, "NPCs/pell-orrin.md"),
+        read(&v.root, "NPCs/Pell Orrin.md"),
         "---\nname: Pell Orrin\nrole: net-mender\nlocation: \"[[harbour-row|Harbour Row]]\"\ntags: [npc/alive]\n---\n# Pell Orrin\n\nMends nets and hears everything.\n"
     );
     assert!(context(&v.root, "Pell Orrin").contains("NPC Pell Orrin - net-mender [active]"));
@@ -307,7 +309,7 @@ fn new_notes_copy_the_vaults_typing_and_folder() {
     let c = Scratch::of("style-capitals");
     new_npc(&c.root, "Pell Orrin", "Saltgate");
     assert_eq!(
-        read(&c.root, "World/People/pell-orrin.md"),
+        read(&c.root, "World/People/Pell Orrin.md"),
         "---\nname: Pell Orrin\ntype: NPC\nrole: net-mender\nstatus: Active\nlocation: \"[[World/Places/Saltgate]]\"\n---\n# Pell Orrin\n\nMends nets and hears everything.\n"
     );
     check_clean(&c.root);
@@ -489,4 +491,31 @@ fn a_scripted_session_agrees_with_the_gms_tag_queries_and_reverts_to_the_same_by
         ask(&v.root, "/revert");
     }
     assert_eq!(notes(&v.root), original);
+}
+
+/// An adopted vault with no NPC yet gets its first NPC in a folder of its own at the top,
+/// named by its title — never a new `canon/` folder.
+#[test]
+fn a_first_npc_in_an_adopted_vault_never_makes_a_canon_folder() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("Party")).expect("dir");
+    std::fs::create_dir_all(root.join("Places")).expect("dir");
+    std::fs::write(
+        root.join("Party/Rook.md"),
+        "---\ntype: pc\nclass: Rogue\nlevel: 2\nlocation: \"[[Saltgate]]\"\n---\n# Rook\n",
+    )
+    .expect("pc");
+    std::fs::write(
+        root.join("Places/Saltgate.md"),
+        "---\ntype: location\n---\n# Saltgate\n\nA port of grey stone.\n",
+    )
+    .expect("place");
+    new_npc(root, "Pell Orrin", "Saltgate");
+    assert!(!root.join("canon").exists());
+    let text = read(root, "NPCs/Pell Orrin.md");
+    assert!(
+        text.starts_with("---\nname: Pell Orrin\n") && text.ends_with('\n'),
+        "{text}"
+    );
 }

@@ -592,6 +592,22 @@ fn same_case(word: &str, like: &str) -> String {
     }
 }
 
+/// A file name for a new note titled `title`: the title itself (without the characters
+/// Obsidian refuses in names) when the vault names notes by their titles (`spaced`), else
+/// its slug.
+fn file_stem(title: &str, spaced: bool) -> String {
+    if spaced {
+        title
+            .chars()
+            .filter(|c| !"/\\:*?\"<>|#^[]".contains(*c))
+            .collect::<String>()
+            .trim()
+            .to_string()
+    } else {
+        slug(title)
+    }
+}
+
 fn stem(path: &str) -> &str {
     let file = path.rsplit('/').next().unwrap_or(path);
     file.strip_suffix(".md").unwrap_or(file)
@@ -1750,16 +1766,7 @@ impl Cx<'_, '_> {
         let spaced = in_folder
             .iter()
             .any(|&i| stem(&self.c.threads[i].source.path).contains(' '));
-        let file = if spaced {
-            title
-                .chars()
-                .filter(|c| !"/\\:*?\"<>|#^[]".contains(*c))
-                .collect::<String>()
-                .trim()
-                .to_string()
-        } else {
-            slug(title)
-        };
+        let file = file_stem(title, spaced);
         if file.is_empty() {
             return Err(format!("\"{title}\" cannot be a file name"));
         }
@@ -1851,9 +1858,18 @@ impl Cx<'_, '_> {
 
     /// The folder new notes of a kind go to: `canon/<kind>` in vaultdm's layout, else the
     /// folder most notes of that kind are in.
-    fn folder_for(&self, paths: Vec<&str>, default: &str) -> String {
-        if self.files.root.join(default).is_dir() || paths.is_empty() {
+    /// In a vault of the GM's own layout (no `canon/` folder) that has no note of the kind
+    /// yet, a folder of its own at the top (`own`), never a new `canon/` folder.
+    fn folder_for(&self, paths: Vec<&str>, default: &str, own: &str) -> String {
+        if self.files.root.join(default).is_dir() {
             return default.to_string();
+        }
+        if paths.is_empty() {
+            return if self.files.root.join("canon").is_dir() {
+                default.to_string()
+            } else {
+                own.to_string()
+            };
         }
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for p in paths {
@@ -1867,7 +1883,12 @@ impl Cx<'_, '_> {
             .unwrap_or_else(|| default.to_string())
     }
 
-    fn new_note_path(&mut self, name: &str, folder: &str) -> Result<String, String> {
+    fn new_note_path(
+        &mut self,
+        name: &str,
+        folder: &str,
+        siblings: &[&str],
+    ) -> Result<String, String> {
         let taken = resolve::entity(self.c, self.m, name)
             .is_ok_and(|w| crate::names::norm_key(w.name(self.c)) == crate::names::norm_key(name))
             || self
@@ -1882,7 +1903,20 @@ impl Cx<'_, '_> {
         if taken {
             return Err(format!("\"{name}\" already names something in canon"));
         }
-        let file = slug(name);
+        // Named as the folder's notes are (`Pell Orrin.md` beside `Aldric Venn.md`, else
+        // `pell-orrin.md`); in a new folder, as Obsidian names notes unless the vault is of
+        // vaultdm's layout.
+        let in_folder: Vec<&str> = siblings
+            .iter()
+            .copied()
+            .filter(|p| p.rsplit_once('/').map_or("", |(d, _)| d) == folder)
+            .collect();
+        let spaced = if in_folder.is_empty() {
+            !self.files.root.join("canon").is_dir()
+        } else {
+            in_folder.iter().any(|p| stem(p).contains(' '))
+        };
+        let file = file_stem(name, spaced);
         if file.is_empty() {
             return Err(format!("\"{name}\" cannot be a file name"));
         }
@@ -1909,8 +1943,11 @@ impl Cx<'_, '_> {
         let folder = self.folder_for(
             self.c.npcs.iter().map(|n| n.source.path.as_str()).collect(),
             "canon/npcs",
+            "NPCs",
         );
-        let path = self.new_note_path(&name, &folder)?;
+        let siblings: Vec<String> = self.c.npcs.iter().map(|n| n.source.path.clone()).collect();
+        let siblings: Vec<&str> = siblings.iter().map(String::as_str).collect();
+        let path = self.new_note_path(&name, &folder, &siblings)?;
         let typing = self.typing(
             self.c.npcs.iter().map(|n| n.source.path.as_str()).collect(),
             NoteKind::Npc,
@@ -1990,8 +2027,16 @@ impl Cx<'_, '_> {
                 .map(|l| l.source.path.as_str())
                 .collect(),
             "canon/locations",
+            "Locations",
         );
-        let path = self.new_note_path(&name, &folder)?;
+        let siblings: Vec<String> = self
+            .c
+            .locations
+            .iter()
+            .map(|l| l.source.path.clone())
+            .collect();
+        let siblings: Vec<&str> = siblings.iter().map(String::as_str).collect();
+        let path = self.new_note_path(&name, &folder, &siblings)?;
         let typing = self.typing(
             self.c
                 .locations
