@@ -1187,7 +1187,12 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
             Event::Start(Tag::Strong) => {
                 strong += 1;
                 if let Some(o) = stack.last_mut() {
-                    if o.text.trim().is_empty() && o.strong_prefix.is_none() {
+                    // A checklist item's box comes before its bold title
+                    // (`- [ ] **The Debt:** …`).
+                    let lead = o.text.trim();
+                    if (lead.is_empty() || lead == "[ ]" || lead == "[x]")
+                        && o.strong_prefix.is_none()
+                    {
                         o.strong_depth = Some(strong);
                         o.strong_prefix = Some(String::new());
                     }

@@ -12,6 +12,7 @@ pub mod markdown;
 pub mod note;
 pub mod placeholder;
 pub mod scope;
+pub mod threads;
 pub mod walk;
 pub mod yaml;
 
