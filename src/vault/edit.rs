@@ -1722,7 +1722,7 @@ fn read_back(after: &str, want: Expect<'_>) -> Result<String, EditError> {
         Some(format!("it would find {} threads titled so", found.len()))
     } else if list.threads.len() != want.count {
         Some(format!(
-            "it would find {} threads instead of {}",
+            "it would read the other threads differently ({} threads instead of {}; a list item without a bold title after a `### Heading` thread is read as that thread's text)",
             list.threads.len(),
             want.count
         ))
@@ -2835,6 +2835,17 @@ mod tests {
             format!("## Done\n{block}### Old Feud\nSettled.\n")
         };
         assert!(after.ends_with(&tail), "{after}");
+    }
+
+    #[test]
+    fn a_move_that_would_change_another_thread_is_refused() {
+        // `The Kiln` is a thread only because a list-item thread comes before it.
+        let t = "## Urgent\n### The Debt\n- **The Ferry** — stopped.\n- The Kiln: cold.\n";
+        let r = thread_move(t, "The Ferry", "High");
+        assert!(
+            matches!(&r, Err(EditError::NotReadBack { title, why }) if title == "The Ferry" && why.contains("2 threads instead of 3")),
+            "{r:?}"
+        );
     }
 
     #[test]
