@@ -371,6 +371,61 @@ fn a_symlinked_note_out_of_the_vault_is_never_written() {
     assert_eq!(std::fs::read(&target).expect("read"), original);
 }
 
+/// `/resolve` on threads written as GMs write them (a bold title with a colon, `Title: rest —
+/// more`, a checkbox, a numbered list, headings): the title the context shows is the title
+/// `/resolve` finds, and the file is byte for byte the committed expectation.
+#[test]
+fn resolve_finds_every_thread_style_by_the_title_the_context_shows() {
+    let threads = "canon/open-threads.md";
+    for (command, expected, gone) in [
+        (
+            "/resolve The Debt",
+            "resolve-the-debt.md",
+            "three hundred crowns",
+        ),
+        ("/resolve A Bell", "resolve-a-bell.md", "who pulls the rope"),
+        (
+            "/resolve the cold kiln",
+            "resolve-the-cold-kiln.md",
+            "cold since spring",
+        ),
+        (
+            "/resolve the ferry strike",
+            "resolve-the-ferry-strike.md",
+            "stop at dawn",
+        ),
+        (
+            "/resolve The Drowned Lamp",
+            "resolve-the-drowned-lamp.md",
+            "under the river",
+        ),
+    ] {
+        let v = common::Scratch::of("thread-styles");
+        let full = |root: &Path| {
+            let out = cmd(root).args(["context"]).output().expect("runs");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let before = full(&v.root);
+        assert!(before.contains(gone), "{before}");
+        let out = ask(&v.root, "s1", command);
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let want = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/expected/thread-styles")
+                .join(expected),
+        )
+        .expect("expected");
+        assert_eq!(read(&v.root, threads), want, "{command}");
+        let after = full(&v.root);
+        assert!(!after.contains(gone), "{command}: {after}");
+        check_clean(&v.root);
+    }
+}
+
 mod library {
     use super::*;
     use proptest::prelude::*;
@@ -387,6 +442,64 @@ mod library {
             entity: entity.into(),
             field: "hp".into(),
             value: v.into(),
+        }
+    }
+
+    /// Next steps set on threads of every style: the Next line the reader reads is the one
+    /// changed (`→ Next:`, `- Next step:`), or one is added in the file's own style.
+    #[test]
+    fn next_steps_are_set_on_the_line_the_reader_reads() {
+        let rel = "canon/open-threads.md";
+        let next = |thread: &str| Change::Next {
+            thread: thread.into(),
+            next: "Ask the harbour clerk.".into(),
+        };
+        let base = read(&common::fixture("thread-styles"), rel);
+        for (thread, old, new) in [
+            (
+                "The Debt",
+                "  → Next: Find who holds Vane's ledger.\n",
+                "  → Next: Ask the harbour clerk.\n",
+            ),
+            (
+                "the cold kiln",
+                "  - Next step: Ask the potters' guild.\n",
+                "  - Next step: Ask the harbour clerk.\n",
+            ),
+            (
+                "A Bell",
+                "pulls the rope.\n",
+                "pulls the rope.\n  → Next: Ask the harbour clerk.\n",
+            ),
+            (
+                "Vane's Oath",
+                "witnessed by no one.\n",
+                "witnessed by no one.\n  → Next: Ask the harbour clerk.\n",
+            ),
+            (
+                "The Drowned Lamp",
+                "→ Next: Dive at the third pier.\n",
+                "→ Next: Ask the harbour clerk.\n",
+            ),
+        ] {
+            let v = common::Scratch::of("thread-styles");
+            let p = plan_on(&v.root, &[next(thread)]);
+            assert!(p.rejected.is_empty(), "{thread}: {:?}", p.rejected);
+            apply::apply(&v.root, &p).expect("applies");
+            assert_eq!(read(&v.root, rel), base.replacen(old, new, 1), "{thread}");
+            let c = common::load(&v.root);
+            let t = c
+                .built
+                .campaign
+                .threads
+                .iter()
+                .find(|t| vaultdm::names::norm_key(&t.title) == vaultdm::names::norm_key(thread))
+                .expect("thread");
+            assert_eq!(
+                t.next.as_deref(),
+                Some("Ask the harbour clerk."),
+                "{thread}"
+            );
         }
     }
 
