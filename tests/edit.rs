@@ -452,3 +452,125 @@ mod threads_prop {
         }
     }
 }
+
+mod inline_prop {
+    use proptest::prelude::*;
+    use vaultdm::vault::edit::{self, Scalar};
+    use vaultdm::vault::Note;
+
+    /// How a generated inline field is written.
+    #[derive(Debug, Clone)]
+    enum Form {
+        Line,
+        Item,
+        BoldKey,
+        Bracketed,
+        Paren,
+        Quote,
+    }
+
+    fn form() -> impl Strategy<Value = Form> {
+        prop_oneof![
+            Just(Form::Line),
+            Just(Form::Item),
+            Just(Form::BoldKey),
+            Just(Form::Bracketed),
+            Just(Form::Paren),
+            Just(Form::Quote),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z]{1,8}",
+            (0i64..500).prop_map(|n| n.to_string()),
+            "[A-Z][a-z]{1,6} [a-z]{1,6}",
+            "[A-Z][a-z]{1,6}".prop_map(|p| format!("[[{p} Hall]]")),
+        ]
+    }
+
+    const KEYS: [&str; 5] = ["mood", "hp", "location", "Max HP", "due"];
+
+    /// A note with inline fields (and decoys in code, inline code and comments).
+    fn note() -> impl Strategy<Value = String> {
+        (
+            prop::collection::vec((0usize..5, form(), value(), any::<bool>()), 1..6),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(fields, front, crlf, bom)| {
+                let mut lines: Vec<String> = Vec::new();
+                if front {
+                    lines.extend(["---".into(), "name: Odessa".into(), "---".into()]);
+                }
+                lines.push("# Odessa".into());
+                for (k, form, v, decoy) in fields {
+                    let key = KEYS[k];
+                    if decoy {
+                        lines.push(String::new());
+                        lines.push("```".into());
+                        lines.push(format!("{key}:: decoy"));
+                        lines.push("```".into());
+                        lines.push(format!("Not a field: `{key}:: decoy` %% {key}:: decoy %%"));
+                    }
+                    lines.push(String::new());
+                    lines.push(match form {
+                        Form::Line => format!("{key}:: {v}"),
+                        Form::Item => format!("- {key}:: {v}"),
+                        Form::BoldKey => format!("- **{key}**:: {v}"),
+                        Form::Bracketed => format!("She seems [{key}:: {v}] today."),
+                        Form::Paren => format!("Noted ({key}:: {v}) at dusk."),
+                        Form::Quote => format!("> {key}:: {v}"),
+                    });
+                }
+                let eol = if crlf { "\r\n" } else { "\n" };
+                let mut t = lines.join(eol);
+                t.push_str(eol);
+                if bom {
+                    t.insert(0, '\u{feff}');
+                }
+                t
+            })
+    }
+
+    /// What canon reads for each key.
+    fn read(text: &str) -> Vec<Option<String>> {
+        let n = Note::parse("people/odessa.md", text.as_bytes());
+        KEYS.iter()
+            .map(|k| n.frontmatter.text(&[&k.to_lowercase().replace(' ', "_")]))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Every inline field the reader reports is the one the writer finds and edits; the
+        /// reader then reads the new value, every other field as it was, only that line
+        /// changed, and setting the old value back gives back the exact bytes.
+        #[test]
+        fn every_inline_field_the_reader_reports_is_edited_and_read_again(
+            text in note(),
+            pick in 0usize..5,
+            new in value(),
+        ) {
+            let before = read(&text);
+            let Some(old) = before[pick].clone() else {
+                return Ok(());
+            };
+            let key = KEYS[pick].to_lowercase().replace(' ', "_");
+            let keys = [key.as_str()];
+            prop_assert_eq!(edit::get_field(&text, &keys).map(|f| f.1), Some(old.clone()));
+            let after = edit::set_field(&text, &keys, &Scalar::Text(new.clone())).expect("set");
+            let now = read(&after);
+            prop_assert_eq!(now[pick].as_deref(), Some(new.as_str()), "{}", after);
+            for i in (0..KEYS.len()).filter(|&i| i != pick) {
+                prop_assert_eq!(&now[i], &before[i]);
+            }
+            let (b, a): (Vec<&str>, Vec<&str>) = (text.split('\n').collect(), after.split('\n').collect());
+            prop_assert_eq!(a.len(), b.len());
+            prop_assert!((0..b.len()).filter(|&i| a[i] != b[i]).count() <= 1);
+            let back = edit::set_field(&after, &keys, &Scalar::Text(old)).expect("back");
+            prop_assert_eq!(back, text);
+        }
+    }
+}

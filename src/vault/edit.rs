@@ -9,7 +9,7 @@
 //! The module is pure: each function takes the file's text and returns the new text (or an
 //! [`EditError`] a GM can act on). Reading and atomically writing the file is the caller's job.
 
-use super::threads;
+use super::{markdown, threads};
 use std::fmt::Write as _;
 
 /// Why an edit could not be made. Every message names the key, heading or thread, and the
@@ -2170,121 +2170,91 @@ pub fn thread_add(
 // Dataview inline fields (`hp:: 22`, `[location:: [[The Docks]]]`): canon reads them as keys
 // the frontmatter does not set, so a value kept there is edited there.
 
-/// Where an inline field's value is: (line start offset, value start, value end) in bytes of
-/// the whole text, and the key as written.
-fn find_inline(text: &str, keys: &[&str]) -> Option<(usize, usize, String)> {
-    let norm = |k: &str| k.trim().to_lowercase().replace(' ', "_");
-    let body_from = Front::parse(text)
-        .ok()
-        .and_then(|f| f.fences.map(|(_, close)| f.doc.offset_after(close)))
-        .unwrap_or(0);
-    let mut found: Vec<(usize, usize, usize, String)> = Vec::new(); // (key rank, start, end, key)
-    let mut fence: Option<String> = None;
-    let mut at = body_from;
-    for line in text[body_from..].split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let content = line.trim_end_matches(['\n', '\r']);
-        let t = content.trim_start();
-        if let Some(f) = &fence {
-            if t.starts_with(f.as_str()) {
-                fence = None;
-            }
-            continue;
-        }
-        if t.starts_with("```") || t.starts_with("~~~") {
-            fence = Some(t[..3].to_string());
-            continue;
-        }
-        let Some(cut) = content.find("::") else {
-            continue;
-        };
-        let raw_key = &content[..cut];
-        let opener = raw_key.rfind(['[', '(']);
-        let key = match opener {
-            Some(o) => &raw_key[o + 1..],
-            None => raw_key
-                .trim_start()
-                .trim_start_matches(['-', '*', '>', '+']),
-        };
-        if key.trim().is_empty() || key.len() > 40 || key.contains(['`', ':']) {
-            continue;
-        }
-        let Some(rank) = keys.iter().position(|k| norm(k) == norm(key)) else {
-            continue;
-        };
-        let v_start = cut + 2 + (content[cut + 2..].len() - content[cut + 2..].trim_start().len());
-        let mut v_end = content.trim_end().len().max(v_start);
-        if let Some(o) = opener {
-            let close = if raw_key.as_bytes()[o] == b'[' {
-                ']'
-            } else {
-                ')'
-            };
-            // The value ends at the bracket that closes the field (links inside it have
-            // their own pairs).
-            let mut depth = 0i32;
-            for (j, c) in content[v_start..].char_indices() {
-                match c {
-                    '[' | '(' => depth += 1,
-                    ']' | ')' if depth > 0 => depth -= 1,
-                    c if c == close => {
-                        v_end = v_start + j;
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            while v_end > v_start && content.as_bytes()[v_end - 1] == b' ' {
-                v_end -= 1;
-            }
-        }
-        found.push((rank, start + v_start, start + v_end, key.trim().to_string()));
-    }
-    // The first key in priority order; the last occurrence of it, as the parser keeps.
-    let best = found.iter().map(|f| f.0).min()?;
-    found
+/// The inline field canon reads for one key (spelled as canon looks keys up): the first
+/// one in the note, as [`super::note::read_body`] reads it (code, comments and HTML are not
+/// fields). Its value's byte range in the whole text, and the key as written.
+fn find_inline(text: &str, key: &str) -> Option<(std::ops::Range<usize>, String)> {
+    let want = markdown::field_key(key);
+    let f = super::note::read_body(text)
+        .fields
         .into_iter()
-        .rev()
-        .find(|f| f.0 == best)
-        .map(|(_, a, b, k)| (a, b, k))
+        .find(|f| f.span.is_some() && f.key == want)?;
+    let span = f.span?;
+    // The field's line in the text as given (its own bytes: the reader's columns).
+    let doc = Doc::parse(text);
+    let i = f.line.checked_sub(1)?;
+    let line = &doc.lines.get(i)?.text;
+    let start = if i == 0 {
+        doc.bom.len()
+    } else {
+        doc.offset_after(i - 1)
+    };
+    let (k, _) = markdown::inline_fields(line)
+        .into_iter()
+        .find(|(_, v)| *v == span)?;
+    Some((start + span.start..start + span.end, line[k].to_string()))
 }
 
-/// The value of a key as canon reads it: the frontmatter's, else a Dataview inline field's
-/// (`hp:: 22`). Returns the key as written and the raw value.
-pub fn get_field(text: &str, keys: &[&str]) -> Option<(String, String)> {
-    get_scalar(text, keys).or_else(|| {
-        let (a, b, k) = find_inline(text, keys)?;
-        Some((k, text[a..b].to_string()))
+/// Where canon reads a key from: for each spelling in `keys` in turn, the frontmatter's
+/// key, else an inline field of that key (as canon's lookup goes); `None` when no spelling
+/// is in either.
+enum Place {
+    Front,
+    Inline(std::ops::Range<usize>, String),
+}
+
+fn place_of(text: &str, keys: &[&str]) -> Option<Place> {
+    keys.iter().find_map(|k| {
+        if get_scalar(text, &[k]).is_some() {
+            Some(Place::Front)
+        } else {
+            find_inline(text, k).map(|(r, key)| Place::Inline(r, key))
+        }
     })
 }
 
-/// Sets a key where canon reads it from: the frontmatter when it has the key, else the
-/// Dataview inline field that holds it (only the value's bytes change), else a new last
-/// line of the frontmatter.
+/// The value of a key as canon reads it: for each spelling in turn, the frontmatter's, else
+/// a Dataview inline field's (`hp:: 22`). Returns the key as written and the raw value.
+pub fn get_field(text: &str, keys: &[&str]) -> Option<(String, String)> {
+    keys.iter().find_map(|k| {
+        get_scalar(text, &[k]).or_else(|| {
+            let (r, key) = find_inline(text, k)?;
+            Some((key, text[r].to_string()))
+        })
+    })
+}
+
+/// Sets a key where canon reads it from (see [`get_field`]): the frontmatter's key, or the
+/// Dataview inline field that holds it (only the value's bytes change, and the field must
+/// read back as the new value), else a new last line of the frontmatter.
 pub fn set_field(text: &str, keys: &[&str], value: &Scalar) -> Result<String, EditError> {
-    if get_scalar(text, keys).is_none() {
-        if let Some((a, b, _)) = find_inline(text, keys) {
-            let v = match value {
-                Scalar::Int(n) => n.to_string(),
-                Scalar::Text(t) => {
-                    if t.contains(['\n', '\r']) {
-                        return Err(EditError::InvalidText {
-                            what: "value".into(),
-                            why: "it spans several lines".into(),
-                        });
-                    }
-                    t.clone()
-                }
-            };
-            let mut out = String::with_capacity(text.len() + v.len());
-            out.push_str(&text[..a]);
-            out.push_str(&v);
-            out.push_str(&text[b..]);
-            return Ok(out);
+    let Some(Place::Inline(r, key)) = place_of(text, keys) else {
+        return set_scalar(text, keys, value);
+    };
+    let v = match value {
+        Scalar::Int(n) => n.to_string(),
+        Scalar::Text(t) => {
+            if t.contains(['\n', '\r']) {
+                return Err(EditError::InvalidText {
+                    what: "value".into(),
+                    why: "it spans several lines".into(),
+                });
+            }
+            t.trim().to_string()
         }
+    };
+    let mut out = String::with_capacity(text.len() + v.len());
+    out.push_str(&text[..r.start]);
+    out.push_str(&v);
+    out.push_str(&text[r.end..]);
+    let line = text[..r.start].matches('\n').count() + 1;
+    match get_field(&out, keys) {
+        Some((_, now)) if now == v => Ok(out),
+        _ => Err(EditError::InvalidText {
+            what: format!("`{v}` into the inline field `{key}::` on line {line}"),
+            why: "the field would not read back as that value (a bracket or `::` in it); edit it by hand".into(),
+        }),
     }
-    set_scalar(text, keys, value)
 }
 
 #[cfg(test)]
@@ -3529,6 +3499,52 @@ mod tests {
                 prop_assert_eq!(back, original);
             }
         }
+    }
+
+    #[test]
+    fn inline_fields_are_the_ones_the_reader_reads() {
+        // The first of a key is the one read, and edited.
+        let t = "# X\nhp:: 1\nhp:: 2\n";
+        assert_eq!(get_field(t, &["hp"]), Some(("hp".into(), "1".into())));
+        assert_eq!(
+            set_field(t, &["hp"], &Scalar::Int(9)).expect("set"),
+            "# X\nhp:: 9\nhp:: 2\n"
+        );
+        // Spellings in turn: an inline `hp_current::` is read before the frontmatter's `hp`.
+        let t = "---\nhp: 30\n---\nhp_current:: 12\n";
+        let keys = ["hp_current", "hp"];
+        assert_eq!(
+            get_field(t, &keys),
+            Some(("hp_current".into(), "12".into()))
+        );
+        assert_eq!(
+            set_field(t, &keys, &Scalar::Int(5)).expect("set"),
+            "---\nhp: 30\n---\nhp_current:: 5\n"
+        );
+        // Inline code, comments and HTML hold no fields.
+        let t = "A `mood:: calm` span. %% mood:: sad %%\n<b>mood:: odd</b>\n\n[mood:: wary]\n";
+        assert_eq!(
+            get_field(t, &["mood"]),
+            Some(("mood".into(), "wary".into()))
+        );
+        assert_eq!(
+            set_field(t, &["mood"], &Scalar::Text("glad".into())).expect("set"),
+            t.replace("[mood:: wary]", "[mood:: glad]")
+        );
+        // A key spelled with spaces and emphasis, and a BOM before it.
+        let t = "\u{feff}- **Max HP**:: 30\n";
+        assert_eq!(
+            get_field(t, &["max_hp"]),
+            Some(("Max HP".into(), "30".into()))
+        );
+        assert_eq!(
+            set_field(t, &["max_hp"], &Scalar::Int(31)).expect("set"),
+            "\u{feff}- **Max HP**:: 31\n"
+        );
+        // A value that would end the field early is refused, naming the field and line.
+        let t = "# X\n\n[mood:: wary] today\n";
+        let e = set_field(t, &["mood"], &Scalar::Text("a] b".into())).expect_err("refused");
+        assert!(e.to_string().contains("`mood::` on line 3"), "{e}");
     }
 
     #[test]

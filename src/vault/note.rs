@@ -326,8 +326,7 @@ impl Note {
         // Dataview inline fields (`location:: [[The Docks]]`) count as frontmatter keys the
         // frontmatter does not set itself. Moved there, not kept twice.
         for f in parsed.fields {
-            note.frontmatter
-                .add_fallback(&f.key.replace(' ', "_"), &f.value, f.line);
+            note.frontmatter.add_fallback(&f.key, &f.value, f.line);
         }
 
         // Tags are short: kept inline, not one allocation each.
