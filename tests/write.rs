@@ -426,6 +426,50 @@ fn resolve_finds_every_thread_style_by_the_title_the_context_shows() {
     }
 }
 
+/// Values an NPC keeps in Dataview inline fields, in prose, beside a commented-out old value
+/// and a code block: `/set` edits the field the context reads, and only its value.
+#[test]
+fn set_edits_the_inline_field_the_context_reads() {
+    let rel = "canon/npcs/odessa-reed.md";
+    for (command, old, new, shown) in [
+        (
+            "/set odessa disposition friendly",
+            "[disposition:: wary]",
+            "[disposition:: friendly]",
+            "| friendly |",
+        ),
+        (
+            "/set odessa status dead",
+            "status:: alive",
+            "status:: dead",
+            "[dead]",
+        ),
+        (
+            "/move odessa the third pier",
+            "(location:: [[The Row]])",
+            "(location:: [[The Third Pier]])",
+            "at The Third Pier",
+        ),
+    ] {
+        let v = common::Scratch::of("thread-styles");
+        let before = read(&v.root, rel);
+        let out = ask(&v.root, "s1", command);
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            read(&v.root, rel),
+            before.replacen(old, new, 1),
+            "{command}"
+        );
+        let ctx = context(&v.root, "Odessa");
+        assert!(ctx.contains(shown), "{command}: {ctx}");
+        check_clean(&v.root);
+    }
+}
+
 mod library {
     use super::*;
     use proptest::prelude::*;
