@@ -426,6 +426,47 @@ fn resolve_finds_every_thread_style_by_the_title_the_context_shows() {
     }
 }
 
+/// A quest log kept as a checklist (`Quests.md`), and a home note's `## Current Objectives`:
+/// `/resolve` ticks the item's box where it is, one byte, and the storyline leaves the context.
+#[test]
+fn resolve_ticks_a_checklist_item_where_it_is() {
+    for (fixture, rel, command, old, gone) in [
+        (
+            "real-sessions",
+            "Quests.md",
+            "/resolve silence the drowned bell of saltmere abbey",
+            "- [ ] Silence the drowned bell",
+            "Silence the drowned bell",
+        ),
+        (
+            "real-numbered",
+            "0. Home.md",
+            "/resolve learn who poisoned the well",
+            "- [ ] Learn who poisoned the well",
+            "Learn who poisoned the well",
+        ),
+    ] {
+        let v = common::Scratch::of(fixture);
+        let before = read(&v.root, rel);
+        let out = ask(&v.root, "s1", command);
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            read(&v.root, rel),
+            before.replacen(old, &old.replace("[ ]", "[x]"), 1),
+            "{command}"
+        );
+        let full = cmd(&v.root).args(["context"]).output().expect("runs");
+        let full = String::from_utf8_lossy(&full.stdout);
+        let storylines = full.split("### Active storylines").nth(1).unwrap_or("");
+        assert!(!storylines.contains(gone), "{command}: {full}");
+        check_clean(&v.root);
+    }
+}
+
 /// Values an NPC keeps in Dataview inline fields, in prose, beside a commented-out old value
 /// and a code block: `/set` edits the field the context reads, and only its value.
 #[test]

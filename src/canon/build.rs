@@ -473,10 +473,11 @@ fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
     let list = crate::vault::threads::read_threads(blocks);
     let mut warned_section: Option<u32> = None;
     let mut out = Vec::with_capacity(list.threads.len());
-    for lt in list.threads {
+    let ranks: Vec<Option<usize>> = list.threads.iter().map(|t| t.rank(&list)).collect();
+    for (lt, rank) in list.threads.into_iter().zip(ranks) {
         let own = &blocks[lt.block];
-        let priority = match lt.section.and_then(|k| list.sections.get(k)) {
-            Some(s) => Priority::parse(PRIORITY_WORDS[s.rank]).unwrap_or(Priority::Medium),
+        let priority = match rank {
+            Some(r) => Priority::parse(PRIORITY_WORDS[r]).unwrap_or(Priority::Medium),
             None => {
                 if warned_section != Some(own.section) {
                     diags.push(Diagnostic::warning(
@@ -571,44 +572,33 @@ fn quest_section(note: &Note) -> Option<Vec<Thread>> {
     checklist_threads(note, &blocks, 1).filter(|t| !t.is_empty())
 }
 
-/// The storylines of a checklist: one per open top-level item, its open sub-items the next
-/// step and the summary. `None` with fewer than `min` checkboxes.
+/// The storylines of a checklist, as `vault::threads::read_checklist` reads it (titles by
+/// the rule of thread lists): one per open top-level item, its open sub-items the next step
+/// and the summary. `None` with fewer than `min` checkboxes.
 fn checklist_threads(note: &Note, blocks: &[&Block], min: usize) -> Option<Vec<Thread>> {
-    let boxes: Vec<u16> = blocks
-        .iter()
-        .filter(|b| b.checkbox().is_some())
-        .map(|b| b.depth)
-        .collect();
-    if boxes.len() < min.max(1) {
-        return None;
-    }
-    let top = boxes.iter().copied().min().unwrap_or(0);
+    let items = crate::vault::threads::read_checklist(blocks, min)?;
     let mut out: Vec<Thread> = Vec::new();
     let mut open = false;
-    for b in blocks {
-        let Some((done, text)) = b.checkbox() else {
-            continue;
-        };
-        let text = one_line(text);
-        if b.depth == top {
-            open = !done && !text.is_empty();
+    for c in items {
+        if c.top {
+            open = !c.done && !c.title.is_empty();
             if open {
                 out.push(Thread {
-                    id: format!("{}#{}", note.path, text),
-                    title: text,
+                    id: format!("{}#{}", note.path, c.title),
+                    title: c.title,
                     aliases: vec![],
                     priority: Priority::Medium,
-                    summary: vec![],
+                    summary: (!c.rest.is_empty()).then_some(c.rest).into_iter().collect(),
                     next: None,
-                    source: Source::new(&note.path, b.line as usize),
+                    source: Source::new(&note.path, c.line),
                 });
             }
-        } else if open && !done {
+        } else if open && !c.done {
             if let Some(t) = out.last_mut() {
                 if t.next.is_none() {
-                    t.next = Some(text);
+                    t.next = Some(c.text);
                 } else {
-                    t.summary.push(text);
+                    t.summary.push(c.text);
                 }
             }
         }
@@ -1867,6 +1857,20 @@ mod tests {
         );
         assert_eq!(t[1].summary, ["posted at every gate."]);
         assert_eq!(t[0].source.line, 4);
+    }
+
+    #[test]
+    fn a_ticked_thread_is_resolved_and_titles_follow_one_rule() {
+        let (t, d) = thread_note(
+            "## High\n- [x] **The Debt:** paid.\n- [ ] A Bell: rings twice — at noon.\n",
+        );
+        assert!(d.is_empty(), "{d:?}");
+        let got: Vec<_> = t.iter().map(|t| (t.title.as_str(), t.priority)).collect();
+        assert_eq!(
+            got,
+            [("The Debt", Priority::Resolved), ("A Bell", Priority::High)]
+        );
+        assert_eq!(t[1].summary, ["rings twice — at noon."]);
     }
 
     #[test]

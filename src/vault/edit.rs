@@ -1726,13 +1726,7 @@ fn read_back(after: &str, want: Expect<'_>) -> Result<String, EditError> {
             list.threads.len(),
             want.count
         ))
-    } else if want.rank.is_some()
-        && found[0]
-            .section
-            .and_then(|k| list.sections.get(k))
-            .map(|s| s.rank)
-            != want.rank
-    {
+    } else if want.rank.is_some() && found[0].rank(&list) != want.rank {
         Some("it would read the thread in another section".to_string())
     } else if want.next.is_some() && found[0].next.as_ref().map(|(n, _)| n.as_str()) != want.next {
         Some("it would read another next step".to_string())
@@ -1919,11 +1913,40 @@ pub fn thread_move(text: &str, title: &str, to: &str) -> Result<String, EditErro
     check_line_ends(text)?;
     let mut doc = Doc::parse(text);
     let (sections, threads) = parse_threads(&doc);
-    let t = find_thread(&threads, title)?.clone();
+    let t = match find_thread(&threads, title) {
+        Ok(t) => t.clone(),
+        // A checklist under a heading that is no priority (a home note's `## Objectives`):
+        // its items are its storylines, ticked when done.
+        Err(EditError::ThreadNotFound { .. }) => return checklist_tick(text, title, to),
+        Err(e) => return Err(e),
+    };
     let here = t.section.and_then(|k| sections.get(k));
     let target = find_section(&sections, to).map(|(_, s)| s.heading);
-    if here.is_some_and(|s| Some(s.heading) == target) {
+    let resolved = rank(to) == Some(4);
+    let in_target = here.is_some_and(|s| Some(s.heading) == target);
+    // A ticked box is done wherever it sits: its box may be all there is to change.
+    let box_wrong = t.checkbox == Some(!resolved);
+    let done_here = resolved && here.is_none() && t.checkbox == Some(true);
+    if (in_target || done_here) && !box_wrong {
         return Ok(text.to_string());
+    }
+    if box_wrong && (in_target || here.is_none()) {
+        // In its section already, or in a checklist under no priority heading (a quest
+        // log): the box is ticked or cleared where it is.
+        tick(&mut doc.lines[t.start].text, resolved);
+        return read_back(
+            &doc.render(),
+            Expect {
+                title: &t.title,
+                rank: if in_target || resolved {
+                    rank(to)
+                } else {
+                    None
+                },
+                next: None,
+                count: threads.len(),
+            },
+        );
     }
     let n = doc.lines.len();
     let (a, b) = (t.start, t.end);
@@ -1946,7 +1969,6 @@ pub fn thread_move(text: &str, title: &str, to: &str) -> Result<String, EditErro
     let mut block: Vec<Line> = removed[a - cut.start..b - cut.start].to_vec();
     // A checklist item is ticked as it is resolved, and cleared as it is opened again.
     if let (Some(ticked), Some(first)) = (t.checkbox, block.first_mut()) {
-        let resolved = rank(to) == Some(4);
         if ticked != resolved {
             tick(&mut first.text, resolved);
         }
@@ -1961,6 +1983,57 @@ pub fn thread_move(text: &str, title: &str, to: &str) -> Result<String, EditErro
             count: threads.len(),
         },
     )
+}
+
+/// Ticks (`to` resolved) or clears a top-level item of the note's checklist, found by its
+/// title as [`threads::read_checklist`] reads it; read back before it is written.
+fn checklist_tick(text: &str, title: &str, to: &str) -> Result<String, EditError> {
+    let not_found = || EditError::ThreadNotFound {
+        title: title.trim().to_string(),
+    };
+    let key = threads::title_key(title);
+    let find = |text: &str| -> Vec<threads::CheckItem> {
+        let body = super::note::read_body(text).body;
+        let blocks: Vec<&markdown::Block> = body.blocks.iter().collect();
+        threads::read_checklist(&blocks, 1)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| c.top && threads::title_key(&c.title) == key)
+            .collect()
+    };
+    let hits = find(text);
+    let item = match hits.as_slice() {
+        [] => return Err(not_found()),
+        [c] => c,
+        many => {
+            return Err(EditError::AmbiguousThread {
+                title: title.trim().to_string(),
+                count: many.len(),
+                lines: many
+                    .iter()
+                    .map(|c| c.line.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+        }
+    };
+    let resolved = rank(to) == Some(4);
+    if item.done == resolved {
+        return Ok(text.to_string());
+    }
+    let mut doc = Doc::parse(text);
+    let Some(line) = doc.lines.get_mut(item.line - 1) else {
+        return Err(not_found());
+    };
+    tick(&mut line.text, resolved);
+    let after = doc.render();
+    match find(&after).as_slice() {
+        [c] if c.done == resolved => Ok(after),
+        _ => Err(EditError::NotReadBack {
+            title: item.title.clone(),
+            why: "its box would not read as changed".into(),
+        }),
+    }
 }
 
 /// A section threads can be put in: one whose name is a priority word, so the reader reads
@@ -2025,6 +2098,15 @@ pub fn thread_set_next(text: &str, title: &str, next: &str) -> Result<String, Ed
     let mut doc = Doc::parse(text);
     let (_, threads) = parse_threads(&doc);
     let t = find_thread(&threads, title)?.clone();
+    if t.checkbox.is_some() && t.section.is_none() {
+        return Err(EditError::InvalidText {
+            what: format!("a next step for `{}`", t.title),
+            why: format!(
+                "it is an item of a checklist (line {}), whose next step is its first open sub-item; add one there (`  - [ ] …`)",
+                t.start + 1
+            ),
+        });
+    }
     match t.next {
         Some(i) => {
             let line = &mut doc.lines[i].text;
@@ -2816,6 +2898,36 @@ mod tests {
             matches!(&r, Err(EditError::NotReadBack { title, why }) if title == "The Ferry" && why.contains("2 threads instead of 3")),
             "{r:?}"
         );
+    }
+
+    #[test]
+    fn a_checklist_is_resolved_by_its_boxes() {
+        // A quest log: no priority headings, the box is the state.
+        let log = "# Quests\n\n- [ ] Find the ring: it is in the lake\n  - [ ] Ask the ferryman\n- [x] Pay the toll\n";
+        let done = thread_move(log, "find the ring", "Resolved").expect("resolve");
+        assert_eq!(done, log.replacen("- [ ] Find", "- [x] Find", 1));
+        assert_eq!(
+            thread_move(&done, "Find the ring", "Medium").expect("reopen"),
+            log
+        );
+        // A ticked box reads as resolved wherever it is.
+        assert_eq!(
+            thread_move(log, "Pay the toll", "Resolved").expect("same"),
+            log
+        );
+        // Its next step is its first open sub-item: not written as a `Next:` line.
+        let e = thread_set_next(log, "Find the ring", "Dive.").expect_err("refused");
+        assert!(e.to_string().contains("first open sub-item"), "{e}");
+        // A home note's objectives under a heading that is no priority.
+        let home = "# Home\n\n## Current Objectives\n- [ ] Escort the caravan\n- [ ] Learn who poisoned the well\n\n## Links\n- [[Timeline]]\n";
+        assert_eq!(
+            thread_move(home, "learn who poisoned the well", "Resolved").expect("resolve"),
+            home.replacen("- [ ] Learn", "- [x] Learn", 1)
+        );
+        assert!(matches!(
+            thread_move(home, "Timeline", "Resolved"),
+            Err(EditError::ThreadNotFound { .. })
+        ));
     }
 
     #[test]

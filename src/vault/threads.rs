@@ -77,6 +77,19 @@ pub struct ListedThread {
     pub next: Option<(String, usize)>,
 }
 
+impl ListedThread {
+    /// Its priority rank as read: a ticked checkbox is done (resolved, 4) wherever it sits;
+    /// otherwise its section's rank. `None` under no priority heading.
+    pub fn rank(&self, list: &ThreadList) -> Option<usize> {
+        if self.checkbox == Some(true) {
+            return Some(4);
+        }
+        self.section
+            .and_then(|k| list.sections.get(k))
+            .map(|s| s.rank)
+    }
+}
+
 /// The threads and priority sections of a note.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ThreadList {
@@ -333,6 +346,56 @@ fn next_in(list: &mut ThreadList, b: &Block, skip: usize) {
             }
         }
     }
+}
+
+/// One checkbox of a checklist (a quest log: `- [ ] Destroy Strahd`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckItem {
+    /// Whether the box is ticked.
+    pub done: bool,
+    /// Whether it is a top-level item (a storyline; deeper ones are its steps).
+    pub top: bool,
+    /// The title of a top-level item ([`item_title`], as a thread list's items).
+    pub title: String,
+    /// The rest of its first line after the title.
+    pub rest: String,
+    /// Its whole text on one line (for a step).
+    pub text: String,
+    /// 1-based file line.
+    pub line: usize,
+}
+
+/// The checkboxes of a checklist, in order; `None` with fewer than `min` (at least one).
+/// Top-level items are those at the shallowest depth any box has.
+pub fn read_checklist(blocks: &[&Block], min: usize) -> Option<Vec<CheckItem>> {
+    let boxes: Vec<u16> = blocks
+        .iter()
+        .filter(|b| b.checkbox().is_some())
+        .map(|b| b.depth)
+        .collect();
+    if boxes.len() < min.max(1) {
+        return None;
+    }
+    let top = boxes.iter().copied().min().unwrap_or(0);
+    let items = blocks
+        .iter()
+        .filter_map(|b| {
+            let (done, text) = b.checkbox()?;
+            let first = text.lines().next().unwrap_or("");
+            let (title, rest) = item_title(first, b.strong_prefix.as_deref());
+            let tail: Vec<&str> = text.lines().skip(1).collect();
+            let rest = one_line(&format!("{rest} {}", tail.join(" ")));
+            Some(CheckItem {
+                done,
+                top: b.depth == top,
+                title,
+                rest,
+                text: one_line(text),
+                line: b.line as usize,
+            })
+        })
+        .collect();
+    Some(items)
 }
 
 /// Whether a line of a thread's text is a next step, and its text (for summaries).
