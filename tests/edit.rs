@@ -431,6 +431,17 @@ mod threads_prop {
             prop_assert_eq!(kept_lines(&moved, &heading), kept_lines(&text, &heading), "{}", moved);
             prop_assert_eq!(moved.starts_with('\u{feff}'), text.starts_with('\u{feff}'));
 
+            // A new thread, in the section's own style.
+            let to_add = TO[to % 4];
+            let added = edit::thread_add(&text, to_add, "Zz New Thread", "It began.", Some(&next)).expect("add");
+            let after = canon_threads(&added);
+            let t = after.iter().find(|t| t.0 == "Zz New Thread").expect("found");
+            prop_assert_eq!(t.1, RANKED[to % 4], "{}", added);
+            prop_assert_eq!(t.2.as_deref(), Some(next.as_str()));
+            prop_assert_eq!(after.len(), before.len() + 1);
+            let old: Vec<_> = after.iter().filter(|t| t.0 != "Zz New Thread").cloned().collect();
+            prop_assert_eq!(old, before.clone());
+
             // Next step.
             let nexted = edit::thread_set_next(&text, &title, &next).expect("next");
             let after = canon_threads(&nexted);

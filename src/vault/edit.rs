@@ -2198,8 +2198,28 @@ pub fn thread_add(
     } else {
         let (marker, sep) = match model.map(|t| doc.text(t.start)) {
             Some(s) => {
-                let m = bullet(s).map_or("-", |b| b.0).to_string();
                 let rest = bullet(s).map_or("", |b| b.2);
+                // A numbered list goes on counting in the section; a checklist gets a box.
+                let mut m = match bullet(s) {
+                    Some((delim, Some(n), _)) => {
+                        let last = threads
+                            .iter()
+                            .filter(|t| !t.heading && sec.is_some() && t.section == sec)
+                            .filter_map(|t| bullet(doc.text(t.start)).and_then(|b| b.1))
+                            .next_back()
+                            .unwrap_or(n.saturating_sub(1));
+                        format!("{}{delim}", last + 1)
+                    }
+                    Some((m, None, _)) => m.to_string(),
+                    None => "-".to_string(),
+                };
+                let boxed = ["[ ] ", "[x] ", "[X] "]
+                    .iter()
+                    .find_map(|c| rest.strip_prefix(c));
+                if boxed.is_some() {
+                    m.push_str(" [ ]");
+                }
+                let rest = boxed.unwrap_or(rest);
                 let sep = rest
                     .strip_prefix("**")
                     .and_then(|r| r.find("**").map(|z| &r[z + 2..]))
@@ -2897,6 +2917,22 @@ mod tests {
         assert!(
             matches!(&r, Err(EditError::NotReadBack { title, why }) if title == "The Ferry" && why.contains("2 threads instead of 3")),
             "{r:?}"
+        );
+    }
+
+    #[rstest]
+    #[case::numbered(
+        "## High\n1. **A** — x\n2. **B** — y\n",
+        "## High\n1. **A** — x\n2. **B** — y\n3. **New** — Sum.\n"
+    )]
+    #[case::checkbox(
+        "## High\n- [x] **A**: x\n",
+        "## High\n- [x] **A**: x\n- [ ] **New**: Sum.\n"
+    )]
+    fn thread_add_in_the_sections_list_style(#[case] before: &str, #[case] after: &str) {
+        assert_eq!(
+            thread_add(before, "High", "New", "Sum.", None).expect("add"),
+            after
         );
     }
 
