@@ -1860,7 +1860,7 @@ fn place_thread(doc: &mut Doc, name: &str, block: Vec<Line>, heading: bool, orde
     }
     // A conventional section is written as the template writes it (`## Resolved`).
     let canonical = match rank(name) {
-        Some(r) => ["Urgent", "High", "Medium", "Low", "Resolved"][r].to_string(),
+        Some(r) => threads::PRIORITY_NAMES[r].to_string(),
         None => name.trim().to_string(),
     };
     let title = doc.line(format!("## {canonical}"));
@@ -2293,7 +2293,7 @@ fn find_inline(text: &str, key: &str) -> Option<(std::ops::Range<usize>, String)
     };
     let (k, _) = markdown::inline_fields(line)
         .into_iter()
-        .find(|(_, v)| *v == span)?;
+        .find(|(k, v)| *v == span && markdown::field_key(&line[k.clone()]) == want)?;
     Some((start + span.start..start + span.end, line[k].to_string()))
 }
 
