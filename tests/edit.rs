@@ -233,3 +233,397 @@ proptest::proptest! {
         proptest::prop_assert_eq!(back, text);
     }
 }
+
+/// The threads canon reads from an open-threads file: (title, priority, next, summary).
+fn canon_threads(text: &str) -> Vec<(String, Priority, Option<String>, Vec<String>)> {
+    use vaultdm::vault::{Note, Vault};
+    let note = Note::parse(vaultdm::canon::OPEN_THREADS, text.as_bytes());
+    let v = Vault::from_notes("/nowhere".into(), vec![note], vec![]);
+    let b = vaultdm::canon::build(
+        &v,
+        &vaultdm::config::Config::default(),
+        &vaultdm::canon::CanonFiles::default(),
+    );
+    b.campaign
+        .threads
+        .iter()
+        .map(|t| {
+            (
+                t.title.clone(),
+                t.priority,
+                t.next.clone(),
+                t.summary.clone(),
+            )
+        })
+        .collect()
+}
+
+/// The non-blank lines of a text, without line ends, a checklist box read as open, sorted:
+/// what a move must keep (it may only move lines, tick a box and add a section heading).
+fn kept_lines(s: &str, added: &str) -> Vec<String> {
+    let mut v: Vec<String> = s
+        .lines()
+        .map(|l| l.trim_end_matches('\r').trim_start_matches('\u{feff}'))
+        .filter(|l| !l.trim().is_empty() && *l != added)
+        .map(|l| l.replacen("[x]", "[ ]", 1))
+        .collect();
+    v.sort();
+    v
+}
+
+mod threads_prop {
+    use super::{canon_threads, kept_lines};
+    use proptest::prelude::*;
+    use vaultdm::canon::Priority;
+    use vaultdm::vault::edit;
+
+    /// How a generated thread is written.
+    #[derive(Debug, Clone)]
+    enum Style {
+        /// `### Title`, summary lines.
+        Heading,
+        /// `- **Title** — summary`.
+        Bold,
+        /// `- **Title:** summary`.
+        BoldColon,
+        /// `- Title: rest — more`.
+        Plain,
+        /// `- [ ] Title — rest` or `- [x] **Title** — rest`.
+        Checkbox(bool, bool),
+        /// `1. Title - rest`.
+        Numbered,
+    }
+
+    #[derive(Debug, Clone)]
+    struct Gen {
+        style: Style,
+        extra: usize,
+        next: Option<bool>,
+        link: bool,
+    }
+
+    fn style() -> impl Strategy<Value = Style> {
+        prop_oneof![
+            Just(Style::Heading),
+            Just(Style::Bold),
+            Just(Style::BoldColon),
+            Just(Style::Plain),
+            (any::<bool>(), any::<bool>()).prop_map(|(t, b)| Style::Checkbox(t, b)),
+            Just(Style::Numbered),
+        ]
+    }
+
+    fn thread() -> impl Strategy<Value = Gen> {
+        (
+            style(),
+            0usize..3,
+            prop::option::of(any::<bool>()),
+            any::<bool>(),
+        )
+            .prop_map(|(style, extra, next, link)| Gen {
+                style,
+                extra,
+                next,
+                link,
+            })
+    }
+
+    const NAMES: [[&str; 2]; 5] = [
+        ["Urgent", "Urgent"],
+        ["High", "High Priority"],
+        ["Medium", "Ongoing"],
+        ["Low", "Background"],
+        ["Resolved", "Done"],
+    ];
+    const WORDS: [&str; 8] = [
+        "Bell", "Debt", "Ferry", "Kiln", "Oath", "Ledger", "Lamp", "Strike",
+    ];
+
+    /// A generated open-threads file.
+    fn file() -> impl Strategy<Value = String> {
+        (
+            prop::collection::vec(
+                (
+                    0usize..5,
+                    any::<bool>(),
+                    prop::collection::vec(thread(), 0..4),
+                ),
+                1..5,
+            ),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(sections, crlf, bom, front, gap)| {
+                let mut lines: Vec<String> = Vec::new();
+                if front {
+                    lines.extend(["---".into(), "tags: [threads]".into(), "---".into()]);
+                }
+                lines.push("# Open Threads".into());
+                let mut used = std::collections::HashSet::new();
+                let mut n = 0;
+                for (rank, alt, threads) in sections {
+                    if !used.insert(rank) {
+                        continue;
+                    }
+                    lines.push(String::new());
+                    lines.push(format!("## {}", NAMES[rank][usize::from(alt)]));
+                    if gap {
+                        lines.push(String::new());
+                    }
+                    // A section of heading-style threads holds bold items besides (a
+                    // plain item under a heading is its text); a list section any item.
+                    let headed = threads.iter().any(|g| matches!(g.style, Style::Heading));
+                    for mut g in threads {
+                        if headed && !matches!(g.style, Style::Heading) {
+                            g.style = Style::Bold;
+                        }
+                        n += 1;
+                        let word = WORDS[n % WORDS.len()];
+                        let title = if g.link {
+                            format!("The [[{word}]] {n}")
+                        } else {
+                            format!("The {word} {n}")
+                        };
+                        let indent = if matches!(g.style, Style::Heading) {
+                            ""
+                        } else {
+                            "  "
+                        };
+                        match g.style {
+                            Style::Heading => {
+                                lines.push(String::new());
+                                lines.push(format!("### {title}"));
+                            }
+                            Style::Bold => lines.push(format!("- **{title}** — it began.")),
+                            Style::BoldColon => lines.push(format!("- **{title}:** it began.")),
+                            Style::Plain => lines.push(format!("- {title}: it rang — twice.")),
+                            Style::Checkbox(ticked, bold) => {
+                                let b = if ticked { "x" } else { " " };
+                                if bold {
+                                    lines.push(format!("- [{b}] **{title}** — it began."))
+                                } else {
+                                    lines.push(format!("- [{b}] {title} — it began."))
+                                }
+                            }
+                            Style::Numbered => lines.push(format!("{n}. {title} - it began.")),
+                        }
+                        for e in 0..g.extra {
+                            lines.push(format!("{indent}Detail {e} of {word}."));
+                        }
+                        match g.next {
+                            Some(true) => lines.push(format!("{indent}→ Next: Ask about {word}.")),
+                            Some(false) => lines.push(format!("{indent}Next step: Find {word}.")),
+                            None => {}
+                        }
+                    }
+                }
+                let eol = if crlf { "\r\n" } else { "\n" };
+                let mut t = lines.join(eol);
+                t.push_str(eol);
+                if bom {
+                    t.insert(0, '\u{feff}');
+                }
+                t
+            })
+    }
+
+    const TO: [&str; 5] = ["Urgent", "High", "Medium", "Low", "Resolved"];
+    const RANKED: [Priority; 5] = [
+        Priority::Urgent,
+        Priority::High,
+        Priority::Medium,
+        Priority::Low,
+        Priority::Resolved,
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 192, max_global_rejects: 4096, ..ProptestConfig::default() })]
+        /// Every thread title the reader reports can be moved (resolved) and given a next
+        /// step by the writer, and the reader then finds it with its new state, every other
+        /// thread as it was, and no line of the note lost or changed.
+        #[test]
+        fn every_title_the_reader_reports_is_edited_and_found_again(
+            text in file(),
+            pick in any::<prop::sample::Index>(),
+            to in 0usize..5,
+            next in "[A-Z][a-z]{1,8}( [a-z]{1,6}){0,3}\\.",
+        ) {
+            let before = canon_threads(&text);
+            prop_assume!(!before.is_empty());
+            let k = pick.index(before.len());
+            let title = before[k].0.clone();
+            prop_assume!(before.iter().filter(|t| t.0 == title).count() == 1);
+            let others = |all: &[(String, Priority, Option<String>, Vec<String>)]| {
+                let mut v: Vec<_> = all.iter().filter(|t| t.0 != title).cloned().collect();
+                v.sort_by(|a, b| a.0.cmp(&b.0));
+                v
+            };
+
+            // Move (to Resolved: resolve).
+            let moved = edit::thread_move(&text, &title, TO[to]).expect("move");
+            let after = canon_threads(&moved);
+            let t = after.iter().find(|t| t.0 == title).expect("found again");
+            prop_assert_eq!(t.1, RANKED[to], "{}", moved);
+            prop_assert_eq!(&t.2, &before[k].2);
+            prop_assert_eq!(&t.3, &before[k].3);
+            prop_assert_eq!(others(&after), others(&before));
+            let heading = format!("## {}", TO[to]);
+            prop_assert_eq!(kept_lines(&moved, &heading), kept_lines(&text, &heading), "{}", moved);
+            prop_assert_eq!(moved.starts_with('\u{feff}'), text.starts_with('\u{feff}'));
+
+            // A new thread, in the section's own style.
+            let to_add = TO[to % 4];
+            let added = edit::thread_add(&text, to_add, "Zz New Thread", "It began.", Some(&next)).expect("add");
+            let after = canon_threads(&added);
+            let t = after.iter().find(|t| t.0 == "Zz New Thread").expect("found");
+            prop_assert_eq!(t.1, RANKED[to % 4], "{}", added);
+            prop_assert_eq!(t.2.as_deref(), Some(next.as_str()));
+            prop_assert_eq!(after.len(), before.len() + 1);
+            let old: Vec<_> = after.iter().filter(|t| t.0 != "Zz New Thread").cloned().collect();
+            prop_assert_eq!(old, before.clone());
+
+            // Next step.
+            let nexted = edit::thread_set_next(&text, &title, &next).expect("next");
+            let after = canon_threads(&nexted);
+            let t = after.iter().find(|t| t.0 == title).expect("found again");
+            prop_assert_eq!(t.2.as_deref(), Some(next.as_str()), "{}", nexted);
+            prop_assert_eq!(t.1, before[k].1);
+            prop_assert_eq!(&t.3, &before[k].3);
+            prop_assert_eq!(others(&after), others(&before));
+            let (b, a): (Vec<&str>, Vec<&str>) = (text.lines().collect(), nexted.lines().collect());
+            if a.len() == b.len() {
+                prop_assert_eq!((0..b.len()).filter(|&i| a[i] != b[i]).count(), 1);
+            } else {
+                prop_assert_eq!(a.len(), b.len() + 1);
+                let at = (0..a.len()).find(|&i| a.get(i) != b.get(i)).expect("added");
+                let mut without = a.clone();
+                without.remove(at);
+                prop_assert_eq!(without, b);
+            }
+        }
+    }
+}
+
+mod inline_prop {
+    use proptest::prelude::*;
+    use vaultdm::vault::edit::{self, Scalar};
+    use vaultdm::vault::Note;
+
+    /// How a generated inline field is written.
+    #[derive(Debug, Clone)]
+    enum Form {
+        Line,
+        Item,
+        BoldKey,
+        Bracketed,
+        Paren,
+        Quote,
+    }
+
+    fn form() -> impl Strategy<Value = Form> {
+        prop_oneof![
+            Just(Form::Line),
+            Just(Form::Item),
+            Just(Form::BoldKey),
+            Just(Form::Bracketed),
+            Just(Form::Paren),
+            Just(Form::Quote),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z]{1,8}",
+            (0i64..500).prop_map(|n| n.to_string()),
+            "[A-Z][a-z]{1,6} [a-z]{1,6}",
+            "[A-Z][a-z]{1,6}".prop_map(|p| format!("[[{p} Hall]]")),
+        ]
+    }
+
+    const KEYS: [&str; 5] = ["mood", "hp", "location", "Max HP", "due"];
+
+    /// A note with inline fields (and decoys in code, inline code and comments).
+    fn note() -> impl Strategy<Value = String> {
+        (
+            prop::collection::vec((0usize..5, form(), value(), any::<bool>()), 1..6),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(fields, front, crlf, bom)| {
+                let mut lines: Vec<String> = Vec::new();
+                if front {
+                    lines.extend(["---".into(), "name: Odessa".into(), "---".into()]);
+                }
+                lines.push("# Odessa".into());
+                for (k, form, v, decoy) in fields {
+                    let key = KEYS[k];
+                    if decoy {
+                        lines.push(String::new());
+                        lines.push("```".into());
+                        lines.push(format!("{key}:: decoy"));
+                        lines.push("```".into());
+                        lines.push(format!("Not a field: `{key}:: decoy` %% {key}:: decoy %%"));
+                    }
+                    lines.push(String::new());
+                    lines.push(match form {
+                        Form::Line => format!("{key}:: {v}"),
+                        Form::Item => format!("- {key}:: {v}"),
+                        Form::BoldKey => format!("- **{key}**:: {v}"),
+                        Form::Bracketed => format!("She seems [{key}:: {v}] today."),
+                        Form::Paren => format!("Noted ({key}:: {v}) at dusk."),
+                        Form::Quote => format!("> {key}:: {v}"),
+                    });
+                }
+                let eol = if crlf { "\r\n" } else { "\n" };
+                let mut t = lines.join(eol);
+                t.push_str(eol);
+                if bom {
+                    t.insert(0, '\u{feff}');
+                }
+                t
+            })
+    }
+
+    /// What canon reads for each key.
+    fn read(text: &str) -> Vec<Option<String>> {
+        let n = Note::parse("people/odessa.md", text.as_bytes());
+        KEYS.iter()
+            .map(|k| n.frontmatter.text(&[&k.to_lowercase().replace(' ', "_")]))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Every inline field the reader reports is the one the writer finds and edits; the
+        /// reader then reads the new value, every other field as it was, only that line
+        /// changed, and setting the old value back gives back the exact bytes.
+        #[test]
+        fn every_inline_field_the_reader_reports_is_edited_and_read_again(
+            text in note(),
+            pick in 0usize..5,
+            new in value(),
+        ) {
+            let before = read(&text);
+            let Some(old) = before[pick].clone() else {
+                return Ok(());
+            };
+            let key = KEYS[pick].to_lowercase().replace(' ', "_");
+            let keys = [key.as_str()];
+            prop_assert_eq!(edit::get_field(&text, &keys).map(|f| f.1), Some(old.clone()));
+            let after = edit::set_field(&text, &keys, &Scalar::Text(new.clone())).expect("set");
+            let now = read(&after);
+            prop_assert_eq!(now[pick].as_deref(), Some(new.as_str()), "{}", after);
+            for i in (0..KEYS.len()).filter(|&i| i != pick) {
+                prop_assert_eq!(&now[i], &before[i]);
+            }
+            let (b, a): (Vec<&str>, Vec<&str>) = (text.split('\n').collect(), after.split('\n').collect());
+            prop_assert_eq!(a.len(), b.len());
+            prop_assert!((0..b.len()).filter(|&i| a[i] != b[i]).count() <= 1);
+            let back = edit::set_field(&after, &keys, &Scalar::Text(old)).expect("back");
+            prop_assert_eq!(back, text);
+        }
+    }
+}

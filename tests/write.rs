@@ -390,6 +390,146 @@ fn a_symlinked_note_out_of_the_vault_is_never_written() {
     assert_eq!(std::fs::read(&target).expect("read"), original);
 }
 
+/// `/resolve` on threads written as GMs write them (a bold title with a colon, `Title: rest —
+/// more`, a checkbox, a numbered list, headings): the title the context shows is the title
+/// `/resolve` finds, and the file is byte for byte the committed expectation.
+#[test]
+fn resolve_finds_every_thread_style_by_the_title_the_context_shows() {
+    let threads = "canon/open-threads.md";
+    for (command, expected, gone) in [
+        (
+            "/resolve The Debt",
+            "resolve-the-debt.md",
+            "three hundred crowns",
+        ),
+        ("/resolve A Bell", "resolve-a-bell.md", "who pulls the rope"),
+        (
+            "/resolve the cold kiln",
+            "resolve-the-cold-kiln.md",
+            "cold since spring",
+        ),
+        (
+            "/resolve the ferry strike",
+            "resolve-the-ferry-strike.md",
+            "stop at dawn",
+        ),
+        (
+            "/resolve The Drowned Lamp",
+            "resolve-the-drowned-lamp.md",
+            "under the river",
+        ),
+    ] {
+        let v = common::Scratch::of("thread-styles");
+        let full = |root: &Path| {
+            let out = cmd(root).args(["context"]).output().expect("runs");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let before = full(&v.root);
+        assert!(before.contains(gone), "{before}");
+        let out = ask(&v.root, "s1", command);
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let want = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/expected/thread-styles")
+                .join(expected),
+        )
+        .expect("expected");
+        assert_eq!(read(&v.root, threads), want, "{command}");
+        let after = full(&v.root);
+        assert!(!after.contains(gone), "{command}: {after}");
+        check_clean(&v.root);
+    }
+}
+
+/// A quest log kept as a checklist (`Quests.md`), and a home note's `## Current Objectives`:
+/// `/resolve` ticks the item's box where it is, one byte, and the storyline leaves the context.
+#[test]
+fn resolve_ticks_a_checklist_item_where_it_is() {
+    for (fixture, rel, command, old, gone) in [
+        (
+            "real-sessions",
+            "Quests.md",
+            "/resolve silence the drowned bell of saltmere abbey",
+            "- [ ] Silence the drowned bell",
+            "Silence the drowned bell",
+        ),
+        (
+            "real-numbered",
+            "0. Home.md",
+            "/resolve learn who poisoned the well",
+            "- [ ] Learn who poisoned the well",
+            "Learn who poisoned the well",
+        ),
+    ] {
+        let v = common::Scratch::of(fixture);
+        let before = read(&v.root, rel);
+        let out = ask(&v.root, "s1", command);
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            read(&v.root, rel),
+            before.replacen(old, &old.replace("[ ]", "[x]"), 1),
+            "{command}"
+        );
+        let full = cmd(&v.root).args(["context"]).output().expect("runs");
+        let full = String::from_utf8_lossy(&full.stdout);
+        let storylines = full.split("### Active storylines").nth(1).unwrap_or("");
+        assert!(!storylines.contains(gone), "{command}: {full}");
+        check_clean(&v.root);
+    }
+}
+
+/// Values an NPC keeps in Dataview inline fields, in prose, beside a commented-out old value
+/// and a code block: `/set` edits the field the context reads, and only its value.
+#[test]
+fn set_edits_the_inline_field_the_context_reads() {
+    let rel = "canon/npcs/odessa-reed.md";
+    for (command, old, new, shown) in [
+        (
+            "/set odessa disposition friendly",
+            "[disposition:: wary]",
+            "[disposition:: friendly]",
+            "| friendly |",
+        ),
+        (
+            "/set odessa status dead",
+            "status:: alive",
+            "status:: dead",
+            "[dead]",
+        ),
+        (
+            "/move odessa the third pier",
+            "(location:: [[The Row]])",
+            "(location:: [[The Third Pier]])",
+            "at The Third Pier",
+        ),
+    ] {
+        let v = common::Scratch::of("thread-styles");
+        let before = read(&v.root, rel);
+        let out = ask(&v.root, "s1", command);
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            read(&v.root, rel),
+            before.replacen(old, new, 1),
+            "{command}"
+        );
+        let ctx = context(&v.root, "Odessa");
+        assert!(ctx.contains(shown), "{command}: {ctx}");
+        check_clean(&v.root);
+    }
+}
+
 mod library {
     use super::*;
     use proptest::prelude::*;
@@ -406,6 +546,64 @@ mod library {
             entity: entity.into(),
             field: "hp".into(),
             value: v.into(),
+        }
+    }
+
+    /// Next steps set on threads of every style: the Next line the reader reads is the one
+    /// changed (`→ Next:`, `- Next step:`), or one is added in the file's own style.
+    #[test]
+    fn next_steps_are_set_on_the_line_the_reader_reads() {
+        let rel = "canon/open-threads.md";
+        let next = |thread: &str| Change::Next {
+            thread: thread.into(),
+            next: "Ask the harbour clerk.".into(),
+        };
+        let base = read(&common::fixture("thread-styles"), rel);
+        for (thread, old, new) in [
+            (
+                "The Debt",
+                "  → Next: Find who holds Vane's ledger.\n",
+                "  → Next: Ask the harbour clerk.\n",
+            ),
+            (
+                "the cold kiln",
+                "  - Next step: Ask the potters' guild.\n",
+                "  - Next step: Ask the harbour clerk.\n",
+            ),
+            (
+                "A Bell",
+                "pulls the rope.\n",
+                "pulls the rope.\n  → Next: Ask the harbour clerk.\n",
+            ),
+            (
+                "Vane's Oath",
+                "witnessed by no one.\n",
+                "witnessed by no one.\n  → Next: Ask the harbour clerk.\n",
+            ),
+            (
+                "The Drowned Lamp",
+                "→ Next: Dive at the third pier.\n",
+                "→ Next: Ask the harbour clerk.\n",
+            ),
+        ] {
+            let v = common::Scratch::of("thread-styles");
+            let p = plan_on(&v.root, &[next(thread)]);
+            assert!(p.rejected.is_empty(), "{thread}: {:?}", p.rejected);
+            apply::apply(&v.root, &p).expect("applies");
+            assert_eq!(read(&v.root, rel), base.replacen(old, new, 1), "{thread}");
+            let c = common::load(&v.root);
+            let t = c
+                .built
+                .campaign
+                .threads
+                .iter()
+                .find(|t| vaultdm::names::norm_key(&t.title) == vaultdm::names::norm_key(thread))
+                .expect("thread");
+            assert_eq!(
+                t.next.as_deref(),
+                Some("Ask the harbour clerk."),
+                "{thread}"
+            );
         }
     }
 

@@ -457,168 +457,72 @@ fn build_location(cx: &mut Ctx<'_>, note: &Note) -> Location {
     }
 }
 
-fn is_next(line: &str) -> Option<String> {
-    let t = line.trim().trim_start_matches(['-', '*']).trim();
-    let t = t
-        .strip_prefix('→')
-        .or_else(|| t.strip_prefix("->"))
-        .or_else(|| t.strip_prefix("=>"))
-        .unwrap_or(t)
-        .trim();
-    let lower = t.to_lowercase();
-    for p in ["next step:", "next:"] {
-        if lower.starts_with(p) {
-            return Some(t[p.len()..].trim().to_string());
-        }
-    }
-    None
-}
-
-fn strip_sep(s: &str) -> &str {
-    s.trim_start()
-        .trim_start_matches(['—', '–', '-', ':', '|'])
-        .trim_start()
-}
-
 fn add_lines(t: &mut Thread, lines: &str) {
     for l in lines.lines() {
         let l = l.trim();
         if l.is_empty() {
             continue;
         }
-        if let Some(n) = is_next(l) {
-            if t.next.is_none() && !n.is_empty() {
-                t.next = Some(n);
+        match crate::vault::threads::next_text(l) {
+            Some(n) => {
+                if t.next.is_none() && !n.is_empty() {
+                    t.next = Some(n.to_string());
+                }
             }
-        } else {
-            t.summary.push(l.to_string());
+            None => t.summary.push(l.to_string()),
         }
     }
 }
 
+/// The threads of a thread list (`canon/open-threads.md`), as `vault::threads` reads them:
+/// the one reading write-back edits them through.
 fn parse_threads(note: &Note, diags: &mut Vec<Diagnostic>) -> Vec<Thread> {
-    let mut out: Vec<Thread> = Vec::new();
-    let mut priority: Option<Priority> = None;
-    let mut warned_section: Option<usize> = None;
-    // Index in `out` of the thread that following paragraphs belong to.
-    let mut current: Option<usize> = None;
-    let mut heading_level_of_thread = 0u8;
-    let new_thread = |title: String,
-                      line: usize,
-                      priority: Option<Priority>,
-                      diags: &mut Vec<Diagnostic>,
-                      section: usize,
-                      warned: &mut Option<usize>|
-     -> Thread {
-        let p = priority.unwrap_or_else(|| {
-            if *warned != Some(section) {
-                diags.push(Diagnostic::warning(
-                    &note.path,
-                    line,
-                    Code::ThreadNoPriority,
-                    format!("thread \"{title}\" is not under an Urgent/High/Medium/Low/Resolved heading; treated as medium"),
-                ));
-                *warned = Some(section);
+    let blocks = &note.body.blocks;
+    let list = crate::vault::threads::read_threads(blocks);
+    let mut warned_section: Option<u32> = None;
+    let mut out = Vec::with_capacity(list.threads.len());
+    let ranks: Vec<Option<usize>> = list.threads.iter().map(|t| t.rank(&list)).collect();
+    for (lt, rank) in list.threads.into_iter().zip(ranks) {
+        let own = &blocks[lt.block];
+        let priority = match rank {
+            Some(r) => Priority::parse(PRIORITY_WORDS[r]).unwrap_or(Priority::Medium),
+            None => {
+                if warned_section != Some(own.section) {
+                    diags.push(Diagnostic::warning(
+                        &note.path,
+                        lt.line,
+                        Code::ThreadNoPriority,
+                        format!("thread \"{}\" is not under an Urgent/High/Medium/Low/Resolved heading; treated as medium", lt.title),
+                    ));
+                    warned_section = Some(own.section);
+                }
+                Priority::Medium
             }
-            Priority::Medium
-        });
-        Thread {
-            id: format!("{}#{}", note.path, title),
-            title,
+        };
+        let mut t = Thread {
+            id: format!("{}#{}", note.path, lt.title),
+            title: lt.title,
             aliases: vec![],
-            priority: p,
+            priority,
             summary: vec![],
             next: None,
-            source: Source::new(&note.path, line),
+            source: Source::new(&note.path, lt.line),
+        };
+        if lt.level == 0 {
+            add_lines(&mut t, &lt.rest);
+            let tail: Vec<&str> = own.text.lines().skip(1).collect();
+            add_lines(&mut t, &tail.join("\n"));
         }
-    };
-    for b in &note.body.blocks {
-        match b.kind {
-            BlockKind::Heading(level) => {
-                // The file's `# Title` ("Open Threads") is not a priority section; a level-1
-                // heading is one only when it is a lone priority word (`# Urgent`).
-                let as_priority = Priority::parse(&b.text)
-                    .filter(|_| level >= 2 || b.text.split_whitespace().count() == 1);
-                if let Some(p) = as_priority.filter(|_| level <= 2 || priority.is_none()) {
-                    if level <= 2 || Priority::parse(&b.text).is_some() && current.is_none() {
-                        priority = Some(p);
-                        current = None;
-                        continue;
-                    }
-                }
-                if level <= 1 {
-                    current = None;
-                    continue;
-                }
-                if level == 2 {
-                    // A level-2 heading that is not a priority: a thread title without a section.
-                    priority = None;
-                }
-                let t = new_thread(
-                    one_line(&b.text),
-                    b.line as usize,
-                    priority,
-                    diags,
-                    b.section as usize,
-                    &mut warned_section,
-                );
-                out.push(t);
-                current = Some(out.len() - 1);
-                heading_level_of_thread = level;
-            }
-            BlockKind::ListItem
-                if b.depth <= 1
-                    && (b.strong_prefix.is_some()
-                        || current.is_none()
-                        || heading_level_of_thread == 0) =>
-            {
-                let first = b.text.lines().next().unwrap_or("");
-                let (title, rest) = match &b.strong_prefix {
-                    Some(p) => {
-                        let p = p.trim();
-                        let rest = first.trim_start().strip_prefix(p).unwrap_or("");
-                        (
-                            p.trim_end_matches(':').trim().to_string(),
-                            strip_sep(rest).to_string(),
-                        )
-                    }
-                    None => match first
-                        .split_once(" — ")
-                        .or_else(|| first.split_once(" – "))
-                        .or_else(|| first.split_once(" - "))
-                        .or_else(|| first.split_once(": "))
-                    {
-                        Some((t, r)) => (t.trim().to_string(), r.trim().to_string()),
-                        None => (first.trim().to_string(), String::new()),
-                    },
-                };
-                if title.is_empty() {
-                    continue;
-                }
-                let mut t = new_thread(
-                    title,
-                    b.line as usize,
-                    priority,
-                    diags,
-                    b.section as usize,
-                    &mut warned_section,
-                );
-                let tail: Vec<&str> = b.text.lines().skip(1).collect();
-                add_lines(&mut t, &rest);
-                add_lines(&mut t, &tail.join("\n"));
-                out.push(t);
-                current = Some(out.len() - 1);
-                heading_level_of_thread = 0;
-            }
-            _ => {
-                if let Some(i) = current {
-                    add_lines(&mut out[i], &b.text);
-                }
-            }
+        for &i in &lt.body {
+            add_lines(&mut t, &blocks[i].text);
         }
+        out.push(t);
     }
     out
 }
+
+/// A priority rank's word.
+const PRIORITY_WORDS: [&str; 5] = ["urgent", "high", "medium", "low", "resolved"];
 
 /// Folder names that hold finished quests.
 fn closed_folder(path: &str) -> bool {
@@ -676,44 +580,33 @@ fn quest_section(note: &Note) -> Option<Vec<Thread>> {
     checklist_threads(note, &blocks, 1).filter(|t| !t.is_empty())
 }
 
-/// The storylines of a checklist: one per open top-level item, its open sub-items the next
-/// step and the summary. `None` with fewer than `min` checkboxes.
+/// The storylines of a checklist, as `vault::threads::read_checklist` reads it (titles by
+/// the rule of thread lists): one per open top-level item, its open sub-items the next step
+/// and the summary. `None` with fewer than `min` checkboxes.
 fn checklist_threads(note: &Note, blocks: &[&Block], min: usize) -> Option<Vec<Thread>> {
-    let boxes: Vec<u16> = blocks
-        .iter()
-        .filter(|b| b.checkbox().is_some())
-        .map(|b| b.depth)
-        .collect();
-    if boxes.len() < min.max(1) {
-        return None;
-    }
-    let top = boxes.iter().copied().min().unwrap_or(0);
+    let items = crate::vault::threads::read_checklist(blocks, min)?;
     let mut out: Vec<Thread> = Vec::new();
     let mut open = false;
-    for b in blocks {
-        let Some((done, text)) = b.checkbox() else {
-            continue;
-        };
-        let text = one_line(text);
-        if b.depth == top {
-            open = !done && !text.is_empty();
+    for c in items {
+        if c.top {
+            open = !c.done && !c.title.is_empty();
             if open {
                 out.push(Thread {
-                    id: format!("{}#{}", note.path, text),
-                    title: text,
+                    id: format!("{}#{}", note.path, c.title),
+                    title: c.title,
                     aliases: vec![],
                     priority: Priority::Medium,
-                    summary: vec![],
+                    summary: (!c.rest.is_empty()).then_some(c.rest).into_iter().collect(),
                     next: None,
-                    source: Source::new(&note.path, b.line as usize),
+                    source: Source::new(&note.path, c.line),
                 });
             }
-        } else if open && !done {
+        } else if open && !c.done {
             if let Some(t) = out.last_mut() {
                 if t.next.is_none() {
-                    t.next = Some(text);
+                    t.next = Some(c.text);
                 } else {
-                    t.summary.push(text);
+                    t.summary.push(c.text);
                 }
             }
         }
@@ -2090,6 +1983,20 @@ mod tests {
         );
         assert_eq!(t[1].summary, ["posted at every gate."]);
         assert_eq!(t[0].source.line, 4);
+    }
+
+    #[test]
+    fn a_ticked_thread_is_resolved_and_titles_follow_one_rule() {
+        let (t, d) = thread_note(
+            "## High\n- [x] **The Debt:** paid.\n- [ ] A Bell: rings twice — at noon.\n",
+        );
+        assert!(d.is_empty(), "{d:?}");
+        let got: Vec<_> = t.iter().map(|t| (t.title.as_str(), t.priority)).collect();
+        assert_eq!(
+            got,
+            [("The Debt", Priority::Resolved), ("A Bell", Priority::High)]
+        );
+        assert_eq!(t[1].summary, ["rings twice — at noon."]);
     }
 
     #[test]

@@ -221,21 +221,14 @@ pub enum Priority {
 impl Priority {
     /// Reads a priority word (`urgent`, `High`, `resolved`, `closed`…).
     pub fn parse(s: &str) -> Option<Priority> {
-        let s = s.trim().to_lowercase();
-        let w = s
-            .split(|c: char| !c.is_alphanumeric())
-            .find(|w| !w.is_empty())?;
-        Some(match w {
-            "urgent" | "critical" | "now" => Priority::Urgent,
-            "high" | "important" => Priority::High,
-            "medium" | "normal" | "ongoing" | "active" | "open" => Priority::Medium,
-            "low" | "background" | "minor" => Priority::Low,
-            "resolved" | "closed" | "done" | "complete" | "completed" | "finished" | "failed"
-            | "abandoned" | "cancelled" | "canceled" | "solved" | "completada" | "completado"
-            | "terminada" | "terminado" | "cumplida" | "abgeschlossen" | "erledigt" | "gelöst"
-            | "beendet" | "terminée" | "terminé" | "accomplie" | "résolue" | "completata"
-            | "completato" | "conclusa" | "concluso" | "risolta" | "inactive" => Priority::Resolved,
-            _ => return None,
+        // The words are the vault's rule (`vault::threads::priority_rank`), shared with
+        // write-back's reading of priority sections.
+        Some(match crate::vault::threads::priority_rank(s)? {
+            0 => Priority::Urgent,
+            1 => Priority::High,
+            2 => Priority::Medium,
+            3 => Priority::Low,
+            _ => Priority::Resolved,
         })
     }
 

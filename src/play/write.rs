@@ -248,12 +248,6 @@ impl Table {
             // Logged before bases were kept: checked as it is now.
             return plan::basis(c, m, root, &p.change).map(|now| now.shown);
         };
-        if let Some(path) = self.newer_than_canon(b) {
-            return Err(format!(
-                "conflict: proposed {} but {path} changed after the DM was given canon; it is checked again when canon reloads (or with `vaultdm review`)",
-                b.shown
-            ));
-        }
         let now = plan::basis(c, m, root, &b.change)
             .map_err(|why| format!("cannot apply: {why} (was: {})", b.shown))?;
         if b.stale && now.shown != b.shown && now.was == b.was {
@@ -282,6 +276,12 @@ impl Table {
             })
             .collect();
         if changed.is_empty() && now.was.len() == b.was.len() {
+            if let Some(path) = self.newer_than_canon(b) {
+                return Err(format!(
+                    "conflict: proposed {} but {path} changed after the DM was given canon; it is checked again when canon reloads (or with `vaultdm review`)",
+                    b.shown
+                ));
+            }
             Ok(b.shown.clone())
         } else if changed.is_empty() {
             Err(format!(

@@ -10,6 +10,7 @@
 //! [`EditError`] a GM can act on). Reading and atomically writing the file is the caller's job.
 
 use super::period::{self, Period};
+use super::{markdown, threads};
 use std::fmt::Write as _;
 
 /// Why an edit could not be made. Every message names the key, heading or thread, and the
@@ -110,6 +111,14 @@ pub enum EditError {
         count: usize,
         /// Their lines, comma-separated.
         lines: String,
+    },
+    /// The edit would not read back as it was meant: canon would read the thread otherwise.
+    #[error("the open threads would not read back as edited: {why} (thread `{title}`); nothing was written, edit the note by hand")]
+    NotReadBack {
+        /// The thread's title.
+        title: String,
+        /// What the reader would find instead.
+        why: String,
     },
     /// A thread with this title already exists.
     #[error("a thread titled `{title}` already exists on line {line}")]
@@ -2068,156 +2077,111 @@ pub fn set_temporal(text: &str, day: Option<i64>, time: Option<&str>) -> Result<
 // ---------------------------------------------------------------------------------------
 // Open threads: canon/open-threads.md.
 
-/// A `## Priority` section: heading line and end (exclusive).
+/// A priority section (`## High`) as the reader reads it: heading line and end (exclusive),
+/// in lines of the [`Doc`].
 #[derive(Debug, Clone)]
 struct Section {
     name: String,
+    /// Its priority rank ([`threads::priority_rank`]).
+    rank: usize,
     heading: usize,
     end: usize,
 }
 
-/// One thread: its lines `[start, end)` (trailing blank lines left out).
+/// One thread as the reader reads it: its lines `[start, end)` in the [`Doc`] (trailing
+/// blank lines left out).
 #[derive(Debug, Clone)]
 struct Thread {
     start: usize,
     end: usize,
-    /// `### Title` style (else bullet style).
+    /// `### Title` style (else a list item).
     heading: bool,
-    /// The normalised title.
+    /// The title as the reader reports it.
     title: String,
     /// Index of its section.
     section: Option<usize>,
+    /// The line of its Next line, if it has one.
+    next: Option<usize>,
+    /// Whether a list item is a ticked or open checkbox.
+    checkbox: Option<bool>,
 }
 
-/// A title as compared: `**` and `__` dropped, wikilinks as their display text, spaces
-/// collapsed, lower case.
-fn norm_title(s: &str) -> String {
-    let t = s.replace("**", "").replace("__", "");
-    let mut out = String::with_capacity(t.len());
-    let mut rest = t.as_str();
-    while let Some(a) = rest.find("[[") {
-        out.push_str(&rest[..a]);
-        let after = &rest[a + 2..];
-        match after.find("]]") {
-            Some(z) => {
-                let inner = &after[..z];
-                let shown = match inner.split_once('|') {
-                    Some((_, alias)) => alias,
-                    None => inner,
-                };
-                out.push_str(shown);
-                rest = &after[z + 2..];
-            }
-            None => {
-                out.push_str(&rest[a..]);
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
-}
-
-/// The title of a bullet-style thread (the text after the marker).
-fn bullet_title(rest: &str) -> &str {
-    if let Some(r) = rest.strip_prefix("**") {
-        if let Some(z) = r.find("**") {
-            return &r[..z];
-        }
-    }
-    [" — ", " – ", " -- ", " - ", ": "]
-        .iter()
-        .filter_map(|sep| rest.find(sep))
-        .min()
-        .map_or(rest, |z| &rest[..z])
-}
-
+/// Reads the threads of `doc` as canon reads them ([`threads::read_threads`] over the blocks
+/// [`super::note::read_body`] gives), in lines of the `Doc`.
 fn parse_threads(doc: &Doc) -> (Vec<Section>, Vec<Thread>) {
-    let code = in_code(doc);
+    let text = doc.clone().render();
+    let list = threads::read_threads(&super::note::read_body(&text).body.blocks);
     let n = doc.lines.len();
-    let level = |i: usize| {
-        if code[i] {
-            None
-        } else {
-            heading_level(doc.text(i))
-        }
-    };
-    let mut sections: Vec<Section> = Vec::new();
-    let mut threads: Vec<Thread> = Vec::new();
-    let mut i = 0;
-    while i < n {
-        match level(i) {
-            Some(l) if l <= 2 => {
-                if let Some(s) = sections.last_mut() {
-                    if s.end == n {
-                        s.end = i;
-                    }
-                }
-                if l == 2 {
-                    sections.push(Section {
-                        name: heading_text(doc.text(i)).to_string(),
-                        heading: i,
-                        end: n,
-                    });
-                }
-                i += 1;
+    // File lines are 1-based; a `Doc` line is the file line less one.
+    let at = |line: usize| line.saturating_sub(1).min(n);
+    let sections: Vec<Section> = list
+        .sections
+        .iter()
+        .map(|s| {
+            let end = list
+                .headings
+                .iter()
+                .find(|&&(l, level)| {
+                    l > s.line && (level <= 2 || list.sections.iter().any(|x| x.line == l))
+                })
+                .map_or(n, |&(l, _)| at(l));
+            Section {
+                name: s.name.clone(),
+                rank: s.rank,
+                heading: at(s.line),
+                end,
             }
-            Some(3) => {
-                // A bullet with a bold title starts a thread of its own, as canon reads it.
-                let stop = (i + 1..n)
-                    .find(|&j| {
-                        level(j).is_some_and(|l| l <= 3)
-                            || (!code[j]
-                                && bullet(doc.text(j)).is_some_and(|b| b.2.starts_with("**")))
-                    })
-                    .unwrap_or(n);
-                let end = (i + 1..stop)
-                    .rev()
-                    .find(|&j| !doc.is_blank(j))
-                    .map_or(i + 1, |j| j + 1);
-                threads.push(Thread {
-                    start: i,
-                    end,
-                    heading: true,
-                    title: norm_title(heading_text(doc.text(i))),
-                    section: sections.len().checked_sub(1),
-                });
-                i = stop;
+        })
+        .collect();
+    let threads = list
+        .threads
+        .into_iter()
+        .map(|t| {
+            let start = at(t.line);
+            let stop = t.until.map_or(n, at);
+            let end = (start + 1..stop)
+                .rev()
+                .find(|&j| !doc.is_blank(j))
+                .map_or(start + 1, |j| j + 1);
+            Thread {
+                start,
+                end,
+                heading: t.level > 0,
+                title: t.title,
+                section: t.section,
+                next: t.next.map(|(_, l)| at(l)),
+                checkbox: t.checkbox,
             }
-            Some(_) => i += 1,
-            None => {
-                let t = doc.text(i);
-                match bullet(t).filter(|_| !code[i]) {
-                    Some((_, _, rest)) => {
-                        let end = (i + 1..n)
-                            .find(|&j| {
-                                let s = doc.text(j);
-                                s.trim().is_empty() || !s.starts_with([' ', '\t'])
-                            })
-                            .unwrap_or(n);
-                        threads.push(Thread {
-                            start: i,
-                            end,
-                            heading: false,
-                            title: norm_title(bullet_title(rest)),
-                            section: sections.len().checked_sub(1),
-                        });
-                        i = end;
-                    }
-                    None => i += 1,
-                }
-            }
-        }
-    }
+        })
+        .collect();
     (sections, threads)
 }
 
+/// A note whose lines the reader counts differently (a lone `\r` ends a line for it): the
+/// lines it reports cannot be edited by line.
+fn check_line_ends(text: &str) -> Result<(), EditError> {
+    let lone_cr = text
+        .as_bytes()
+        .iter()
+        .enumerate()
+        .any(|(i, &c)| c == b'\r' && text.as_bytes().get(i + 1) != Some(&b'\n'));
+    if lone_cr {
+        return Err(EditError::InvalidText {
+            what: "the open threads".into(),
+            why:
+                "the note ends lines with a lone carriage return; save it with LF or CRLF line ends"
+                    .into(),
+        });
+    }
+    Ok(())
+}
+
 fn find_thread<'t>(threads: &'t [Thread], title: &str) -> Result<&'t Thread, EditError> {
-    let want = norm_title(title);
-    let hits: Vec<&Thread> = threads.iter().filter(|t| t.title == want).collect();
+    let want = threads::title_key(title);
+    let hits: Vec<&Thread> = threads
+        .iter()
+        .filter(|t| threads::title_key(&t.title) == want)
+        .collect();
     match hits.as_slice() {
         [] => Err(EditError::ThreadNotFound {
             title: title.trim().to_string(),
@@ -2228,6 +2192,53 @@ fn find_thread<'t>(threads: &'t [Thread], title: &str) -> Result<&'t Thread, Edi
             count: many.len(),
             lines: lines_list(&many.iter().map(|t| t.start).collect::<Vec<_>>()),
         }),
+    }
+}
+
+/// What the reader must find after a thread edit.
+struct Expect<'a> {
+    title: &'a str,
+    /// The priority rank of its section (for a priority word).
+    rank: Option<usize>,
+    /// Its next step.
+    next: Option<&'a str>,
+    /// How many threads the note then holds.
+    count: usize,
+}
+
+/// Reads the edited text back as canon will and checks it finds what the edit meant; an
+/// edit the reader would read otherwise is not written.
+fn read_back(after: &str, want: Expect<'_>) -> Result<String, EditError> {
+    let doc = Doc::parse(after);
+    let text = doc.clone().render();
+    let list = threads::read_threads(&super::note::read_body(&text).body.blocks);
+    let key = threads::title_key(want.title);
+    let found: Vec<&threads::ListedThread> = list
+        .threads
+        .iter()
+        .filter(|t| threads::title_key(&t.title) == key)
+        .collect();
+    let why = if found.len() != 1 {
+        Some(format!("it would find {} threads titled so", found.len()))
+    } else if list.threads.len() != want.count {
+        Some(format!(
+            "it would read the other threads differently ({} threads instead of {}; a list item without a bold title after a `### Heading` thread is read as that thread's text)",
+            list.threads.len(),
+            want.count
+        ))
+    } else if want.rank.is_some() && found[0].rank(&list) != want.rank {
+        Some("it would read the thread in another section".to_string())
+    } else if want.next.is_some() && found[0].next.as_ref().map(|(n, _)| n.as_str()) != want.next {
+        Some("it would read another next step".to_string())
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(EditError::NotReadBack {
+            title: want.title.trim().to_string(),
+            why,
+        }),
+        None => Ok(after.to_string()),
     }
 }
 
@@ -2287,18 +2298,22 @@ impl Spacing {
     }
 }
 
+/// The section a thread goes to: the one named `name`, else the first one of the same
+/// priority (`## Completed` for `Resolved`).
 fn find_section<'s>(sections: &'s [Section], name: &str) -> Option<(usize, &'s Section)> {
-    sections
+    let exact = sections
         .iter()
         .enumerate()
-        .find(|(_, s)| s.name.eq_ignore_ascii_case(name.trim()))
+        .find(|(_, s)| s.name.eq_ignore_ascii_case(name.trim()));
+    exact.or_else(|| {
+        let r = rank(name)?;
+        sections.iter().enumerate().find(|(_, s)| s.rank == r)
+    })
 }
 
-/// Conventional order of the priority sections.
+/// The priority rank of a section name (as the reader ranks it).
 fn rank(name: &str) -> Option<usize> {
-    ["urgent", "high", "medium", "low", "resolved"]
-        .iter()
-        .position(|p| p.eq_ignore_ascii_case(name.trim()))
+    threads::priority_rank(name)
 }
 
 /// Puts `block` at the end of section `name` (created as the conventional order, or the end
@@ -2307,8 +2322,23 @@ fn place_thread(doc: &mut Doc, name: &str, block: Vec<Line>, heading: bool, orde
     let (sections, threads) = parse_threads(doc);
     let sp = Spacing::of(doc, &sections, &threads);
     let blank = |doc: &Doc| doc.line("");
-    if let Some((_, s)) = find_section(&sections, name) {
-        let last = (s.heading..s.end)
+    if let Some((k, s)) = find_section(&sections, name) {
+        // A list item without a bold title under a heading-style thread is read as that
+        // thread's text: it goes before the section's first heading-style thread.
+        let plain_item = !heading
+            && block.first().is_some_and(|l| {
+                let rest = bullet(l.text.trim_start()).map_or("", |b| b.2);
+                let rest = ["[ ] ", "[x] ", "[X] "]
+                    .iter()
+                    .find_map(|c| rest.strip_prefix(c))
+                    .unwrap_or(rest);
+                !rest.starts_with("**") && !rest.starts_with("__")
+            });
+        let stop = threads
+            .iter()
+            .find(|t| plain_item && t.heading && t.section == Some(k))
+            .map_or(s.end, |t| t.start);
+        let last = (s.heading..stop)
             .rev()
             .find(|&i| !doc.is_blank(i))
             .unwrap_or(s.heading);
@@ -2316,10 +2346,7 @@ fn place_thread(doc: &mut Doc, name: &str, block: Vec<Line>, heading: bool, orde
         let last_heading = threads
             .iter()
             .rev()
-            .find(|t| {
-                t.section
-                    .is_some_and(|k| sections.get(k).is_some_and(|x| x.heading == s.heading))
-            })
+            .find(|t| t.section == Some(k) && t.start <= last)
             .is_some_and(|t| t.heading);
         let gap = if last == s.heading {
             sp.after_heading
@@ -2333,7 +2360,7 @@ fn place_thread(doc: &mut Doc, name: &str, block: Vec<Line>, heading: bool, orde
     }
     // A conventional section is written as the template writes it (`## Resolved`).
     let canonical = match rank(name) {
-        Some(r) => ["Urgent", "High", "Medium", "Low", "Resolved"][r].to_string(),
+        Some(r) => threads::PRIORITY_NAMES[r].to_string(),
         None => name.trim().to_string(),
     };
     let title = doc.line(format!("## {canonical}"));
@@ -2382,12 +2409,44 @@ pub fn thread_move(text: &str, title: &str, to: &str) -> Result<String, EditErro
             why: "it is empty".into(),
         });
     }
+    priority_section(to)?;
+    check_line_ends(text)?;
     let mut doc = Doc::parse(text);
     let (sections, threads) = parse_threads(&doc);
-    let t = find_thread(&threads, title)?.clone();
+    let t = match find_thread(&threads, title) {
+        Ok(t) => t.clone(),
+        // A checklist under a heading that is no priority (a home note's `## Objectives`):
+        // its items are its storylines, ticked when done.
+        Err(EditError::ThreadNotFound { .. }) => return checklist_tick(text, title, to),
+        Err(e) => return Err(e),
+    };
     let here = t.section.and_then(|k| sections.get(k));
-    if here.is_some_and(|s| s.name.eq_ignore_ascii_case(to.trim())) {
+    let target = find_section(&sections, to).map(|(_, s)| s.heading);
+    let resolved = rank(to) == Some(4);
+    let in_target = here.is_some_and(|s| Some(s.heading) == target);
+    // A ticked box is done wherever it sits: its box may be all there is to change.
+    let box_wrong = t.checkbox == Some(!resolved);
+    let done_here = resolved && here.is_none() && t.checkbox == Some(true);
+    if (in_target || done_here) && !box_wrong {
         return Ok(text.to_string());
+    }
+    if box_wrong && (in_target || here.is_none()) {
+        // In its section already, or in a checklist under no priority heading (a quest
+        // log): the box is ticked or cleared where it is.
+        tick(&mut doc.lines[t.start].text, resolved);
+        return read_back(
+            &doc.render(),
+            Expect {
+                title: &t.title,
+                rank: if in_target || resolved {
+                    rank(to)
+                } else {
+                    None
+                },
+                next: None,
+                count: threads.len(),
+            },
+        );
     }
     let n = doc.lines.len();
     let (a, b) = (t.start, t.end);
@@ -2407,38 +2466,99 @@ pub fn thread_move(text: &str, title: &str, to: &str) -> Result<String, EditErro
         a..b + f
     };
     let removed: Vec<Line> = doc.lines.drain(cut.clone()).collect();
-    let block: Vec<Line> = removed[a - cut.start..b - cut.start].to_vec();
+    let mut block: Vec<Line> = removed[a - cut.start..b - cut.start].to_vec();
+    // A checklist item is ticked as it is resolved, and cleared as it is opened again.
+    if let (Some(ticked), Some(first)) = (t.checkbox, block.first_mut()) {
+        if ticked != resolved {
+            tick(&mut first.text, resolved);
+        }
+    }
     place_thread(&mut doc, to, block, t.heading, false);
-    Ok(doc.render())
+    read_back(
+        &doc.render(),
+        Expect {
+            title: &t.title,
+            rank: rank(to),
+            next: None,
+            count: threads.len(),
+        },
+    )
 }
 
-/// Where the text after `Next:` starts on a thread line: (byte after the colon, byte where
-/// the text starts), if the line is a Next line (`→ Next:`, `Next:`, `- **Next:**`…).
-fn next_at(t: &str) -> Option<(usize, usize, usize)> {
-    let k = t.to_ascii_lowercase().find("next")?;
-    if !t[..k]
-        .chars()
-        .all(|c| c.is_whitespace() || "→➜➔⇒-=>*+_".contains(c))
-    {
-        return None;
+/// Ticks (`to` resolved) or clears a top-level item of the note's checklist, found by its
+/// title as [`threads::read_checklist`] reads it; read back before it is written.
+fn checklist_tick(text: &str, title: &str, to: &str) -> Result<String, EditError> {
+    let not_found = || EditError::ThreadNotFound {
+        title: title.trim().to_string(),
+    };
+    let key = threads::title_key(title);
+    let find = |text: &str| -> Vec<threads::CheckItem> {
+        let body = super::note::read_body(text).body;
+        let blocks: Vec<&markdown::Block> = body.blocks.iter().collect();
+        threads::read_checklist(&blocks, 1)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| c.top && threads::title_key(&c.title) == key)
+            .collect()
+    };
+    let hits = find(text);
+    let item = match hits.as_slice() {
+        [] => return Err(not_found()),
+        [c] => c,
+        many => {
+            return Err(EditError::AmbiguousThread {
+                title: title.trim().to_string(),
+                count: many.len(),
+                lines: many
+                    .iter()
+                    .map(|c| c.line.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+        }
+    };
+    let resolved = rank(to) == Some(4);
+    if item.done == resolved {
+        return Ok(text.to_string());
     }
-    let b = t.as_bytes();
-    let mut j = k + 4;
-    while j < b.len() && (b[j] == b'*' || b[j] == b'_') {
-        j += 1;
+    let mut doc = Doc::parse(text);
+    let Some(line) = doc.lines.get_mut(item.line - 1) else {
+        return Err(not_found());
+    };
+    tick(&mut line.text, resolved);
+    let after = doc.render();
+    match find(&after).as_slice() {
+        [c] if c.done == resolved => Ok(after),
+        _ => Err(EditError::NotReadBack {
+            title: item.title.clone(),
+            why: "its box would not read as changed".into(),
+        }),
     }
-    if b.get(j) != Some(&b':') {
-        return None;
+}
+
+/// A section threads can be put in: one whose name is a priority word, so the reader reads
+/// the threads under it in that priority (any other `## Heading` is a thread to it).
+fn priority_section(name: &str) -> Result<(), EditError> {
+    match rank(name) {
+        Some(_) => Ok(()),
+        None => Err(EditError::InvalidText {
+            what: format!("a thread into `{}`", name.trim()),
+            why: "it is no priority (urgent, high, medium, low or resolved), and canon reads any other heading as a thread".into(),
+        }),
     }
-    j += 1;
-    while j < b.len() && (b[j] == b'*' || b[j] == b'_') {
-        j += 1;
+}
+
+/// Ticks (or clears) the box of a checklist item's line (`- [ ] A` <-> `- [x] A`).
+fn tick(line: &mut String, on: bool) {
+    let Some((_, _, rest)) = bullet(line.trim_start()) else {
+        return;
+    };
+    let at = line.len() - rest.len();
+    let r = rest.trim_start();
+    let at = at + (rest.len() - r.len());
+    if r.starts_with("[ ]") || r.starts_with("[x]") || r.starts_with("[X]") {
+        line.replace_range(at + 1..at + 2, if on { "x" } else { " " });
     }
-    let colon_end = j;
-    while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
-        j += 1;
-    }
-    Some((k, colon_end, j))
 }
 
 /// The prefix (indentation and arrow) the file writes before `Next:` in threads of a style.
@@ -2446,11 +2566,12 @@ fn next_prefix(doc: &Doc, threads: &[Thread], heading: bool) -> Option<String> {
     threads
         .iter()
         .filter(|t| t.heading == heading)
-        .find_map(|t| {
-            (t.start + 1..t.end).find_map(|i| {
-                let s = doc.text(i);
-                next_at(s).map(|(k, _, _)| s[..k].to_string())
-            })
+        .filter_map(|t| t.next.filter(|&i| i > t.start))
+        .find_map(|i| {
+            let s = doc.text(i);
+            threads::next_step(s)?;
+            let k = s.to_ascii_lowercase().find("next")?;
+            Some(s[..k].to_string())
         })
 }
 
@@ -2467,23 +2588,45 @@ fn default_prefix(doc: &Doc, t: &Thread) -> String {
     format!("{indent}→ ")
 }
 
-/// Sets the text after `Next:` in a thread's Next line, keeping the arrow and prefix; adds a
-/// Next line at the end of the thread, written as the file's other Next lines are, when the
-/// thread has none.
+/// Sets the text after `Next:` in a thread's Next line (the one the reader reads), keeping
+/// the arrow and prefix; adds a Next line at the end of the thread, written as the file's
+/// other Next lines are, when the thread has none.
 pub fn thread_set_next(text: &str, title: &str, next: &str) -> Result<String, EditError> {
     no_newline("a Next step", next)?;
+    check_line_ends(text)?;
     let next = next.trim();
     let mut doc = Doc::parse(text);
     let (_, threads) = parse_threads(&doc);
     let t = find_thread(&threads, title)?.clone();
-    let existing = (t.start + 1..t.end).find_map(|i| next_at(doc.text(i)).map(|p| (i, p)));
-    match existing {
-        Some((i, (_, colon_end, vs))) => {
+    if t.checkbox.is_some() && t.section.is_none() {
+        return Err(EditError::InvalidText {
+            what: format!("a next step for `{}`", t.title),
+            why: format!(
+                "it is an item of a checklist (line {}), whose next step is its first open sub-item; add one there (`  - [ ] …`)",
+                t.start + 1
+            ),
+        });
+    }
+    match t.next {
+        Some(i) => {
             let line = &mut doc.lines[i].text;
-            if vs == colon_end {
-                line.replace_range(colon_end.., &format!(" {next}"));
+            let Some(r) = threads::next_step(line) else {
+                return Err(EditError::NotReadBack {
+                    title: t.title.clone(),
+                    why: format!(
+                        "its next step on line {} is not on a line of its own",
+                        i + 1
+                    ),
+                });
+            };
+            if r.is_empty() {
+                line.truncate(r.start);
+                if !line.ends_with([' ', '\t']) {
+                    line.push(' ');
+                }
+                line.push_str(next);
             } else {
-                line.replace_range(vs.., next);
+                line.replace_range(r, next);
             }
         }
         None => {
@@ -2493,7 +2636,15 @@ pub fn thread_set_next(text: &str, title: &str, next: &str) -> Result<String, Ed
             doc.insert(t.end, vec![line]);
         }
     }
-    Ok(doc.render())
+    read_back(
+        &doc.render(),
+        Expect {
+            title: &t.title,
+            rank: None,
+            next: (!next.is_empty()).then_some(next),
+            count: threads.len(),
+        },
+    )
 }
 
 /// Adds a new thread at the end of the `## priority` section, in the style that section uses
@@ -2521,9 +2672,12 @@ pub fn thread_add(
             why: "its title and priority must not be empty".into(),
         });
     }
+    priority_section(priority)?;
+    check_line_ends(text)?;
     let mut doc = Doc::parse(text);
     let (sections, threads) = parse_threads(&doc);
-    if let Some(t) = threads.iter().find(|t| t.title == norm_title(title)) {
+    let key = threads::title_key(title);
+    if let Some(t) = threads.iter().find(|t| threads::title_key(&t.title) == key) {
         return Err(EditError::ThreadExists {
             title: title.to_string(),
             line: t.start + 1,
@@ -2544,8 +2698,28 @@ pub fn thread_add(
     } else {
         let (marker, sep) = match model.map(|t| doc.text(t.start)) {
             Some(s) => {
-                let m = bullet(s).map_or("-", |b| b.0).to_string();
                 let rest = bullet(s).map_or("", |b| b.2);
+                // A numbered list goes on counting in the section; a checklist gets a box.
+                let mut m = match bullet(s) {
+                    Some((delim, Some(n), _)) => {
+                        let last = threads
+                            .iter()
+                            .filter(|t| !t.heading && sec.is_some() && t.section == sec)
+                            .filter_map(|t| bullet(doc.text(t.start)).and_then(|b| b.1))
+                            .next_back()
+                            .unwrap_or(n.saturating_sub(1));
+                        format!("{}{delim}", last + 1)
+                    }
+                    Some((m, None, _)) => m.to_string(),
+                    None => "-".to_string(),
+                };
+                let boxed = ["[ ] ", "[x] ", "[X] "]
+                    .iter()
+                    .find_map(|c| rest.strip_prefix(c));
+                if boxed.is_some() {
+                    m.push_str(" [ ]");
+                }
+                let rest = boxed.unwrap_or(rest);
                 let sep = rest
                     .strip_prefix("**")
                     .and_then(|r| r.find("**").map(|z| &r[z + 2..]))
@@ -2583,128 +2757,106 @@ pub fn thread_add(
     }
     let block: Vec<Line> = lines.into_iter().map(|l| doc.line(l)).collect();
     place_thread(&mut doc, priority, block, heading, true);
-    Ok(doc.render())
+    read_back(
+        &doc.render(),
+        Expect {
+            title,
+            rank: rank(priority),
+            next: next.map(str::trim).filter(|n| !n.is_empty()),
+            count: threads.len() + 1,
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------
 // Dataview inline fields (`hp:: 22`, `[location:: [[The Docks]]]`): canon reads them as keys
 // the frontmatter does not set, so a value kept there is edited there.
 
-/// Where an inline field's value is: (line start offset, value start, value end) in bytes of
-/// the whole text, and the key as written.
-fn find_inline(text: &str, keys: &[&str]) -> Option<(usize, usize, String)> {
-    let norm = |k: &str| k.trim().to_lowercase().replace(' ', "_");
-    let body_from = Front::parse(text)
-        .ok()
-        .and_then(|f| f.fences.map(|(_, close)| f.doc.offset_after(close)))
-        .unwrap_or(0);
-    let mut found: Vec<(usize, usize, usize, String)> = Vec::new(); // (key rank, start, end, key)
-    let mut fence: Option<String> = None;
-    let mut at = body_from;
-    for line in text[body_from..].split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let content = line.trim_end_matches(['\n', '\r']);
-        let t = content.trim_start();
-        if let Some(f) = &fence {
-            if t.starts_with(f.as_str()) {
-                fence = None;
-            }
-            continue;
-        }
-        if t.starts_with("```") || t.starts_with("~~~") {
-            fence = Some(t[..3].to_string());
-            continue;
-        }
-        let Some(cut) = content.find("::") else {
-            continue;
-        };
-        let raw_key = &content[..cut];
-        let opener = raw_key.rfind(['[', '(']);
-        let key = match opener {
-            Some(o) => &raw_key[o + 1..],
-            None => raw_key
-                .trim_start()
-                .trim_start_matches(['-', '*', '>', '+']),
-        };
-        if key.trim().is_empty() || key.len() > 40 || key.contains(['`', ':']) {
-            continue;
-        }
-        let Some(rank) = keys.iter().position(|k| norm(k) == norm(key)) else {
-            continue;
-        };
-        let v_start = cut + 2 + (content[cut + 2..].len() - content[cut + 2..].trim_start().len());
-        let mut v_end = content.trim_end().len().max(v_start);
-        if let Some(o) = opener {
-            let close = if raw_key.as_bytes()[o] == b'[' {
-                ']'
-            } else {
-                ')'
-            };
-            // The value ends at the bracket that closes the field (links inside it have
-            // their own pairs).
-            let mut depth = 0i32;
-            for (j, c) in content[v_start..].char_indices() {
-                match c {
-                    '[' | '(' => depth += 1,
-                    ']' | ')' if depth > 0 => depth -= 1,
-                    c if c == close => {
-                        v_end = v_start + j;
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            while v_end > v_start && content.as_bytes()[v_end - 1] == b' ' {
-                v_end -= 1;
-            }
-        }
-        found.push((rank, start + v_start, start + v_end, key.trim().to_string()));
-    }
-    // The first key in priority order; the last occurrence of it, as the parser keeps.
-    let best = found.iter().map(|f| f.0).min()?;
-    found
+/// The inline field canon reads for one key (spelled as canon looks keys up): the first
+/// one in the note, as [`super::note::read_body`] reads it (code, comments and HTML are not
+/// fields). Its value's byte range in the whole text, and the key as written.
+fn find_inline(text: &str, key: &str) -> Option<(std::ops::Range<usize>, String)> {
+    let want = markdown::field_key(key);
+    let f = super::note::read_body(text)
+        .fields
         .into_iter()
-        .rev()
-        .find(|f| f.0 == best)
-        .map(|(_, a, b, k)| (a, b, k))
+        .find(|f| f.span.is_some() && f.key == want)?;
+    let span = f.span?;
+    // The field's line in the text as given (its own bytes: the reader's columns).
+    let doc = Doc::parse(text);
+    let i = f.line.checked_sub(1)?;
+    let line = &doc.lines.get(i)?.text;
+    let start = if i == 0 {
+        doc.bom.len()
+    } else {
+        doc.offset_after(i - 1)
+    };
+    let (k, _) = markdown::inline_fields(line)
+        .into_iter()
+        .find(|(k, v)| *v == span && markdown::field_key(&line[k.clone()]) == want)?;
+    Some((start + span.start..start + span.end, line[k].to_string()))
 }
 
-/// The value of a key as canon reads it: the frontmatter's, else a Dataview inline field's
-/// (`hp:: 22`). Returns the key as written and the raw value.
-pub fn get_field(text: &str, keys: &[&str]) -> Option<(String, String)> {
-    get_scalar(text, keys).or_else(|| {
-        let (a, b, k) = find_inline(text, keys)?;
-        Some((k, text[a..b].to_string()))
+/// Where canon reads a key from: for each spelling in `keys` in turn, the frontmatter's
+/// key, else an inline field of that key (as canon's lookup goes); `None` when no spelling
+/// is in either.
+enum Place {
+    Front,
+    Inline(std::ops::Range<usize>, String),
+}
+
+fn place_of(text: &str, keys: &[&str]) -> Option<Place> {
+    keys.iter().find_map(|k| {
+        if get_scalar(text, &[k]).is_some() {
+            Some(Place::Front)
+        } else {
+            find_inline(text, k).map(|(r, key)| Place::Inline(r, key))
+        }
     })
 }
 
-/// Sets a key where canon reads it from: the frontmatter when it has the key, else the
-/// Dataview inline field that holds it (only the value's bytes change), else a new last
-/// line of the frontmatter.
+/// The value of a key as canon reads it: for each spelling in turn, the frontmatter's, else
+/// a Dataview inline field's (`hp:: 22`). Returns the key as written and the raw value.
+pub fn get_field(text: &str, keys: &[&str]) -> Option<(String, String)> {
+    keys.iter().find_map(|k| {
+        get_scalar(text, &[k]).or_else(|| {
+            let (r, key) = find_inline(text, k)?;
+            Some((key, text[r].to_string()))
+        })
+    })
+}
+
+/// Sets a key where canon reads it from (see [`get_field`]): the frontmatter's key, or the
+/// Dataview inline field that holds it (only the value's bytes change, and the field must
+/// read back as the new value), else a new last line of the frontmatter.
 pub fn set_field(text: &str, keys: &[&str], value: &Scalar) -> Result<String, EditError> {
-    if get_scalar(text, keys).is_none() {
-        if let Some((a, b, _)) = find_inline(text, keys) {
-            let v = match &keep_note(&text[a..b], value) {
-                Scalar::Int(n) => n.to_string(),
-                Scalar::Text(t) => {
-                    if t.contains(['\n', '\r']) {
-                        return Err(EditError::InvalidText {
-                            what: "value".into(),
-                            why: "it spans several lines".into(),
-                        });
-                    }
-                    t.clone()
-                }
-            };
-            let mut out = String::with_capacity(text.len() + v.len());
-            out.push_str(&text[..a]);
-            out.push_str(&v);
-            out.push_str(&text[b..]);
-            return Ok(out);
+    let Some(Place::Inline(r, key)) = place_of(text, keys) else {
+        return set_scalar(text, keys, value);
+    };
+    let v = match &keep_note(&text[r.clone()], value) {
+        Scalar::Int(n) => n.to_string(),
+        Scalar::Text(t) => {
+            if t.contains(['\n', '\r']) {
+                return Err(EditError::InvalidText {
+                    what: "value".into(),
+                    why: "it spans several lines".into(),
+                });
+            }
+            t.trim().to_string()
         }
+    };
+    let mut out = String::with_capacity(text.len() + v.len());
+    out.push_str(&text[..r.start]);
+    out.push_str(&v);
+    out.push_str(&text[r.end..]);
+    let line = text[..r.start].matches('\n').count() + 1;
+    match get_field(&out, keys) {
+        Some((_, now)) if now == v => Ok(out),
+        _ => Err(EditError::InvalidText {
+            what: format!("`{v}` into the inline field `{key}::` on line {line}"),
+            why: "the field would not read back as that value (a bracket or `::` in it); edit it by hand".into(),
+        }),
     }
-    set_scalar(text, keys, value)
 }
 
 #[cfg(test)]
@@ -3263,6 +3415,133 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_section_must_be_a_priority() {
+        for r in [
+            thread_add("## Low\n### A\nx\n", "Someday", "New", "", None),
+            thread_move("## Low\n### A\nx\n", "A", "Someday"),
+        ] {
+            assert!(
+                matches!(&r, Err(EditError::InvalidText { why, .. }) if why.contains("no priority")),
+                "{r:?}"
+            );
+        }
+    }
+
+    /// Threads in the styles GMs write, found by the title the reader reports.
+    const STYLES: &str = "# Open Threads\n\n## Urgent\n- **The Debt:** Vane owes the Row.\n  → Next: Pay by dusk.\n- A Bell: rings twice — at noon.\n- [ ] **The Kiln** — cold since spring\n  - Next step: Ask the potter.\n\n## High\n1. The Ferry - stopped.\n2. [[Odessa]]'s Oath: sworn.\n\n## Done\n### Old Feud\nSettled.\n";
+
+    #[rstest]
+    #[case::bold_colon(
+        "The Debt",
+        "- **The Debt:** Vane owes the Row.\n  → Next: Pay by dusk.\n",
+        true
+    )]
+    #[case::colon_then_dash("A Bell", "- A Bell: rings twice — at noon.\n", false)]
+    #[case::numbered("the ferry", "1. The Ferry - stopped.\n", false)]
+    #[case::numbered_link("Odessa's Oath", "2. [[Odessa]]'s Oath: sworn.\n", false)]
+    fn styles_resolve_into_the_vaults_own_section(
+        #[case] title: &str,
+        #[case] block: &str,
+        #[case] bold: bool,
+    ) {
+        let after = thread_move(STYLES, title, "Resolved").expect("move");
+        only_moved(STYLES, &after, block);
+        // `## Done` is the vault's Resolved section. A plain item under a heading-style
+        // thread would be read as its text: it goes before the section's heading threads.
+        let tail = if bold {
+            format!("## Done\n### Old Feud\nSettled.\n\n{block}")
+        } else {
+            format!("## Done\n{block}### Old Feud\nSettled.\n")
+        };
+        assert!(after.ends_with(&tail), "{after}");
+    }
+
+    #[test]
+    fn a_move_that_would_change_another_thread_is_refused() {
+        // `The Kiln` is a thread only because a list-item thread comes before it.
+        let t = "## Urgent\n### The Debt\n- **The Ferry** — stopped.\n- The Kiln: cold.\n";
+        let r = thread_move(t, "The Ferry", "High");
+        assert!(
+            matches!(&r, Err(EditError::NotReadBack { title, why }) if title == "The Ferry" && why.contains("2 threads instead of 3")),
+            "{r:?}"
+        );
+    }
+
+    #[rstest]
+    #[case::numbered(
+        "## High\n1. **A** — x\n2. **B** — y\n",
+        "## High\n1. **A** — x\n2. **B** — y\n3. **New** — Sum.\n"
+    )]
+    #[case::checkbox(
+        "## High\n- [x] **A**: x\n",
+        "## High\n- [x] **A**: x\n- [ ] **New**: Sum.\n"
+    )]
+    fn thread_add_in_the_sections_list_style(#[case] before: &str, #[case] after: &str) {
+        assert_eq!(
+            thread_add(before, "High", "New", "Sum.", None).expect("add"),
+            after
+        );
+    }
+
+    #[test]
+    fn a_checklist_is_resolved_by_its_boxes() {
+        // A quest log: no priority headings, the box is the state.
+        let log = "# Quests\n\n- [ ] Find the ring: it is in the lake\n  - [ ] Ask the ferryman\n- [x] Pay the toll\n";
+        let done = thread_move(log, "find the ring", "Resolved").expect("resolve");
+        assert_eq!(done, log.replacen("- [ ] Find", "- [x] Find", 1));
+        assert_eq!(
+            thread_move(&done, "Find the ring", "Medium").expect("reopen"),
+            log
+        );
+        // A ticked box reads as resolved wherever it is.
+        assert_eq!(
+            thread_move(log, "Pay the toll", "Resolved").expect("same"),
+            log
+        );
+        // Its next step is its first open sub-item: not written as a `Next:` line.
+        let e = thread_set_next(log, "Find the ring", "Dive.").expect_err("refused");
+        assert!(e.to_string().contains("first open sub-item"), "{e}");
+        // A home note's objectives under a heading that is no priority.
+        let home = "# Home\n\n## Current Objectives\n- [ ] Escort the caravan\n- [ ] Learn who poisoned the well\n\n## Links\n- [[Timeline]]\n";
+        assert_eq!(
+            thread_move(home, "learn who poisoned the well", "Resolved").expect("resolve"),
+            home.replacen("- [ ] Learn", "- [x] Learn", 1)
+        );
+        assert!(matches!(
+            thread_move(home, "Timeline", "Resolved"),
+            Err(EditError::ThreadNotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn a_checkbox_is_ticked_as_it_is_resolved() {
+        let after = thread_move(STYLES, "The Kiln", "Resolved").expect("move");
+        assert!(
+            after.ends_with("Settled.\n\n- [x] **The Kiln** — cold since spring\n  - Next step: Ask the potter.\n"),
+            "{after}"
+        );
+        let back = thread_move(&after, "the kiln", "Urgent").expect("reopen");
+        assert!(back.contains("- A Bell: rings twice — at noon.\n- [ ] **The Kiln** — cold since spring\n  - Next step: Ask the potter.\n\n## High"), "{back}");
+    }
+
+    #[rstest]
+    #[case::bold_colon("The Debt", "  → Next: Pay by dusk.\n", "  → Next: Go.\n")]
+    #[case::next_step("The Kiln", "  - Next step: Ask the potter.\n", "  - Next step: Go.\n")]
+    fn styles_set_next(#[case] title: &str, #[case] old: &str, #[case] new: &str) {
+        let after = thread_set_next(STYLES, title, "Go.").expect("set");
+        assert_eq!(one_line_changed(STYLES, &after), (old, new));
+    }
+
+    #[test]
+    fn a_next_step_is_added_in_the_files_style() {
+        let after = thread_set_next(STYLES, "A Bell", "Climb.").expect("set");
+        assert!(
+            after.contains("- A Bell: rings twice — at noon.\n  → Next: Climb.\n- [ ]"),
+            "{after}"
+        );
+    }
+
     #[rstest]
     #[case::arrow(
         "The Light in Shaft Nine",
@@ -3318,11 +3597,6 @@ mod tests {
         "## Low\n* **A**: x\n",
         "Urgent",
         "## Urgent\n* **New**: Sum.\n  → Next: Go.\n\n## Low\n* **A**: x\n"
-    )]
-    #[case::unknown_priority(
-        "## Low\n### A\nx\n",
-        "Someday",
-        "## Low\n### A\nx\n\n## Someday\n### New\nSum.\n→ Next: Go.\n"
     )]
     fn thread_add_cases(#[case] before: &str, #[case] priority: &str, #[case] expect_part: &str) {
         let after = thread_add(before, priority, "New", "Sum.", Some("Go.")).expect("add");
@@ -3921,6 +4195,52 @@ mod tests {
                 prop_assert_eq!(back, original);
             }
         }
+    }
+
+    #[test]
+    fn inline_fields_are_the_ones_the_reader_reads() {
+        // The first of a key is the one read, and edited.
+        let t = "# X\nhp:: 1\nhp:: 2\n";
+        assert_eq!(get_field(t, &["hp"]), Some(("hp".into(), "1".into())));
+        assert_eq!(
+            set_field(t, &["hp"], &Scalar::Int(9)).expect("set"),
+            "# X\nhp:: 9\nhp:: 2\n"
+        );
+        // Spellings in turn: an inline `hp_current::` is read before the frontmatter's `hp`.
+        let t = "---\nhp: 30\n---\nhp_current:: 12\n";
+        let keys = ["hp_current", "hp"];
+        assert_eq!(
+            get_field(t, &keys),
+            Some(("hp_current".into(), "12".into()))
+        );
+        assert_eq!(
+            set_field(t, &keys, &Scalar::Int(5)).expect("set"),
+            "---\nhp: 30\n---\nhp_current:: 5\n"
+        );
+        // Inline code, comments and HTML hold no fields.
+        let t = "A `mood:: calm` span. %% mood:: sad %%\n<b>mood:: odd</b>\n\n[mood:: wary]\n";
+        assert_eq!(
+            get_field(t, &["mood"]),
+            Some(("mood".into(), "wary".into()))
+        );
+        assert_eq!(
+            set_field(t, &["mood"], &Scalar::Text("glad".into())).expect("set"),
+            t.replace("[mood:: wary]", "[mood:: glad]")
+        );
+        // A key spelled with spaces and emphasis, and a BOM before it.
+        let t = "\u{feff}- **Max HP**:: 30\n";
+        assert_eq!(
+            get_field(t, &["max_hp"]),
+            Some(("Max HP".into(), "30".into()))
+        );
+        assert_eq!(
+            set_field(t, &["max_hp"], &Scalar::Int(31)).expect("set"),
+            "\u{feff}- **Max HP**:: 31\n"
+        );
+        // A value that would end the field early is refused, naming the field and line.
+        let t = "# X\n\n[mood:: wary] today\n";
+        let e = set_field(t, &["mood"], &Scalar::Text("a] b".into())).expect_err("refused");
+        assert!(e.to_string().contains("`mood::` on line 3"), "{e}");
     }
 
     #[test]

@@ -93,15 +93,128 @@ pub struct BodyLink {
     pub line: usize,
 }
 
-/// A Dataview inline field (`key:: value`).
+/// A Dataview inline field (`key:: value`), or a fact a block states as one (`**Race:**
+/// Elf`, an infobox row).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlineField {
-    /// Lower-cased key.
+    /// The key as canon looks it up ([`field_key`]).
     pub key: String,
-    /// The value text.
+    /// The value text as written (trimmed).
     pub value: String,
     /// 1-based file line.
     pub line: usize,
+    /// For an inline field, the byte range of its value in its line (the line's own bytes,
+    /// so the same in the file whatever its line ends or BOM): where write-back edits it.
+    /// `None` for a fact, which write-back does not edit in place.
+    pub span: Option<std::ops::Range<usize>>,
+}
+
+/// An inline field's key as canon looks it up: trimmed, lower case, spaces as `_`
+/// (`Max HP` is `max_hp`).
+pub fn field_key(k: &str) -> String {
+    k.trim().to_lowercase().replace(' ', "_")
+}
+
+/// Whether text can be an inline field's key: at most 40 bytes, words without brackets,
+/// colons, backticks or pipes.
+fn is_field_key(k: &str) -> bool {
+    let k = k.trim();
+    !k.is_empty()
+        && k.len() <= 40
+        && !k.contains(['`', ':', '[', ']', '(', ')', '|', '#', '%'])
+        && k.chars().any(char::is_alphanumeric)
+}
+
+/// The Dataview inline fields of one line of Markdown as written: `[key:: value]` and
+/// `(key:: value)` anywhere in it (a value ends at the bracket that closes the field; links
+/// inside it keep their own), else `key:: value` filling the line after any quote, list,
+/// checkbox or heading marker (`- **Status**:: alive`). Each is (key range, value range) in
+/// bytes of `line`, both trimmed (the key also of emphasis). The one rule of what an inline
+/// field is: the reader reads fields with it, write-back edits them where it says.
+pub fn inline_fields(line: &str) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    if find_pair(line, ':').is_none() {
+        return out;
+    }
+    let b = line.as_bytes();
+    let trim = |r: std::ops::Range<usize>, extra: &[char]| {
+        let s = &line[r.clone()];
+        let t = s.trim_start_matches(|c: char| c.is_whitespace() || extra.contains(&c));
+        let a = r.start + (s.len() - t.len());
+        let t = t.trim_end_matches(|c: char| c.is_whitespace() || extra.contains(&c));
+        a..a + t.len()
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let open = b[i];
+        if (open == b'[' || open == b'(') && b.get(i + 1) != Some(&b'[') {
+            let close = if open == b'[' { b']' } else { b')' };
+            if let Some(c) = find_pair(&line[i + 1..], ':') {
+                let key = i + 1..i + 1 + c;
+                if is_field_key(&line[key.clone()]) {
+                    let v0 = key.end + 2;
+                    let mut depth = 0usize;
+                    let mut end = None;
+                    for (j, &ch) in b.iter().enumerate().skip(v0) {
+                        match ch {
+                            b'[' | b'(' => depth += 1,
+                            b']' | b')' if depth > 0 => depth -= 1,
+                            c if c == close => {
+                                end = Some(j);
+                                break;
+                            }
+                            _ => {}
+                        }
+                    }
+                    if let Some(end) = end {
+                        out.push((trim(key, &['*', '_']), trim(v0..end, &[])));
+                        i = end + 1;
+                        continue;
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    // A field filling the line: its key starts after the line's markers.
+    let mut at = line.len() - line.trim_start().len();
+    loop {
+        let rest = &line[at..];
+        let skip = if rest.starts_with('>') || rest.starts_with('#') {
+            1
+        } else if let Some(m) = ["- ", "* ", "+ ", "[ ] ", "[x] ", "[X] "]
+            .iter()
+            .find(|m| rest.starts_with(*m))
+        {
+            m.len()
+        } else {
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            if digits > 0 && (rest[digits..].starts_with(". ") || rest[digits..].starts_with(") "))
+            {
+                digits + 2
+            } else {
+                0
+            }
+        };
+        if skip == 0 {
+            break;
+        }
+        at += skip;
+        at += line[at..].len() - line[at..].trim_start().len();
+    }
+    if let Some(c) = find_pair(&line[at..], ':') {
+        let key = at..at + c;
+        if is_field_key(&line[key.clone()].replace(['*', '_'], "")) {
+            out.push((
+                trim(key.clone(), &['*', '_']),
+                trim(key.end + 2..line.len(), &[]),
+            ));
+        }
+    }
+    out
 }
 
 /// A parsed body.
@@ -966,24 +1079,9 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                         line: super::line32(line),
                     });
                 }
+                // A block with a `::` holds inline fields (read from the lines as written,
+                // below), not facts.
                 let has_field = find_pair(text, ':').is_some();
-                // Only a block with a `::` is split into lines.
-                for (i, l) in has_field
-                    .then(|| text.lines().enumerate())
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some((k, v)) = find_pair(l, ':').map(|at| (&l[..at], &l[at + 2..])) {
-                        let k = k.trim().trim_start_matches(['-', '*', '[']).trim();
-                        if !k.is_empty() && k.len() <= 40 && !k.contains(['`', ':']) {
-                            out.fields.push(InlineField {
-                                key: k.to_lowercase(),
-                                value: v.trim().trim_end_matches(']').trim().to_string(),
-                                line: line + i,
-                            });
-                        }
-                    }
-                }
                 if !has_field {
                     for (k, v, i) in fact_fields(
                         text,
@@ -992,9 +1090,10 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                         callout.as_deref(),
                     ) {
                         out.fields.push(InlineField {
-                            key: k,
+                            key: field_key(&k),
                             value: v,
                             line: line + i,
+                            span: None,
                         });
                     }
                 }
@@ -1020,7 +1119,21 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
     let mut statblock: Option<(String, usize)> = None;
     // The Admonition being read: its type, its text and the offset of that text.
     let mut admonition: Option<(String, String, Option<usize>)> = None;
+    // What is not text, where a `key:: value` is no field: code blocks, inline code, HTML.
+    let mut not_text: Vec<std::ops::Range<usize>> = Vec::new();
     for (event, range) in Parser::new_ext(&cleaned, opts).into_offset_iter() {
+        if skip_code == 0
+            && matches!(
+                event,
+                Event::Start(Tag::CodeBlock(_))
+                    | Event::Start(Tag::HtmlBlock)
+                    | Event::Code(_)
+                    | Event::Html(_)
+                    | Event::InlineHtml(_)
+            )
+        {
+            not_text.push(range.clone());
+        }
         if skip_code > 0 {
             match event {
                 Event::End(TagEnd::CodeBlock) => {
@@ -1187,7 +1300,12 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
             Event::Start(Tag::Strong) => {
                 strong += 1;
                 if let Some(o) = stack.last_mut() {
-                    if o.text.trim().is_empty() && o.strong_prefix.is_none() {
+                    // A checklist item's box comes before its bold title
+                    // (`- [ ] **The Debt:** …`).
+                    let lead = o.text.trim();
+                    if (lead.is_empty() || lead == "[ ]" || lead == "[x]")
+                        && o.strong_prefix.is_none()
+                    {
                         o.strong_depth = Some(strong);
                         o.strong_prefix = Some(String::new());
                     }
@@ -1287,6 +1405,29 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
     }
     while let Some(o) = stack.pop() {
         flush(o, &mut out, list_depth, &callout, &mut spare);
+    }
+    // Inline fields, from the lines as written (comments blanked), outside what is not text.
+    if find_pair(&cleaned, ':').is_some() {
+        let mut at = 0;
+        for l in cleaned.split_inclusive('\n') {
+            let start = at;
+            at += l.len();
+            let text = l.trim_end_matches(['\n', '\r']);
+            for (k, v) in inline_fields(text) {
+                let (a, z) = (start + k.start, start + v.end);
+                if not_text.iter().any(|r| r.start < z.max(a + 1) && a < r.end) {
+                    continue;
+                }
+                out.fields.push(InlineField {
+                    key: field_key(&text[k]),
+                    value: text[v.clone()].to_string(),
+                    line: line_of(start),
+                    span: Some(v),
+                });
+            }
+        }
+        // In the note's order, facts and fields alike (the first of a key is the one read).
+        out.fields.sort_by_key(|f| f.line);
     }
     scratch.blocks = std::mem::take(&mut out.body.blocks);
     out.body.blocks = exact(&mut scratch.blocks);
@@ -1631,6 +1772,40 @@ mod tests {
             .collect();
         assert_eq!(secret.len(), 1);
         assert!(secret[0].text.contains("Holds a marker"));
+    }
+
+    #[rstest::rstest]
+    #[case::line("hp:: 22", &[("hp", "22")])]
+    #[case::item("- **Status**:: alive", &[("Status", "alive")])]
+    #[case::checkbox("- [ ] due:: Day 5", &[("due", "Day 5")])]
+    #[case::quote("> mood:: wary ", &[("mood", "wary")])]
+    #[case::numbered("2. Max HP:: 30", &[("Max HP", "30")])]
+    #[case::bracketed("She is [mood:: wary] today.", &[("mood", "wary")])]
+    #[case::two("[hp:: 5] and (ac:: 12)", &[("hp", "5"), ("ac", "12")])]
+    #[case::link("[location:: [[The Docks|Docks]]] x", &[("location", "[[The Docks|Docks]]")])]
+    #[case::link_line("location:: [[The Docks]]", &[("location", "[[The Docks]]")])]
+    #[case::empty("status::", &[("status", "")])]
+    #[case::no_key(":: x", &[])]
+    #[case::wikilink_is_no_field("[[a]]:: x", &[])]
+    #[case::single_colon("hp: 22", &[])]
+    fn inline_field_syntax(#[case] line: &str, #[case] want: &[(&str, &str)]) {
+        let got: Vec<(&str, &str)> = inline_fields(line)
+            .into_iter()
+            .map(|(k, v)| (&line[k], &line[v]))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn inline_fields_are_not_read_in_code_comments_or_html() {
+        let all = parse_all("hp:: 1\n\n```\nhp:: 2\n```\n\nA `ac:: 3` span.\n\n%% gold:: 4 %%\n\n<div>\nxp:: 5\n</div>\n\n    lvl:: 6\n\n[mood:: wary]\n");
+        let got: Vec<(&str, &str, usize)> = all
+            .fields
+            .iter()
+            .map(|f| (f.key.as_str(), f.value.as_str(), f.line))
+            .collect();
+        assert_eq!(got, [("hp", "1", 1), ("mood", "wary", 17)]);
+        assert_eq!(all.fields[1].span, Some(8..12));
     }
 
     #[test]

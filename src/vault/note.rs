@@ -92,6 +92,21 @@ pub fn normalise(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The body of a note's text as [`Note::parse`] reads it: its blocks (with their file
+/// lines), links, tags and inline fields. Write-back
+/// finds what it edits through this, so it edits what the reader read.
+pub fn read_body(text: &str) -> markdown::ParsedBody {
+    let text = normalise(text);
+    let lines = LineIndex::new(&text);
+    let split = frontmatter::split(&text);
+    body_of(&split, &lines)
+}
+
+/// The one step from a split note to its parsed body.
+fn body_of(split: &frontmatter::Split<'_>, lines: &LineIndex) -> markdown::ParsedBody {
+    markdown::parse_body(split.body, split.body_offset, lines)
+}
+
 /// A name that is not empty and not template text.
 /// A heading that names a part of a note, not the note (`# History`, `# Overview`).
 fn is_section_word(h: &str) -> bool {
@@ -306,13 +321,12 @@ impl Note {
         let lines = LineIndex::new(&text);
         let split = frontmatter::split(&text);
         note.frontmatter = Frontmatter::parse(path, &split, &mut note.diagnostics);
-        let parsed = markdown::parse_body(split.body, split.body_offset, &lines);
+        let parsed = body_of(&split, &lines);
         note.body = parsed.body;
         // Dataview inline fields (`location:: [[The Docks]]`) count as frontmatter keys the
         // frontmatter does not set itself. Moved there, not kept twice.
         for f in parsed.fields {
-            note.frontmatter
-                .add_fallback(&f.key.replace(' ', "_"), &f.value, f.line);
+            note.frontmatter.add_fallback(&f.key, &f.value, f.line);
         }
 
         // Tags are short: kept inline, not one allocation each.
