@@ -519,3 +519,22 @@ fn a_first_npc_in_an_adopted_vault_never_makes_a_canon_folder() {
         "{text}"
     );
 }
+
+/// A PC whose HP is only a fact line of its sheet (`**HP:** 50 | **AC:** 16`): `/set` writes
+/// the current HP beside it and the sheet's HP is then read as the maximum (`HP 43/50`); the
+/// sheet's line is left as the GM wrote it.
+#[test]
+fn a_sheets_fact_line_hp_becomes_the_max_beside_a_written_current_hp() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("Party")).expect("dir");
+    let sheet = "---\nname: Rook\nclass: Rogue\nlevel: 5\ntags:\n  - party\n---\n# Rook\n\n**HP:** 50 | **AC:** 16 (leather)\n\nA cutpurse from the docks.\n";
+    std::fs::write(root.join("Party/Rook.md"), sheet).expect("pc");
+    ask(root, "/set rook hp -7");
+    assert_eq!(
+        read(root, "Party/Rook.md"),
+        sheet.replace("  - party\n---", "  - party\nhp_current: 43\n---")
+    );
+    let ctx = context(root, "Rook");
+    assert!(ctx.contains("HP 43/50"), "{ctx}");
+}

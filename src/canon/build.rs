@@ -184,14 +184,29 @@ fn source(note: &Note) -> Source {
 }
 
 /// `hp: 17/27` carries both numbers; else the current and max keys apart.
+/// The spellings of HP that can only be the current HP.
+const CURRENT_ONLY: &[&str] = &["hp_current", "current_hp", "hp_cur"];
+/// The plain spellings of HP (current, or on a sheet beside a current one, the maximum).
+const PLAIN_HP: &[&str] = &["hp", "hit_points", "hitpoints"];
+
 fn hp_of(cx: &mut Ctx<'_>, note: &Note) -> (Option<i64>, Option<i64>) {
     use super::keys::{HP as HP_KEYS, HP_MAX as MAX_KEYS};
     let (cur, max) = match note.frontmatter.text(HP_KEYS).and_then(|t| hp_pair(&t)) {
         Some((cur, max)) => (Some(cur), cx.int(note, MAX_KEYS, "max HP").or(Some(max))),
-        None => (
-            cx.int(note, HP_KEYS, "current HP"),
-            cx.int(note, MAX_KEYS, "max HP"),
-        ),
+        None => {
+            let cur = cx.int(note, HP_KEYS, "current HP");
+            let mut max = cx.int(note, MAX_KEYS, "max HP");
+            // A current HP written beside the sheet's plain `hp` (`hp_current: 43` and
+            // `**HP:** 50`, as write-back leaves a note whose HP was a fact line): the plain
+            // one is the maximum.
+            if max.is_none() && note.frontmatter.text(CURRENT_ONLY).is_some() {
+                max = note
+                    .frontmatter
+                    .text(PLAIN_HP)
+                    .and_then(|t| crate::vault::frontmatter::number_and_note(&t).map(|(n, _)| n));
+            }
+            (cur, max)
+        }
     };
     // 42/31 or -18/30: a typo or a write gone wrong, worth a word (the value stays).
     let odd = match (cur, max) {
