@@ -737,12 +737,17 @@ pub fn campaign_timeline(vault: &Vault, kinds: &[NoteKind]) -> Option<(usize, Ve
             .frontmatter
             .text(&["type"])
             .is_some_and(|t| t.trim().eq_ignore_ascii_case("timeline"));
-        let days = note
-            .body
-            .blocks
-            .iter()
-            .any(|b| matches!(b.kind, BlockKind::Heading(_)) && period::day(&b.text).is_some());
-        std::cmp::Reverse((named, declared, days))
+        let headings = || {
+            note.body
+                .blocks
+                .iter()
+                .filter(|b| matches!(b.kind, BlockKind::Heading(_)))
+        };
+        let days = headings().any(|b| period::day(&b.text).is_some());
+        // Dated headings (`## 1499`, `## Year 3`) hold events the reader can read; a page
+        // whose events are in embedded HTML or a plugin's block has none.
+        let dated = headings().any(|b| period::of_heading(&b.text) == period::Period::Dated);
+        std::cmp::Reverse((named, declared, days, dated))
     };
     let mut candidates: Vec<usize> = (0..vault.notes.len())
         .filter(|&i| kinds.get(i) == Some(&NoteKind::Timeline))
@@ -2028,6 +2033,9 @@ mod tests {
     #[case::declared(&[("A.md", "---\ntags: [timeline]\n---\n## Day 1\n- a\n"), ("B.md", "---\ntype: timeline\n---\n## Year 3\n- b\n")], "B.md")]
     #[case::days(&[("A.md", "---\ntags: [timeline]\n---\n## Spring\n- a\n"), ("B.md", "---\ntags: [timeline]\n---\n## Day 2\n- b\n")], "B.md")]
     #[case::path_order(&[("A.md", "---\ntags: [timeline]\n---\n## Spring\n- a\n"), ("B.md", "---\ntags: [timeline]\n---\n## Summer\n- b\n")], "A.md")]
+    // Two `all-timeline` pages: one whose events are a plugin's rendered HTML, one with year
+    // sections (a public vault's layout).
+    #[case::dated(&[("faerun/all-timeline.md", "---\ntags: [timeline]\n---\n# Game Time\n- [Calendar](https://x)\n\n## Timeline\n<div class=\"timeline\"><h2>1485</h2></div>\n"), ("heist/all-timeline.md", "---\ntags: [timeline]\n---\n# Timeline\n## 1499\n- `1499-Ches-3` The heist.\n")], "heist/all-timeline.md")]
     fn one_note_is_the_campaigns_timeline(#[case] notes: &[(&str, &str)], #[case] want: &str) {
         let v = Vault::from_notes(
             std::path::PathBuf::from("."),
