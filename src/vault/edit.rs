@@ -958,6 +958,12 @@ fn kind_error(e: &Entry) -> EditError {
 /// as the last line of the frontmatter (a frontmatter block is created when the note has
 /// none). Comments after the value, the key's spelling and every other line are kept.
 pub fn set_scalar(text: &str, keys: &[&str], value: &Scalar) -> Result<String, EditError> {
+    let out = set_scalar_bytes(text, keys, value)?;
+    front_read_back(text, &out, keys)?;
+    Ok(out)
+}
+
+fn set_scalar_bytes(text: &str, keys: &[&str], value: &Scalar) -> Result<String, EditError> {
     let first = keys.first().ok_or(EditError::NoKey)?;
     if let Scalar::Text(s) = value {
         no_newline(&format!("the value of `{first}`"), s)?;
@@ -988,6 +994,78 @@ pub fn set_scalar(text: &str, keys: &[&str], value: &Scalar) -> Result<String, E
         _ => return Err(kind_error(&e)),
     }
     Ok(f.doc.render())
+}
+
+/// The reader's view of a note's frontmatter: each key (lower case) with its value as the
+/// reader holds it, and how many YAML errors the reader finds in it.
+fn reader_view(text: &str) -> (Vec<(String, String)>, usize) {
+    /// A value as the reader holds it, without the lines it was read from.
+    fn shown(v: &crate::vault::yaml::Value) -> String {
+        use crate::vault::yaml::Value;
+        match v {
+            Value::List(items) => format!(
+                "[{}]",
+                items.iter().map(shown).collect::<Vec<_>>().join(", ")
+            ),
+            Value::Map(m) => format!(
+                "{{{}}}",
+                m.iter()
+                    .map(|e| format!("{}: {}", shown(&e.key), shown(&e.value)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            other => format!("{other:?}"),
+        }
+    }
+    use crate::vault::frontmatter::{split, Frontmatter};
+    let mut diags = Vec::new();
+    let fm = Frontmatter::parse("note.md", &split(text), &mut diags);
+    use crate::vault::Code;
+    let errors = diags
+        .iter()
+        .filter(|d| {
+            matches!(
+                d.code,
+                Code::YamlSyntax | Code::UnclosedFrontmatter | Code::FrontmatterTooComplex
+            )
+        })
+        .count();
+    (
+        fm.iter().map(|(k, v)| (k.to_string(), shown(v))).collect(),
+        errors,
+    )
+}
+
+/// The reader is the judge of a frontmatter edit made by bytes: after it the frontmatter must
+/// parse as well as before, and every key but `keys` must read exactly as it did (so a
+/// writer's notion of the YAML can never silently differ from canon's).
+fn front_read_back(before: &str, after: &str, keys: &[&str]) -> Result<(), EditError> {
+    let (was, errors_before) = reader_view(before);
+    let (now, errors_after) = reader_view(after);
+    let edited = |k: &str| keys.iter().any(|e| e.eq_ignore_ascii_case(k));
+    let what = format!("`{}`", keys.first().copied().unwrap_or(""));
+    if errors_after > errors_before {
+        return Err(EditError::InvalidText {
+            what,
+            why: "the frontmatter would no longer parse after the edit; nothing was written (edit it by hand)".into(),
+        });
+    }
+    let others = |v: &[(String, String)]| -> Vec<(String, String)> {
+        v.iter().filter(|(k, _)| !edited(k)).cloned().collect()
+    };
+    if others(&was) != others(&now) {
+        let (a, b) = (others(&was), others(&now));
+        let key = a
+            .iter()
+            .zip(&b)
+            .find(|(x, y)| x != y)
+            .map_or_else(|| "a key".to_string(), |(x, _)| format!("`{}`", x.0));
+        return Err(EditError::InvalidText {
+            what,
+            why: format!("the edit would change how {key} of the frontmatter reads; nothing was written (edit it by hand)"),
+        });
+    }
+    Ok(())
 }
 
 /// A number written with a unit or a note after it (`32 (5d8 + 10)`, `150 gp`) keeps them
@@ -1158,6 +1236,12 @@ fn separator(t: &str, items: &[(usize, usize)]) -> String {
 /// style: a flow list `key: [item]` when the note has no block lists, else a block list.
 /// An item already in the list (compared case-insensitively, quotes ignored) changes nothing.
 pub fn list_add(text: &str, keys: &[&str], item: &str) -> Result<String, EditError> {
+    let out = list_add_bytes(text, keys, item)?;
+    front_read_back(text, &out, keys)?;
+    Ok(out)
+}
+
+fn list_add_bytes(text: &str, keys: &[&str], item: &str) -> Result<String, EditError> {
     let first = keys.first().ok_or(EditError::NoKey)?;
     check_item(first, item)?;
     let item = item.trim();
@@ -1288,6 +1372,12 @@ pub fn list_add(text: &str, keys: &[&str], item: &str) -> Result<String, EditErr
 /// list: a block list with one item becomes `key: []` (its comment kept), a flow list `[]`, a
 /// comma string `[]`. An item not in the list is [`EditError::ItemNotFound`].
 pub fn list_remove(text: &str, keys: &[&str], item: &str) -> Result<String, EditError> {
+    let out = list_remove_bytes(text, keys, item)?;
+    front_read_back(text, &out, keys)?;
+    Ok(out)
+}
+
+fn list_remove_bytes(text: &str, keys: &[&str], item: &str) -> Result<String, EditError> {
     let first = keys.first().ok_or(EditError::NoKey)?;
     let want = norm_item(item);
     let mut f = Front::parse(text)?;
@@ -3650,6 +3740,24 @@ mod tests {
             let back = set_scalar(&after, keys, &old).expect("set back");
             assert_eq!(back, before);
         }
+    }
+
+    /// The reader judges every frontmatter edit: one that would break the YAML, or change
+    /// how another key reads, is refused; one that changes only its own key passes.
+    #[test]
+    fn the_reader_judges_a_frontmatter_edit() {
+        let before = "---\nname: Ida\nhp: 22\nstats:\n  str: 10\n---\n# Ida\n";
+        assert!(front_read_back(before, &before.replace("hp: 22", "hp: 15"), &["hp"]).is_ok());
+        let other = front_read_back(before, &before.replace("str: 10", "str: 11"), &["hp"]);
+        assert!(
+            matches!(&other, Err(EditError::InvalidText { why, .. }) if why.contains("`stats`")),
+            "{other:?}"
+        );
+        let broken = front_read_back(before, &before.replace("hp: 22", "hp: [22"), &["hp"]);
+        assert!(
+            matches!(&broken, Err(EditError::InvalidText { why, .. }) if why.contains("no longer parse")),
+            "{broken:?}"
+        );
     }
 
     #[rstest]
