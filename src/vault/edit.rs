@@ -2161,7 +2161,40 @@ pub fn set_temporal(text: &str, day: Option<i64>, time: Option<&str>) -> Result<
     for (a, z, v) in edits {
         out.replace_range(a..z, &v);
     }
+    json_read_back(body, &out, day, time)?;
     Ok(format!("{bom}{out}"))
+}
+
+/// The reader (serde_json, as canon reads the temporal index) judges the edit made by bytes:
+/// the day and time read as set, and every other member as before.
+fn json_read_back(
+    before: &str,
+    after: &str,
+    day: Option<i64>,
+    time: Option<&str>,
+) -> Result<(), EditError> {
+    let bad = |why: &str| EditError::InvalidText {
+        what: "the temporal index".into(),
+        why: format!("{why}; nothing was written (edit it by hand)"),
+    };
+    let read = |t: &str| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(t);
+    let (Ok(mut was), Ok(mut now)) = (read(before), read(after)) else {
+        return Err(bad("the edit would not read back as a JSON object"));
+    };
+    if day.is_some_and(|d| now.get("current_day").and_then(serde_json::Value::as_i64) != Some(d))
+        || time
+            .is_some_and(|t| now.get("current_time").and_then(serde_json::Value::as_str) != Some(t))
+    {
+        return Err(bad("the day or time would not read back as set"));
+    }
+    for k in ["current_day", "current_time"] {
+        was.remove(k);
+        now.remove(k);
+    }
+    if was != now {
+        return Err(bad("the edit would change another member"));
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
