@@ -208,3 +208,62 @@ fn config_shows_sources_and_masks_the_key() {
     );
     assert!(!s.contains(SECRET), "{s}");
 }
+
+/// Scripts that call `ask` without `--session`: three at once, and two in the same second,
+/// each get a session of their own (date-time and a short suffix) — none continues another's
+/// history or fails on its lock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asks_without_a_session_name_never_share_one() {
+    let v = common::template_copy();
+    let fake = FakeLlm::start(
+        (0..5)
+            .map(|_| Scripted::sse(openai_sse(&["Noted."], Some("stop"), true, true)))
+            .collect(),
+    )
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let outs = tokio::task::spawn_blocking(move || {
+        let spawn = |i: usize| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("vaultdm"))
+                .env_clear()
+                .env("HOME", root.join("no-home"))
+                .env("OPENAI_API_KEY", SECRET)
+                .arg("--vault")
+                .arg(&root)
+                .args(["ask", "--model", "m", "--base-url", &base])
+                .arg(format!("message {i}"))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        };
+        let parallel: Vec<_> = (0..3).map(spawn).collect();
+        let mut outs: Vec<_> = parallel
+            .into_iter()
+            .map(|c| c.wait_with_output().expect("wait"))
+            .collect();
+        // Two more one after the other, well within a second.
+        outs.extend((3..5).map(|i| spawn(i).wait_with_output().expect("wait")));
+        outs
+    })
+    .await
+    .expect("join");
+    for o in &outs {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let logs: Vec<String> = std::fs::read_dir(v.path().join(".vaultdm/sessions"))
+        .expect("sessions")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("ask-") && n.ends_with(".jsonl") && !n.contains(".changes"))
+        .collect();
+    assert_eq!(logs.len(), 5, "{logs:?}");
+    // Each request carried only its own message: no history from another session.
+    for r in fake.requests() {
+        let players = r.json()["messages"]
+            .as_array()
+            .map_or(0, |m| m.iter().filter(|m| m["role"] == "user").count());
+        assert_eq!(players, 1, "{}", r.json());
+    }
+}

@@ -88,7 +88,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let session = args
         .session
         .clone()
-        .unwrap_or_else(|| format!("ask-{}", chrono::Local::now().format("%Y-%m-%d-%H%M%S")));
+        .unwrap_or_else(|| crate::session::one_shot_name(root, "ask"));
     let engine = crate::context::Engine::taking_canon(root, &mut loaded)?;
     loaded.release_notes();
     let store = super::llm_args::open_session(root, &session, false)?;
@@ -232,7 +232,7 @@ fn write_command(
     let session = args
         .session
         .clone()
-        .unwrap_or_else(|| format!("ask-{}", chrono::Local::now().format("%Y-%m-%d-%H%M%S")));
+        .unwrap_or_else(|| crate::session::one_shot_name(root, "ask"));
     let mut table = super::review::write_table(root, &loaded, &session)?;
     let mut out = super::stdout();
     let written = match c {

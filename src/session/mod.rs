@@ -152,6 +152,27 @@ pub fn default_name(today: NaiveDate) -> String {
     today.format("%Y-%m-%d").to_string()
 }
 
+/// A name for a one-shot session (`ask`, `prompt`) when none is given: the date and time to
+/// the second, readable, and a short suffix that tells apart sessions started in the same
+/// second by this or another process (`ask-2026-11-26-184512-3f9a`) — a script calling
+/// `ask` twice in a second never continues the first one's session. Never the name of a
+/// session that has a log already.
+pub fn one_shot_name(vault: &Path, prefix: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let now = chrono::Local::now();
+    let stamp = now.format("%Y-%m-%d-%H%M%S");
+    for n in 0u32.. {
+        let mut h = rustc_hash::FxHasher::default();
+        (std::process::id(), now.timestamp_nanos_opt(), n).hash(&mut h);
+        // Fx mixes the low bits weakly: take the suffix from the top.
+        let name = format!("{prefix}-{stamp}-{:04x}", h.finish() >> 48);
+        if !log_path(vault, &name).exists() {
+            return name;
+        }
+    }
+    format!("{prefix}-{stamp}")
+}
+
 /// The first of `YYYY-MM-DD`, `YYYY-MM-DD-2`, `YYYY-MM-DD-3`, … with no session log yet.
 pub fn next_free_name(vault: &Path, today: NaiveDate) -> String {
     let base = default_name(today);
