@@ -764,3 +764,51 @@ async fn ask_continues_a_cut_reply_with_the_chat_command_in_any_case() {
         "a command is not sent as the player's words: {log}"
     );
 }
+
+/// `chat | head -1` (the reader closes the pipe) ends quietly with exit 0, and
+/// `chat > /dev/full` ends with one clear line and exit 2 — never a panic and a backtrace.
+#[test]
+fn chat_on_a_closed_pipe_or_a_full_device_never_panics() {
+    let v = common::template_copy();
+    let run = |stdout: Stdio| {
+        let mut c = vaultdm(v.path())
+            .args([
+                "chat",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        if let Some(mut i) = c.stdin.take() {
+            use std::io::Write;
+            let _ = i.write_all(b"/help\n/help\n");
+        }
+        c.wait_with_output().expect("wait")
+    };
+    // A pipe whose reader is gone before anything is written.
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = run(Stdio::from(writer));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    #[cfg(target_os = "linux")]
+    {
+        let full = std::fs::File::options()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let out = run(Stdio::from(full));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("cannot write to the output") && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+}

@@ -15,6 +15,38 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+/// `println!` that never panics on a closed or full stdout (`chat | head -1`,
+/// `chat > /dev/full`): see [`out_line`].
+macro_rules! println {
+    () => {
+        out_line(format_args!(""))
+    };
+    ($($t:tt)*) => {
+        out_line(format_args!($($t)*))
+    };
+}
+
+/// Writes one line to stdout. A closed pipe ends the chat quietly (exit 0, as ripgrep does); a
+/// full or failing device ends it with one clear line on stderr (exit 2). Either way the
+/// session is whole: every record is written to the log before it is shown.
+fn out_line(args: std::fmt::Arguments<'_>) {
+    let mut o = std::io::stdout().lock();
+    let written = o
+        .write_fmt(args)
+        .and_then(|()| o.write_all(b"\n"))
+        .and_then(|()| o.flush());
+    if let Err(e) = written {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "vaultdm: cannot write to the output ({e}); the session is saved"
+        );
+        std::process::exit(2);
+    }
+}
+
 /// Arguments of `chat`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
