@@ -1766,18 +1766,7 @@ impl Cx<'_, '_> {
         let spaced = in_folder
             .iter()
             .any(|&i| stem(&self.c.threads[i].source.path).contains(' '));
-        let file = file_stem(title, spaced);
-        if file.is_empty() {
-            return Err(format!("\"{title}\" cannot be a file name"));
-        }
-        let path = if folder.is_empty() {
-            format!("{file}.md")
-        } else {
-            format!("{folder}/{file}.md")
-        };
-        if self.files.exists(&path)? {
-            return Err(format!("{path} already exists"));
-        }
+        let path = self.free_path(title, &folder, spaced)?;
         self.files.edit(&path, Op::Create { text })?;
         Ok(format!(
             "new thread ({}): {title} ({path})",
@@ -1916,9 +1905,15 @@ impl Cx<'_, '_> {
         } else {
             in_folder.iter().any(|p| stem(p).contains(' '))
         };
-        let file = file_stem(name, spaced);
+        self.free_path(name, folder, spaced)
+    }
+
+    /// The path of a new note titled `title` in `folder`, named as [`file_stem`] says; an
+    /// error when the title makes no file name or the file exists.
+    fn free_path(&mut self, title: &str, folder: &str, spaced: bool) -> Result<String, String> {
+        let file = file_stem(title, spaced);
         if file.is_empty() {
-            return Err(format!("\"{name}\" cannot be a file name"));
+            return Err(format!("\"{title}\" cannot be a file name"));
         }
         let path = if folder.is_empty() {
             format!("{file}.md")
