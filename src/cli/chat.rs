@@ -179,7 +179,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         table.engine().campaign().name,
         table.store().name(),
         table.store().history().len(),
-        cfg.map(|c| format!(", {} at {}", c.model, c.base_url))
+        cfg.map(|c| format!(", {} at {}", c.model, crate::secrets::mask_url(&c.base_url)))
             .unwrap_or_default()
     );
     println!("Type to play, /help for commands, Ctrl-D to leave.");
@@ -206,6 +206,7 @@ impl At<'_> {
     /// Reads lines until the GM leaves (or a signal ends the session).
     fn play(&mut self, rl: &mut rustyline::DefaultEditor) -> anyhow::Result<Outcome> {
         let mut resend: Option<String> = None;
+        let mut warned_unsaved = false;
         loop {
             self.apply_pending();
             let line = match resend.take() {
@@ -215,7 +216,12 @@ impl At<'_> {
             let line = match line {
                 Ok(l) => l,
                 Err(ReadlineError::Interrupted) => continue,
-                Err(ReadlineError::Eof) => return Ok(Outcome::Ok),
+                Err(ReadlineError::Eof) => {
+                    if self.may_leave(&mut warned_unsaved) {
+                        return Ok(Outcome::Ok);
+                    }
+                    continue;
+                }
                 Err(e) => return Err(e.into()),
             };
             let input = command::parse(&line);
@@ -228,7 +234,12 @@ impl At<'_> {
             let message = match input {
                 Input::Message(m) => Some(m),
                 Input::Command(Command::Continue) => None,
-                Input::Command(Command::Quit) => return Ok(Outcome::Ok),
+                Input::Command(Command::Quit) => {
+                    if self.may_leave(&mut warned_unsaved) {
+                        return Ok(Outcome::Ok);
+                    }
+                    continue;
+                }
                 Input::Command(c) => {
                     self.command(c);
                     continue;
@@ -250,6 +261,31 @@ impl At<'_> {
             drop(guard);
             if let Some(code) = signals::exit_code() {
                 return Ok(Outcome::Code(code));
+            }
+        }
+    }
+
+    /// Whether the GM may leave now: a reply the full disk kept out of the log is saved
+    /// first if it can be; if not, the GM is told, and at a terminal must ask twice.
+    fn may_leave(&mut self, warned: &mut bool) -> bool {
+        if !self.table.has_unsaved_reply() {
+            return true;
+        }
+        match self.table.save_unsaved_reply() {
+            Ok(()) => {
+                for n in self.table.take_notices() {
+                    eprintln!("vaultdm: {n}");
+                }
+                true
+            }
+            Err(e) => {
+                eprintln!("vaultdm: {}", e.error);
+                let ask_again = std::io::stdin().is_terminal() && !*warned;
+                if ask_again {
+                    eprintln!("[leaving now loses the last reply from the session log (it is on your screen); free some space and leave again, or leave again to go without it]");
+                    *warned = true;
+                }
+                !ask_again
             }
         }
     }

@@ -176,6 +176,16 @@ pub struct Table {
     /// When the canon in `engine` was read: a note modified after it is newer than what the
     /// DM was given (see `play/write.rs`, the conflict rule).
     canon_at: std::time::SystemTime,
+    /// A reply that arrived but neither its record nor its whole journal could be written
+    /// (a full disk): kept here and written before anything else goes to the log.
+    unsaved: Option<UnsavedReply>,
+}
+
+/// A reply held in memory until the session log can take it.
+struct UnsavedReply {
+    reply: Reply,
+    provider: String,
+    model: String,
 }
 
 impl Table {
@@ -235,6 +245,7 @@ impl Table {
             canon_at: std::time::SystemTime::now(),
             front_end_history: std::cell::Cell::new(false),
             note_memory: None,
+            unsaved: None,
         })
     }
 
@@ -417,6 +428,7 @@ impl Table {
         on_token: &mut (dyn FnMut(&str) + Send),
         cancel: C,
     ) -> Result<Turn, SendError> {
+        self.save_unsaved_reply()?;
         let prepared = match self.prepare_with(message, false) {
             Ok(p) => p,
             Err(error) => return Err(self.unsent(message, error)),
@@ -432,6 +444,7 @@ impl Table {
         on_token: &mut (dyn FnMut(&str) + Send),
         cancel: C,
     ) -> Result<Turn, SendError> {
+        self.save_unsaved_reply()?;
         let fail = |error| SendError {
             error,
             message_saved: false,
@@ -576,7 +589,7 @@ impl Table {
                 }
                 journal.finish(&reply);
                 if let Err(e) = self.store.record_dm(&reply, &provider, &model) {
-                    return Err(self.reply_not_saved(e, &reply));
+                    return Err(self.reply_not_saved(e, reply, &journal, provider, model));
                 }
                 self.after_sent(prepared.injected.mode);
                 let proposals = self.proposals_of(&reply);
@@ -594,7 +607,10 @@ impl Table {
                     Some(partial) if !partial.text.is_empty() => {
                         journal.finish(partial);
                         if let Err(se) = self.store.record_dm(partial, &provider, &model) {
-                            return Err(self.reply_not_saved(se, partial));
+                            let partial = partial.clone();
+                            return Err(
+                                self.reply_not_saved(se, partial, &journal, provider, model)
+                            );
                         }
                         reply_saved = true;
                         self.after_sent(prepared.injected.mode);
@@ -620,18 +636,73 @@ impl Table {
         }
     }
 
-    /// The reply arrived but its record could not be written: the journal keeps it and the
-    /// next start recovers it.
-    fn reply_not_saved(&mut self, e: SessionError, reply: &Reply) -> SendError {
-        self.notices.push(format!(
-            "the reply ({} characters) could not be written to the session log; its journal keeps it and the next start of this session recovers it",
-            reply.text.chars().count()
-        ));
+    /// The reply arrived but its record could not be written. When its journal is whole,
+    /// the next start recovers it from there; when the journal failed too (the disk filled
+    /// while it streamed), the reply is held here and written before the next message, and
+    /// the GM is told exactly that — never that a journal keeps what it does not.
+    fn reply_not_saved(
+        &mut self,
+        e: SessionError,
+        reply: Reply,
+        journal: &crate::session::Journal,
+        provider: String,
+        model: String,
+    ) -> SendError {
+        let chars = reply.text.chars().count();
+        if journal.whole() {
+            self.notices.push(format!(
+                "the reply ({chars} characters) could not be written to the session log; its journal keeps it and the next start of this session recovers it"
+            ));
+        } else {
+            let kept = journal.kept_chars().min(chars);
+            self.notices.push(format!(
+                "the reply ({chars} characters) could not be written to the session log, and its journal holds only the first {kept} of them ({}); the whole reply is on your screen, and vaultdm writes it to the log before your next message here — free some space first; if vaultdm stops before then, the next start recovers only those {kept} characters",
+                journal.error().unwrap_or_else(|| "not synced".into())
+            ));
+            self.unsaved = Some(UnsavedReply {
+                reply,
+                provider,
+                model,
+            });
+        }
         SendError {
             error: e.into(),
             message_saved: true,
             reply_saved: false,
         }
+    }
+
+    /// Writes a reply held since a failed write ([`Table::reply_not_saved`]) before anything
+    /// else goes to the log: the session stays in order, and the journal that holds part of
+    /// it is not overwritten by the next reply's. Refuses the next message while it cannot.
+    pub fn save_unsaved_reply(&mut self) -> Result<(), SendError> {
+        let Some(u) = self.unsaved.take() else {
+            return Ok(());
+        };
+        match self.store.record_dm(&u.reply, &u.provider, &u.model) {
+            Ok(()) => {
+                self.notices.push(format!(
+                    "the last reply ({} characters), which could not be saved before, is now in the session log",
+                    u.reply.text.chars().count()
+                ));
+                Ok(())
+            }
+            Err(e) => {
+                self.unsaved = Some(u);
+                Err(SendError {
+                    error: PlayError::Write(format!(
+                        "the last reply is still not in the session log ({e}); free some space and try again"
+                    )),
+                    message_saved: false,
+                    reply_saved: false,
+                })
+            }
+        }
+    }
+
+    /// Whether a reply is held in memory because the session log could not take it.
+    pub fn has_unsaved_reply(&self) -> bool {
+        self.unsaved.is_some()
     }
 
     /// Things to tell the GM that did not stop play (from the session store and the turn):

@@ -563,6 +563,7 @@ impl Store {
             file,
             path: self.journal_path.clone(),
             pending: String::new(),
+            kept_chars: 0,
             failed: None,
         })
     }
@@ -606,9 +607,13 @@ impl Store {
             self.append(Record::dm(&reply, &journal.provider, &journal.model))?;
             self.notices.push(if ended {
                 format!("recovered a reply of {chars} characters that arrived but could not be written to the session log last time; it is in the session now")
+            } else if journal.torn > 0 {
+                format!("recovered the first {chars} characters of the last reply from its journal, which a failed write (a full disk?) cut short; the rest of that reply was lost; it is in the session, marked cut off")
             } else {
                 format!("recovered {chars} characters of a reply that was streaming when vaultdm stopped; it is in the session, marked cut off")
             });
+        } else if pending && journal.torn > 0 {
+            self.notices.push("the journal of the last reply was damaged by a failed write (a full disk?) and held no readable text; that reply could not be recovered".into());
         }
         self.discard_journal();
         Ok(())
@@ -655,12 +660,17 @@ fn encode(record: &Record, path: &Path) -> Result<String, SessionError> {
     Ok(line)
 }
 
+/// Characters of reply text per journal line (a full disk tears at most one line).
+pub const JOURNAL_LINE_CHARS: usize = 2048;
+
 /// The journal of a reply being streamed (see [`Store::begin_reply`]).
 #[derive(Debug)]
 pub struct Journal {
     file: File,
     path: PathBuf,
     pending: String,
+    /// Characters of reply text synced to disk.
+    kept_chars: usize,
     failed: Option<std::io::Error>,
 }
 
@@ -670,20 +680,46 @@ impl Journal {
         self.pending.push_str(text);
     }
 
-    /// Writes what arrived since the last flush as one line and syncs it to disk. A failure
-    /// (disk full) is remembered, returned by [`Journal::error`], and does not stop the reply.
+    /// Writes what arrived since the last flush and syncs it to disk, in lines of at most
+    /// [`JOURNAL_LINE_CHARS`] characters: when the disk fills, every whole line before the
+    /// failure is kept and the torn one is cut off, so the journal holds all it could. A
+    /// failure is remembered, returned by [`Journal::error`], and does not stop the reply.
     pub fn flush(&mut self) {
         if self.pending.is_empty() || self.failed.is_some() {
             return;
         }
-        let line = serde_json::json!({ "t": self.pending }).to_string() + "\n";
-        match self
-            .file
-            .write_all(line.as_bytes())
-            .and_then(|()| self.file.sync_data())
-        {
-            Ok(()) => self.pending.clear(),
-            Err(e) => self.failed = Some(e),
+        let pending = std::mem::take(&mut self.pending);
+        let mut rest = pending.as_str();
+        let mut written = 0usize;
+        while !rest.is_empty() {
+            let cut = rest
+                .char_indices()
+                .nth(JOURNAL_LINE_CHARS)
+                .map_or(rest.len(), |(i, _)| i);
+            let (piece, tail) = rest.split_at(cut);
+            let line = serde_json::json!({ "t": piece }).to_string() + "\n";
+            let at = self.file.stream_position();
+            if let Err(e) = self.file.write_all(line.as_bytes()) {
+                // Cut the torn line so the journal stays whole lines.
+                if let Ok(at) = at {
+                    let _ = self.file.set_len(at);
+                    let _ = self.file.seek(std::io::SeekFrom::Start(at));
+                }
+                let _ = self.file.sync_data();
+                self.kept_chars += written;
+                self.pending = rest.to_owned();
+                self.failed = Some(e);
+                return;
+            }
+            written += piece.chars().count();
+            rest = tail;
+        }
+        match self.file.sync_data() {
+            Ok(()) => self.kept_chars += written,
+            Err(e) => {
+                self.pending = pending;
+                self.failed = Some(e);
+            }
         }
     }
 
@@ -708,6 +744,17 @@ impl Journal {
         }
     }
 
+    /// Characters of the reply the journal holds on disk (all of them unless
+    /// [`Journal::error`] says why not).
+    pub fn kept_chars(&self) -> usize {
+        self.kept_chars
+    }
+
+    /// Whether everything pushed, and how the reply ended, is on disk.
+    pub fn whole(&self) -> bool {
+        self.failed.is_none() && self.pending.is_empty()
+    }
+
     /// Why the journal could not be written, if it could not.
     pub fn error(&self) -> Option<String> {
         self.failed
@@ -722,6 +769,8 @@ struct JournalText {
     model: String,
     /// How the reply ended, when the journal recorded it ([`Journal::finish`]).
     end: Option<(bool, Option<CutOff>, Option<String>)>,
+    /// Lines that could not be read (a write torn by a full disk or a crash).
+    torn: usize,
 }
 
 fn parse_journal(bytes: &[u8]) -> JournalText {
@@ -730,10 +779,13 @@ fn parse_journal(bytes: &[u8]) -> JournalText {
         provider: "unknown".into(),
         model: "unknown".into(),
         end: None,
+        torn: 0,
     };
     for line in bytes.split(|&b| b == b'\n') {
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
-            continue; // a torn last line
+            // A torn line (the last, cut by a crash or a full disk).
+            out.torn += usize::from(!line.iter().all(u8::is_ascii_whitespace));
+            continue;
         };
         if let Some(t) = v.get("t").and_then(|t| t.as_str()) {
             out.text.push_str(t);
