@@ -4,6 +4,11 @@
 //! `vaultdm.toml`, or as the *name* of the variable (`--api-key-env sk-…`). vaultdm refuses
 //! both, and everything it prints that could hold one — `check` snippets, settings, errors —
 //! goes through [`mask_secrets`] or is checked with [`looks_like_secret`] first.
+//!
+//! A key can also hide in a base URL: `https://user:password@host/v1` or
+//! `…/v1?api_key=…`. [`mask_url`] masks the password and such query values, and
+//! [`mask_printed`] does both kinds of masking on any text about to be printed (settings,
+//! banners, error messages).
 
 /// Known key prefixes: OpenAI (`sk-`, `sk-proj-`), Anthropic (`sk-ant-`), OpenRouter
 /// (`sk-or-`), Groq (`gsk_`), Google (`AIza`), xAI (`xai-`), Hugging Face (`hf_`),
@@ -87,6 +92,106 @@ pub fn mask_secrets(text: &str) -> String {
     out
 }
 
+/// Query parameters whose values are credentials (compared without case, `-` as `_`).
+const SECRET_PARAMS: &[&str] = &[
+    "key",
+    "api_key",
+    "apikey",
+    "token",
+    "access_token",
+    "auth",
+    "authorization",
+    "password",
+    "pass",
+    "secret",
+    "client_secret",
+    "sig",
+    "signature",
+    "x_api_key",
+    "code",
+];
+
+fn is_secret_param(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    SECRET_PARAMS.contains(&n.as_str()) || n.ends_with("_key") || n.ends_with("_token")
+}
+
+/// `url` with any password in it (`user:password@`) and the values of credential query
+/// parameters (`?api_key=…`, `&token=…`) replaced by `…`; keys elsewhere in it are masked
+/// by [`mask_secrets`]. Everything else is kept, so the GM still sees which server it is.
+pub fn mask_url(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let authority = match authority.rfind('@') {
+        Some(at) => {
+            let user = &authority[..at];
+            let host = &authority[at + 1..];
+            match user.split_once(':') {
+                Some((name, _)) if !name.is_empty() => format!("{name}:…@{host}"),
+                _ => format!("…@{host}"),
+            }
+        }
+        None => authority.to_owned(),
+    };
+    let (path, query_and_fragment) = match tail.find('?') {
+        Some(q) => tail.split_at(q),
+        None => (tail, ""),
+    };
+    let (query, fragment) = match query_and_fragment.find('#') {
+        Some(h) => query_and_fragment.split_at(h),
+        None => (query_and_fragment, ""),
+    };
+    let query = if query.is_empty() {
+        String::new()
+    } else {
+        let pairs: Vec<String> = query[1..]
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, v)) if is_secret_param(k) && !v.is_empty() => format!("{k}=…"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        format!("?{}", pairs.join("&"))
+    };
+    mask_secrets(&format!("{scheme}{authority}{path}{query}{fragment}"))
+}
+
+/// `text` with every `http://` or `https://` URL in it passed through [`mask_url`] and every
+/// other key-like token through [`mask_secrets`]: what everything vaultdm prints about its
+/// settings and errors goes through.
+pub fn mask_printed(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        // ASCII patterns: a byte match is always on a character boundary.
+        let found = ["http://", "https://"]
+            .iter()
+            .filter_map(|p| {
+                rest.as_bytes()
+                    .windows(p.len())
+                    .position(|w| w.eq_ignore_ascii_case(p.as_bytes()))
+            })
+            .min();
+        let Some(start) = found else {
+            out.push_str(&mask_secrets(rest));
+            return out;
+        };
+        out.push_str(&mask_secrets(&rest[..start]));
+        let after = &rest[start..];
+        let end = after
+            .find(|c: char| {
+                c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>' | ')' | ']')
+            })
+            .unwrap_or(after.len());
+        out.push_str(&mask_url(&after[..end]));
+        rest = &after[end..];
+    }
+}
+
 /// True when `name` can be an environment variable name (`[A-Za-z_][A-Za-z0-9_]*`).
 pub fn is_var_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -139,6 +244,52 @@ mod tests {
     fn ordinary_values_are_not_secrets(#[case] s: &str) {
         assert!(!looks_like_secret(s), "{s}");
         assert_eq!(mask_secrets(s), s);
+    }
+
+    #[rstest]
+    #[case(
+        "https://gm:hunter2pass@llm.example.com/v1",
+        "https://gm:…@llm.example.com/v1"
+    )]
+    #[case("http://hunter2@localhost:8080/v1", "http://…@localhost:8080/v1")]
+    #[case(
+        "https://llm.example.com/v1?api_key=abc123&model=x",
+        "https://llm.example.com/v1?api_key=…&model=x"
+    )]
+    #[case(
+        "https://h.example/v1?Token=zzz#frag",
+        "https://h.example/v1?Token=…#frag"
+    )]
+    #[case(
+        "https://h.example/v1?x-api-key=zzz",
+        "https://h.example/v1?x-api-key=…"
+    )]
+    #[case("http://localhost:11434/v1", "http://localhost:11434/v1")]
+    #[case(
+        "https://api.openai.com/v1/chat/completions",
+        "https://api.openai.com/v1/chat/completions"
+    )]
+    #[case("https://u@p@h/v1", "https://…@h/v1")]
+    fn urls_are_masked(#[case] url: &str, #[case] shown: &str) {
+        assert_eq!(mask_url(url), shown);
+    }
+
+    #[test]
+    fn urls_inside_text_are_masked() {
+        let text = "could not reach https://gm:hunter2pass@llm.example.com/v1/chat/completions: error sending request for url (https://gm:hunter2pass@llm.example.com/v1/chat/completions?key=abc)";
+        let shown = mask_printed(text);
+        assert!(!shown.contains("hunter2pass"), "{shown}");
+        assert!(!shown.contains("key=abc"), "{shown}");
+        assert!(shown.contains("https://gm:…@llm.example.com/v1/chat/completions"));
+        assert!(shown.ends_with("?key=…)"), "{shown}");
+        assert_eq!(
+            mask_printed("no urls here, sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3i"),
+            "no urls here, sk-…Gh3i"
+        );
+        assert_eq!(
+            mask_printed("Ünïcode then HTTPS://a:b@c/d"),
+            "Ünïcode then HTTPS://a:…@c/d"
+        );
     }
 
     #[test]

@@ -85,7 +85,19 @@ pub fn run() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            let _ = writeln!(std::io::stderr(), "vaultdm: {e:#}");
+            // A bare "no space" at the top is stdout on a full device (files written to the
+            // vault fail with their path named).
+            let out_full = e
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::StorageFull);
+            let e = if out_full {
+                e.context("cannot write to the output")
+            } else {
+                e
+            };
+            // A password or key in a base URL never reaches the terminal.
+            let shown = crate::secrets::mask_printed(&format!("{e:#}"));
+            let _ = writeln!(std::io::stderr(), "vaultdm: {shown}");
             ExitCode::from(2)
         }
     }

@@ -118,7 +118,7 @@ pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
                     "upstream {} {} at {}",
                     client.config().provider,
                     client.config().model,
-                    client.endpoint()
+                    client.shown_endpoint()
                 ),
                 crate::serve::campaign::Upstream::Missing(why) => {
                     format!("no upstream ({})", why.lines().next().unwrap_or(why))

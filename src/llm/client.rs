@@ -98,6 +98,8 @@ pub struct LlmClient {
     http: reqwest::Client,
     cfg: LlmConfig,
     endpoint: String,
+    /// The endpoint as printed: any password or key in the URL masked.
+    shown: String,
     notifier: Option<Notifier>,
 }
 
@@ -105,7 +107,7 @@ impl std::fmt::Debug for LlmClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LlmClient")
             .field("cfg", &self.cfg)
-            .field("endpoint", &self.endpoint)
+            .field("endpoint", &self.shown)
             .finish_non_exhaustive()
     }
 }
@@ -172,7 +174,7 @@ impl LlmClient {
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
             _ => {
                 return Err(LlmError::InvalidUrl {
-                    url: cfg.base_url.clone(),
+                    url: crate::secrets::mask_url(&cfg.base_url),
                 })
             }
         }
@@ -189,6 +191,7 @@ impl LlmClient {
         Ok(Self {
             http,
             cfg,
+            shown: crate::secrets::mask_url(&endpoint),
             endpoint,
             notifier: None,
         })
@@ -227,9 +230,9 @@ impl LlmClient {
         &self.cfg
     }
 
-    /// The URL requests go to.
-    pub fn endpoint(&self) -> &str {
-        &self.endpoint
+    /// The URL requests go to, as it may be printed (a password or key in it masked).
+    pub fn shown_endpoint(&self) -> &str {
+        &self.shown
     }
 
     /// Send `req` and stream the reply, calling `on_token` with each piece of text as it
@@ -315,10 +318,11 @@ impl LlmClient {
     }
 
     fn scrub(&self, text: &str) -> String {
-        match &self.cfg.api_key {
+        let text = match &self.cfg.api_key {
             Some(k) => k.scrub(text),
             None => text.to_owned(),
-        }
+        };
+        crate::secrets::mask_printed(&text)
     }
 
     /// Connect and get a success status, retrying 429/5xx. Returns the response and the
@@ -450,7 +454,7 @@ impl LlmClient {
                         return Err(self.first_token_timeout());
                     }
                     return Err(LlmError::IdleTimeout {
-                        url: self.endpoint.clone(),
+                        url: self.shown.clone(),
                         after: self.cfg.timeouts.idle,
                         partial: Box::new(cut(reply, CutOff::IdleTimeout)),
                     });
@@ -470,7 +474,7 @@ impl LlmClient {
                         break;
                     }
                     return Err(LlmError::StreamCut {
-                        url: self.endpoint.clone(),
+                        url: self.shown.clone(),
                         detail: self.scrub(&error_chain(&e)),
                         partial: Box::new(cut(reply, CutOff::ConnectionLost)),
                     });
@@ -573,7 +577,7 @@ impl LlmClient {
                         Item::OtherProtocol(other) => {
                             if !seen.understood {
                                 return Err(LlmError::ProviderMismatch {
-                                    url: self.endpoint.clone(),
+                                    url: self.shown.clone(),
                                     configured: self.cfg.provider,
                                     looks_like: other,
                                 });
@@ -581,7 +585,7 @@ impl LlmClient {
                         }
                         Item::Error(msg) => {
                             return Err(LlmError::StreamError {
-                                url: self.endpoint.clone(),
+                                url: self.shown.clone(),
                                 message: self.scrub(&msg),
                                 partial: Box::new(cut(reply, CutOff::ProviderError)),
                             });
@@ -621,7 +625,7 @@ impl LlmClient {
 
     fn bad_response(&self, content_type: Option<&str>, seen: &BodySeen) -> LlmError {
         LlmError::BadResponse {
-            url: self.endpoint.clone(),
+            url: self.shown.clone(),
             content_type: content_type.unwrap_or("none").to_owned(),
             excerpt: self.scrub(&excerpt(&String::from_utf8_lossy(&seen.head))),
         }
@@ -638,13 +642,13 @@ impl LlmClient {
 
     fn first_token_timeout(&self) -> LlmError {
         LlmError::FirstTokenTimeout {
-            url: self.endpoint.clone(),
+            url: self.shown.clone(),
             after: self.cfg.timeouts.first_token,
         }
     }
 
     fn send_error(&self, e: reqwest::Error) -> LlmError {
-        let url = self.endpoint.clone();
+        let url = self.shown.clone();
         if e.is_timeout() {
             return LlmError::ConnectTimeout {
                 url,
@@ -655,7 +659,7 @@ impl LlmClient {
         if e.is_connect() && has_io_kind(&e, std::io::ErrorKind::ConnectionRefused) {
             return LlmError::ConnectionRefused {
                 hint: local_hint(&self.endpoint),
-                url: self.cfg.base_url.trim_end_matches('/').to_owned(),
+                url: crate::secrets::mask_url(self.cfg.base_url.trim_end_matches('/')),
             };
         }
         LlmError::Connect {
@@ -666,7 +670,7 @@ impl LlmClient {
     }
 
     fn status_error(&self, status: StatusCode, attempts: u32, info: ErrorInfo) -> LlmError {
-        let url = self.endpoint.clone();
+        let url = self.shown.clone();
         let code = status.as_u16();
         let model_problem = info.code.as_deref() == Some("model_not_found")
             || info.message.to_ascii_lowercase().contains("model");

@@ -166,6 +166,12 @@ pub enum SettingsError {
         /// What is wrong with it.
         problem: &'static str,
     },
+    /// `$VAULTDM_CONFIG` names a file that does not exist.
+    #[error("$VAULTDM_CONFIG names {}, which does not exist: fix the path, or unset VAULTDM_CONFIG to use ~/.config/vaultdm/config.toml", path.display())]
+    MissingUserConfig {
+        /// The file named.
+        path: PathBuf,
+    },
     /// A config file could not be read.
     #[error("could not read {}", path.display())]
     Read {
@@ -379,8 +385,13 @@ pub fn resolve_here(
     vault: Option<&toml::Table>,
 ) -> Result<LlmSettings, SettingsError> {
     let env = |k: &str| std::env::var(k).ok();
+    let named = env("VAULTDM_CONFIG").is_some_and(|v| !v.trim().is_empty());
     let user = match user_config_path(&env) {
-        Some(p) => load_config_file(&p)?,
+        Some(p) => match load_config_file(&p)? {
+            // A file the GM named on purpose is never skipped without a word.
+            None if named => return Err(SettingsError::MissingUserConfig { path: p }),
+            user => user,
+        },
         None => None,
     };
     resolve(&SettingsSources {
@@ -664,7 +675,8 @@ impl LlmSettings {
         let Some(model) = &self.model else {
             return Err(LlmError::NotConfigured {
                 what: format!(
-                    "no model set for {base} (use --model, $VAULTDM_MODEL or `model` in [llm])"
+                    "no model set for {} (use --model, $VAULTDM_MODEL or `model` in [llm])",
+                    crate::secrets::mask_url(&base)
                 ),
             });
         };
@@ -673,7 +685,11 @@ impl LlmSettings {
                 let official = base.trim_end_matches('/') == kind.default_base_url();
                 if var.source != Source::Default || official {
                     return Err(LlmError::NotConfigured {
-                        what: format!("${} is not set (the API key for {base})", var.value),
+                        what: format!(
+                            "${} is not set (the API key for {})",
+                            var.value,
+                            crate::secrets::mask_url(&base)
+                        ),
                     });
                 }
             }
@@ -725,7 +741,9 @@ impl LlmSettings {
         let secs = |d: &Duration| format!("{}s", d.as_secs_f64());
         vec![
             row("provider", self.provider.as_ref(), |p| p.to_string()),
-            row("base_url", self.base_url.as_ref(), Clone::clone),
+            row("base_url", self.base_url.as_ref(), |u| {
+                crate::secrets::mask_url(u)
+            }),
             row("model", self.model.as_ref(), Clone::clone),
             row("api_key_env", self.api_key_env.as_ref(), Clone::clone),
             row("api_key", self.api_key.as_ref(), ApiKey::masked),
