@@ -249,65 +249,161 @@ impl Config {
         self.templates.as_ref().map(|t| root.join(t))
     }
 
-    /// Parses the text of a `vaultdm.toml`.
+    /// Parses the text of a `vaultdm.toml`. Forgiving, key by key: a key that is unknown
+    /// or has a wrong value is a diagnostic at its line and is ignored, and every other
+    /// setting — the rest of its table included — is used. Only a file that is not TOML at
+    /// all falls back to defaults (keeping `name` and `setting` where they can be read).
     pub fn parse(text: &str) -> (Config, Vec<Diagnostic>) {
-        match toml::from_str::<Config>(text) {
-            Ok(c) => {
-                let mut d = vec![];
-                if let Some(llm) = &c.llm {
-                    for (k, v) in llm {
-                        let value = v.as_str().unwrap_or("");
-                        let named_secret = matches!(k.as_str(), "api_key" | "key" | "token");
-                        if named_secret || crate::secrets::looks_like_secret(value) {
-                            let what = if k == "api_key_env" {
-                                "holds what looks like an API key itself, not the name of the variable holding it".to_string()
-                            } else {
-                                "holds a secret".to_string()
-                            };
-                            d.push(Diagnostic::error(
-                                CONFIG_FILE,
-                                line_of_key(text, k),
-                                Code::SecretInVault,
-                                format!("[llm] {k} {what}: keys never belong in the vault (it is synced and shared) — remove it, export the key in your shell and set api_key_env = \"OPENAI_API_KEY\" (the variable's name)"),
-                            ));
-                        } else if k == "api_key_env"
-                            && !value.is_empty()
-                            && !crate::secrets::is_var_name(value)
-                        {
-                            d.push(Diagnostic::error(
-                                CONFIG_FILE,
-                                line_of_key(text, k),
-                                Code::Config,
-                                "[llm] api_key_env must be the name of an environment variable (letters, digits and _), e.g. \"OPENAI_API_KEY\"",
-                            ));
-                        }
-                    }
-                }
-                (c, d)
-            }
+        let mut table = match toml::from_str::<toml::Table>(text) {
+            Ok(t) => t,
             Err(e) => {
                 let line = e.span().map_or(0, |s| {
                     text[..s.start.min(text.len())].matches('\n').count() + 1
                 });
-                let msg = e.message().to_string();
-                // Keep what can be read: fall back to the loose table for name/setting.
-                let mut c = Config::default();
-                if let Ok(t) = toml::from_str::<toml::Table>(text) {
-                    c.name = t.get("name").and_then(|v| v.as_str()).map(String::from);
-                    c.setting = t.get("setting").and_then(|v| v.as_str()).map(String::from);
+                let msg = format!("{}; defaults were used", e.message());
+                return (
+                    Config::default(),
+                    vec![Diagnostic::error(CONFIG_FILE, line, Code::Config, msg)],
+                );
+            }
+        };
+        let mut d = vec![];
+        // `templates` written under `[context]` (the line sat below a commented-out table
+        // header when it was uncommented) means the top-level setting.
+        if let Some(toml::Value::Table(ctx)) = table.get_mut("context") {
+            if !ctx.contains_key("templates") {
+            } else if let Some(v) = ctx.remove("templates") {
+                let line = line_in_section(text, "context", "templates");
+                if table.contains_key("templates") {
+                    d.push(Diagnostic::warning(CONFIG_FILE, line, Code::Config, "`templates` is a top-level setting, not a [context] key; this one is ignored (the one above [context] is used)"));
+                } else {
+                    d.push(Diagnostic::warning(CONFIG_FILE, line, Code::Config, "`templates` is a top-level setting: move the line above the first [table]; it was read as if it were there"));
+                    table.insert("templates".into(), v);
                 }
-                (
-                    c,
-                    vec![Diagnostic::error(
-                        CONFIG_FILE,
-                        line,
-                        Code::Config,
-                        format!("{msg}; defaults were used"),
-                    )],
-                )
             }
         }
+        let mut c = Config {
+            context: section(&mut table, "context", text, &mut d),
+            folders: section(&mut table, "folders", text, &mut d),
+            write: section(&mut table, "write", text, &mut d),
+            memory: section(&mut table, "memory", text, &mut d),
+            ..Config::default()
+        };
+        for (k, v) in table {
+            let line = line_of_key(text, &k);
+            let wrong = |what: &str| {
+                Diagnostic::error(
+                    CONFIG_FILE,
+                    line,
+                    Code::Config,
+                    format!("`{k}` must be {what}; it was ignored"),
+                )
+            };
+            match (k.as_str(), v) {
+                ("name", toml::Value::String(s)) => c.name = Some(s),
+                ("setting", toml::Value::String(s)) => c.setting = Some(s),
+                ("templates", toml::Value::String(s)) => c.templates = Some(s),
+                ("party", toml::Value::String(s)) => c.party = Some(s),
+                ("llm", toml::Value::Table(t)) => c.llm = Some(t),
+                ("name" | "setting" | "templates" | "party", _) => d.push(wrong("a string")),
+                ("llm", _) => d.push(wrong("a table ([llm])")),
+                _ => d.push(Diagnostic::warning(
+                    CONFIG_FILE,
+                    line,
+                    Code::Config,
+                    format!("unknown setting `{k}` (ignored); the settings are name, setting, templates, party and the tables [context], [folders], [write], [memory], [llm]"),
+                )),
+            }
+        }
+        if let Some(llm) = &c.llm {
+            for (k, v) in llm {
+                let value = v.as_str().unwrap_or("");
+                let named_secret = matches!(k.as_str(), "api_key" | "key" | "token");
+                if named_secret || crate::secrets::looks_like_secret(value) {
+                    let what = if k == "api_key_env" {
+                        "holds what looks like an API key itself, not the name of the variable holding it".to_string()
+                    } else {
+                        "holds a secret".to_string()
+                    };
+                    d.push(Diagnostic::error(
+                        CONFIG_FILE,
+                        line_of_key(text, k),
+                        Code::SecretInVault,
+                        format!("[llm] {k} {what}: keys never belong in the vault (it is synced and shared) — remove it, export the key in your shell and set api_key_env = \"OPENAI_API_KEY\" (the variable's name)"),
+                    ));
+                } else if k == "api_key_env"
+                    && !value.is_empty()
+                    && !crate::secrets::is_var_name(value)
+                {
+                    d.push(Diagnostic::error(
+                        CONFIG_FILE,
+                        line_of_key(text, k),
+                        Code::Config,
+                        "[llm] api_key_env must be the name of an environment variable (letters, digits and _), e.g. \"OPENAI_API_KEY\"",
+                    ));
+                }
+            }
+        }
+        d.sort_by_key(|d| d.line);
+        (c, d)
     }
+}
+
+/// One settings table (`[context]`, …) taken out of `table` and read key by key: a key its
+/// type refuses (unknown, or a wrong value) is a diagnostic at its line and is left out;
+/// the table's other keys are used.
+fn section<T: serde::de::DeserializeOwned + Default>(
+    table: &mut toml::Table,
+    name: &str,
+    text: &str,
+    d: &mut Vec<Diagnostic>,
+) -> T {
+    let Some(value) = table.remove(name) else {
+        return T::default();
+    };
+    let toml::Value::Table(keys) = value else {
+        d.push(Diagnostic::error(
+            CONFIG_FILE,
+            line_of_key(text, name),
+            Code::Config,
+            format!("`{name}` must be a table ([{name}]); its defaults were used"),
+        ));
+        return T::default();
+    };
+    let mut good = toml::Table::new();
+    for (k, v) in keys {
+        let one: toml::Table = std::iter::once((k.clone(), v.clone())).collect();
+        match T::deserialize(one) {
+            Ok(_) => {
+                good.insert(k, v);
+            }
+            Err(e) => d.push(Diagnostic::error(
+                CONFIG_FILE,
+                line_in_section(text, name, &k),
+                Code::Config,
+                format!(
+                    "[{name}] {}; this key was ignored, the rest of [{name}] is used",
+                    e.message().trim_end()
+                ),
+            )),
+        }
+    }
+    T::deserialize(good).unwrap_or_default()
+}
+
+/// The line of `key = …` inside `[section]` (1-based; 0 when not found).
+fn line_in_section(text: &str, section: &str, key: &str) -> usize {
+    let header = format!("[{section}]");
+    let mut inside = false;
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim_start();
+        if t.starts_with('[') {
+            inside = t.starts_with(&header);
+        } else if inside && t.starts_with(key) && t[key.len()..].trim_start().starts_with('=') {
+            return i + 1;
+        }
+    }
+    line_of_key(text, key)
 }
 
 fn line_of_key(text: &str, key: &str) -> usize {
@@ -335,6 +431,72 @@ mod tests {
         assert_eq!(d[0].line, 3);
         assert_eq!(c.name.as_deref(), Some("X"));
         assert_eq!(c.context.npc_cap, 5);
+    }
+
+    #[test]
+    fn one_bad_key_keeps_the_rest_of_its_table() {
+        let (c, d) = Config::parse(
+            "name = \"X\"\n[context]\nnpc_cap = 3\nrecent_evnts = 9\nbudget = \"lots\"\nrecent_events = 7\n[write]\nreview = \"auto\"\n",
+        );
+        assert_eq!(c.context.npc_cap, 3);
+        assert_eq!(c.context.recent_events, 7);
+        assert_eq!(c.context.budget, ContextConfig::default().budget);
+        assert_eq!(c.write.review, Review::Auto);
+        let lines: Vec<usize> = d.iter().map(|d| d.line).collect();
+        assert_eq!(lines, vec![4, 5], "{d:?}");
+        assert!(d[0].message.contains("recent_evnts"), "{}", d[0].message);
+    }
+
+    /// `init` wrote `# templates = …` below a commented `# [folders]`: uncommented, it sits
+    /// in `[context]`. It is read as the top-level setting and `[context]` is kept.
+    #[test]
+    fn templates_uncommented_under_context_is_read_and_context_kept() {
+        let text = "[context]\nnpc_cap = 2\n\n# [folders]\n# pcs = [\"party\"]\n\ntemplates = \"templates\"\n";
+        let (c, d) = Config::parse(text);
+        assert_eq!(c.templates.as_deref(), Some("templates"));
+        assert_eq!(c.context.npc_cap, 2);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].line, 7);
+        assert!(d[0].message.contains("top-level"), "{}", d[0].message);
+    }
+
+    /// The file `init` writes (vault-template's), with each commented setting uncommented
+    /// (a commented table with its lines, or a lone line), is read without a diagnostic and
+    /// without losing a table.
+    #[test]
+    fn each_commented_setting_of_the_template_config_uncomments_cleanly() {
+        let text = include_str!("../vault-template/vaultdm.toml");
+        let lines: Vec<&str> = text.lines().collect();
+        fn setting(l: &str) -> Option<&str> {
+            l.strip_prefix("# ").filter(|c| {
+                c.starts_with('[')
+                    || c.split_once('=')
+                        .is_some_and(|(k, _)| !k.trim().contains(' '))
+            })
+        }
+        let mut tried = 0;
+        let mut i = 0;
+        while i < lines.len() {
+            let Some(code) = setting(lines[i]) else {
+                i += 1;
+                continue;
+            };
+            let mut edited = lines.clone();
+            edited[i] = code;
+            let mut j = i + 1;
+            if code.starts_with('[') {
+                while let Some(c) = lines.get(j).and_then(|l| setting(l)) {
+                    edited[j] = c;
+                    j += 1;
+                }
+            }
+            let (c, d) = Config::parse(&edited.join("\n"));
+            assert!(d.is_empty(), "uncommenting line {}: {d:?}", i + 1);
+            assert_eq!(c.context.npc_cap, 5, "line {}", i + 1);
+            tried += 1;
+            i = j;
+        }
+        assert!(tried >= 3, "{tried}");
     }
 
     #[test]
