@@ -2,6 +2,7 @@
 //! export appended to a session.
 
 use super::Outcome;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `session`.
@@ -38,7 +39,9 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
             }
             let mut store = super::llm_args::open_session(root, &session, false)?;
             let n = store.import(&exchanges)?;
-            println!("imported {n} exchanges into session \"{session}\"");
+            let mut out = super::stdout();
+            writeln!(out, "imported {n} exchanges into session \"{session}\"")?;
+            out.flush()?;
             Ok(Outcome::Ok)
         }
     }
