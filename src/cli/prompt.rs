@@ -54,32 +54,34 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(crate::llm::settings::DEFAULT_HISTORY_BUDGET);
     table.set_history_budget(history_budget);
-    if let Some(b) = args.budget {
-        table.set_prompt_budget(b);
-    }
-    let mut p = table.prepare_quiet(&args.message)?;
-    // The budget holds for what is printed, labels included: when the labels tip it over,
-    // the layers get that much less.
-    if let Some(b) = args.budget {
-        for _ in 0..3 {
-            let printed = render_text(&p, args.budget).chars().count() / 4;
-            let tokens = request_tokens(&p).max(printed);
-            if tokens <= b {
-                break;
+    let p = match args.budget {
+        None => table.prepare_quiet(&args.message)?,
+        Some(b) => {
+            let (p, tokens) = fit(&mut table, &args.message, b)?;
+            if tokens > b {
+                // Under the part no layer can give up (system prompt, message, framing): say
+                // the smallest budget that holds, rather than print a request over it.
+                let mut min = fit(&mut table, &args.message, 1)?.1;
+                for _ in 0..16 {
+                    let (_, t) = fit(&mut table, &args.message, min)?;
+                    if t <= min {
+                        break;
+                    }
+                    min = t;
+                }
+                drop(table);
+                remove_preview(root, &session, preview_only);
+                anyhow::bail!(
+                    "--budget {b} is below the smallest this request can be: {min} tokens (the system prompt alone is {}, the message {}); use --budget {min} or more",
+                    crate::tokens::count(&p.request.system),
+                    crate::tokens::count(&args.message)
+                );
             }
-            let over = tokens - b;
-            let now = table.prompt_budget().unwrap_or(b);
-            table.set_prompt_budget(now.saturating_sub(over + 8).max(1));
-            p = table.prepare_quiet(&args.message)?;
+            p
         }
-    }
+    };
     drop(table);
-    if preview_only {
-        // A preview without a session leaves nothing behind.
-        let _ = std::fs::remove_file(crate::session::log_path(root, &session));
-        let _ = std::fs::remove_file(crate::session::lock_path(root, &session));
-        let _ = std::fs::remove_file(crate::session::transcript_path(root, &session));
-    }
+    remove_preview(root, &session, preview_only);
     let count = crate::tokens::count;
     let mut out = super::stdout();
     let total = request_tokens(&p);
@@ -117,6 +119,40 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     }
     out.flush()?;
     Ok(Outcome::Ok)
+}
+
+/// The message prepared within `budget` tokens as printed, labels included: when the labels
+/// tip it over, the layers get that much less. Returns the request and its printed size.
+fn fit(
+    table: &mut crate::play::Table,
+    message: &str,
+    budget: usize,
+) -> anyhow::Result<(crate::play::Prepared, usize)> {
+    let size = |p: &crate::play::Prepared| {
+        request_tokens(p).max(render_text(p, Some(budget)).chars().count() / 4)
+    };
+    table.set_prompt_budget(budget);
+    let mut p = table.prepare_quiet(message)?;
+    for _ in 0..3 {
+        let tokens = size(&p);
+        if tokens <= budget {
+            return Ok((p, tokens));
+        }
+        let now = table.prompt_budget().unwrap_or(budget);
+        table.set_prompt_budget(now.saturating_sub(tokens - budget + 8).max(1));
+        p = table.prepare_quiet(message)?;
+    }
+    let tokens = size(&p);
+    Ok((p, tokens))
+}
+
+/// A preview without a session leaves nothing behind.
+fn remove_preview(root: &Path, session: &str, preview_only: bool) {
+    if preview_only {
+        let _ = std::fs::remove_file(crate::session::log_path(root, session));
+        let _ = std::fs::remove_file(crate::session::lock_path(root, session));
+        let _ = std::fs::remove_file(crate::session::transcript_path(root, session));
+    }
 }
 
 /// Tokens of the whole request.
