@@ -45,6 +45,15 @@ pub enum BoundaryError {
         /// Vault-relative path.
         rel: String,
     },
+    /// The file has more than one name (a hard link): its other name may be outside the
+    /// vault, so it is neither read nor written.
+    #[error("{rel} is a hard link ({links} names for one file): another name may be outside the vault, so vaultdm neither reads nor writes it (replace it with a plain copy: `cp {rel} x && mv x {rel}`)")]
+    HardLinked {
+        /// The path.
+        rel: String,
+        /// How many names the file has.
+        links: u64,
+    },
     /// The file is read-only: the GM (or a sync tool) protected it.
     #[error(
         "{rel} is read-only; vaultdm never writes a protected note (make it writable to let it)"
@@ -199,7 +208,11 @@ pub fn open_inside(path: &Path, opts: &mut OpenOptions) -> Result<File, Boundary
             });
         }
     }
-    opts.open(path).map_err(|e| {
+    // A file with another name could be written (or read) through that name from outside
+    // the vault: refused before opening (which may truncate) and after (it may have been
+    // linked in between).
+    refuse_hard_link(path, std::fs::symlink_metadata(path).ok())?;
+    let file = opts.open(path).map_err(|e| {
         if is_symlink_refusal(&e) {
             let target = std::fs::read_link(path)
                 .map(|t| t.display().to_string())
@@ -211,7 +224,25 @@ pub fn open_inside(path: &Path, opts: &mut OpenOptions) -> Result<File, Boundary
         } else {
             io(path)(e)
         }
-    })
+    })?;
+    refuse_hard_link(path, file.metadata().ok())?;
+    Ok(file)
+}
+
+fn refuse_hard_link(path: &Path, meta: Option<std::fs::Metadata>) -> Result<(), BoundaryError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(m) = meta.filter(|m| m.is_file() && m.nlink() > 1) {
+            return Err(BoundaryError::HardLinked {
+                rel: path.display().to_string(),
+                links: m.nlink(),
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, meta);
+    Ok(())
 }
 
 /// Replaces (or creates) the vault file `root/rel` with `bytes` atomically: the bytes go to a
