@@ -5,6 +5,16 @@
 //! selected and rendered context ([`context`]) -> prompt ([`llm`]) -> transcript ([`session`]).
 //! [`watch`] reloads canon when notes change; [`cli`] is a thin layer over all of it.
 
+/// `eprintln!` for the whole library, shadowing std's: a closed or full stderr
+/// (`2>/dev/full`, a pipe whose reader left) is ignored instead of panicking — there is
+/// nowhere left to report it, and the work (a session, a write) must finish either way.
+macro_rules! eprintln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 pub mod canon;
 pub mod check;
 pub mod cli;

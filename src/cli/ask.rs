@@ -129,7 +129,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         Ok(t) => t,
         Err(e) => {
             if stream && e.reply_saved {
-                println!();
+                let _ = writeln!(std::io::stdout());
             }
             let saved = if e.reply_saved {
                 format!("your message and the part of the reply that arrived are saved in session \"{session}\"; `vaultdm ask --session {session:?} /continue` asks the DM to go on")
