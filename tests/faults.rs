@@ -812,3 +812,296 @@ fn chat_on_a_closed_pipe_or_a_full_device_never_panics() {
         );
     }
 }
+
+/// The disk fills while a long reply streams: neither the log nor the whole journal can
+/// take it. vaultdm never claims the journal keeps what it does not; the chat holds the
+/// reply and refuses the next message rather than overwrite the journal or file the
+/// session out of order; the next start recovers what the journal holds, with a word.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_the_full_disk_cut_from_its_journal_is_never_promised_nor_overwritten() {
+    let words: Vec<String> = (0..3200).map(|i| format!("gamma{i} ")).collect(); // ~32,000 chars
+    let t: Vec<&str> = words.iter().map(String::as_str).collect();
+    let whole = t.concat();
+    let v = common::template_copy();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(&t, Some("stop"), true, true)),
+        Scripted::sse(openai_sse(&["Never sent."], Some("stop"), true, true)),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        // 16 KB per file: the player's record fits; the journal stops halfway through the
+        // reply, and the log cannot take the reply's record.
+        let mut c = Command::new("bash");
+        c.env_clear()
+            .env("HOME", root.join("no-home"))
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .arg("-c")
+            .arg("trap '' XFSZ; ulimit -f 16; exec \"$0\" --vault \"$1\" \"${@:2}\"")
+            .arg(BIN)
+            .arg(&root)
+            .args([
+                "chat",
+                "--session",
+                "night",
+                "--model",
+                "m",
+                "--base-url",
+                &base,
+                "--max-tokens",
+                "16000",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().expect("spawn");
+        if let Some(mut i) = child.stdin.take() {
+            use std::io::Write;
+            let _ = i.write_all(b"I look around.\nI open the door.\n");
+        }
+        child.wait_with_output().expect("wait")
+    })
+    .await
+    .expect("join");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        !stderr.contains("its journal keeps it"),
+        "never promised: {stderr}"
+    );
+    assert!(
+        stderr.contains("its journal holds only the first"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the last reply is still not in the session log"),
+        "{stderr}"
+    );
+    assert_eq!(
+        fake.requests().len(),
+        1,
+        "the next message is not sent while the last reply is unsaved"
+    );
+    // The journal was not overwritten by a next reply: the next start recovers its part.
+    let mut store = Store::open(v.path(), "night").expect("reopen");
+    let recs = store.records().to_vec();
+    let roles: Vec<RecordRole> = recs.iter().map(|r| r.role).collect();
+    assert_eq!(roles, vec![RecordRole::Player, RecordRole::Dm], "{recs:?}");
+    let got = &recs[1].text;
+    assert!(!got.is_empty() && whole.starts_with(got.as_str()) && got.len() < whole.len());
+    assert!(!recs[1].complete);
+    assert!(store
+        .take_notices()
+        .iter()
+        .any(|n| n.contains("recovered") && n.contains("characters")));
+}
+
+/// A base URL holding `user:password@` or `?api_key=` is masked wherever vaultdm prints it:
+/// `config`, the error of a failed `ask`, the chat banner.
+#[test]
+fn passwords_and_keys_in_a_base_url_are_never_printed() {
+    let v = common::template_copy();
+    let url = "http://gm:hunter2pass@127.0.0.1:9/v1?api_key=zzsecretzz";
+    let leaks = |out: &std::process::Output| {
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !all.contains("hunter2pass") && !all.contains("zzsecretzz"),
+            "{all}"
+        );
+        all
+    };
+    let config = vaultdm(v.path())
+        .args(["config", "--base-url", url, "--model", "m"])
+        .output()
+        .expect("run");
+    let shown = leaks(&config);
+    assert!(
+        shown.contains("http://gm:…@127.0.0.1:9/v1?api_key=…"),
+        "{shown}"
+    );
+    let ask = vaultdm(v.path())
+        .args(["ask", "hello", "--base-url", url, "--model", "m"])
+        .output()
+        .expect("run");
+    assert_eq!(ask.status.code(), Some(2));
+    let shown = leaks(&ask);
+    assert!(shown.contains("127.0.0.1:9"), "{shown}");
+    let env = vaultdm(v.path())
+        .env("OPENAI_BASE_URL", url)
+        .args(["chat", "--model", "m"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let shown = leaks(&env);
+    assert!(shown.contains("gm:…@"), "{shown}");
+}
+
+/// `VAULTDM_CONFIG` naming a missing file is an error, never silently skipped.
+#[test]
+fn a_missing_vaultdm_config_file_is_said() {
+    let v = common::template_copy();
+    let out = vaultdm(v.path())
+        .env("VAULTDM_CONFIG", v.path().join("no-such.toml"))
+        .args(["config"])
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("$VAULTDM_CONFIG names") && err.contains("no-such.toml"),
+        "{err}"
+    );
+}
+
+/// `prompt --budget 1` is an error naming the smallest budget that holds, and that budget
+/// works.
+#[test]
+fn a_prompt_budget_below_the_fixed_part_names_the_minimum() {
+    let v = common::template_copy();
+    let out = vaultdm(v.path())
+        .args(["prompt", "--message", "I look around.", "--budget", "1"])
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty());
+    let min: usize = err
+        .split("use --budget ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no minimum in {err}"));
+    assert!(min > 100, "{err}");
+    let ok = vaultdm(v.path())
+        .args([
+            "prompt",
+            "--message",
+            "I look around.",
+            "--budget",
+            &min.to_string(),
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("run");
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&ok.stdout).expect("json");
+    assert!(
+        j["tokens"].as_u64().unwrap_or(u64::MAX) <= min as u64,
+        "{j}"
+    );
+}
+
+/// A session's transcript hard-linked to a file outside the vault is not appended to (the
+/// other name could be anywhere); the turn is kept in the log and the GM is told.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transcript_hard_linked_out_of_the_vault_is_not_written() {
+    let v = common::template_copy();
+    let outside = tempfile::tempdir().expect("tmp");
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(&["The wind rises."], Some("stop"), true, true)),
+        Scripted::sse(openai_sse(&["The wind falls."], Some("stop"), true, true)),
+    ])
+    .await;
+    let base = fake.base_url_v1();
+    let root = v.path().to_path_buf();
+    let b = base.clone();
+    let first = tokio::task::spawn_blocking(move || {
+        vaultdm(&root)
+            .args(ask_args("Hello.", "night", &b))
+            .output()
+            .expect("run")
+    })
+    .await
+    .expect("join");
+    assert!(first.status.success(), "{first:?}");
+    // The transcript gets a second name outside the vault (same filesystem: tmp dirs).
+    let transcript = v.path().join("sessions/night.md");
+    let other = outside.path().join("diary.md");
+    if std::fs::hard_link(&transcript, &other).is_err() {
+        return; // another filesystem: a hard link cannot be made there
+    }
+    let before = std::fs::read(&other).expect("read");
+    let root = v.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        vaultdm(&root)
+            .args(ask_args("Again.", "night", &base))
+            .output()
+            .expect("run")
+    })
+    .await
+    .expect("join");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(std::fs::read(&other).expect("read"), before, "{err}");
+    assert!(err.contains("hard link"), "{err}");
+    assert_eq!(records(v.path(), "night").len(), 4, "{err}");
+}
+
+/// Every subcommand that prints: on a closed pipe it ends quietly (exit 0), on a full
+/// device with one clear line (exit 2), and a full stderr never panics it.
+#[test]
+fn every_printing_subcommand_survives_a_closed_pipe_and_a_full_device() {
+    let v = common::template_copy();
+    let import = v.path().join("import.jsonl");
+    std::fs::write(&import, "{\"player\":\"hi\",\"dm\":\"hello\"}\n").expect("write");
+    let imp = import.display().to_string();
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["context"],
+        vec!["check"],
+        vec!["prompt", "--message", "I look around."],
+        vec![
+            "config",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+        vec!["session", "import", &imp, "--session", "old"],
+    ];
+    for args in &runs {
+        let run = |stdout: Stdio, stderr: Stdio| {
+            vaultdm(v.path())
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(stdout)
+                .stderr(stderr)
+                .output()
+                .expect("run")
+        };
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let out = run(Stdio::from(writer), Stdio::piped());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        #[cfg(target_os = "linux")]
+        {
+            let full = || {
+                std::fs::File::options()
+                    .write(true)
+                    .open("/dev/full")
+                    .expect("/dev/full")
+            };
+            let out = run(Stdio::from(full()), Stdio::piped());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains("cannot write to the output") && !err.contains("panicked"),
+                "{args:?}: {err}"
+            );
+            // stderr full too: no panic (exit code as the command decides).
+            let out = run(Stdio::piped(), Stdio::from(full()));
+            assert_ne!(out.status.code(), Some(101), "{args:?}");
+        }
+    }
+}
