@@ -41,6 +41,17 @@ pub struct Args {
     /// Longest player message, in characters.
     #[arg(long, default_value_t = Limits::default().max_message_chars)]
     pub max_message_chars: usize,
+    /// Connections served at once; one more is answered 503 and closed.
+    #[arg(long, default_value_t = Limits::default().max_connections)]
+    pub max_connections: usize,
+    /// Seconds a client has to send a request's headers (and the longest a kept-alive
+    /// connection may sit idle), and then its body.
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().header_timeout.as_secs())]
+    pub request_timeout: u64,
+    /// Conversations open at once per campaign; opening one more closes the least recently
+    /// used idle one (its session is saved and unlocked, and opens again when it is next used).
+    #[arg(long, default_value_t = crate::serve::DEFAULT_MAX_CONVERSATIONS)]
+    pub max_conversations: usize,
     /// Close a conversation idle for this many seconds (its session is saved and unlocked,
     /// and opens again on its next request).
     #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
@@ -88,6 +99,9 @@ pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
         limits: Limits {
             max_body_bytes: args.max_body_bytes,
             max_message_chars: args.max_message_chars,
+            max_connections: args.max_connections.max(1),
+            header_timeout: Duration::from_secs(args.request_timeout.max(1)),
+            body_timeout: Duration::from_secs(args.request_timeout.max(1)),
         },
         llm: LlmFlags {
             provider: args.llm.provider.clone(),
@@ -98,6 +112,7 @@ pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
             history_budget: args.llm.history_budget,
         },
         close_idle_after: Duration::from_secs(args.close_idle_after.max(1)),
+        max_conversations: args.max_conversations.max(1),
         watch: WatchOptions {
             poll: args.poll,
             debounce: Duration::from_millis(150),

@@ -8,6 +8,9 @@
 //! * **Origin**: a request from a browser page is served only if the page is the inspector
 //!   itself or one of the `--cors-origin`s; those get CORS headers, and their preflights
 //!   are answered without a token (browsers send none).
+//! * **Time**: a request's body must arrive within `--body-timeout` of its headers
+//!   ([`body_within`]); the headers themselves within the header timeout, which the accept
+//!   loop (`serve/mod.rs`) sets on every connection before any check runs.
 
 use super::openai::ApiError;
 use super::{App, ServeOptions};
@@ -135,6 +138,40 @@ impl Guard {
                 .filter_map(|kv| kv.strip_prefix("token="))
                 .any(|t| same(&percent_decoded(t), token.as_bytes()))
         })
+    }
+}
+
+/// Reads a request's body within the body timeout (after [`check`] passed it): a client
+/// that sends headers and then trickles or withholds its body is answered `408` and its
+/// connection freed, instead of holding a handler forever. Bodies over the size limit are
+/// answered `413` here, in the documented error shape.
+pub async fn body_within(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let read = axum::body::to_bytes(body, app.limits.max_body_bytes);
+    match tokio::time::timeout(app.limits.body_timeout, read).await {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+        Ok(Err(_)) => refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request_too_large",
+            &format!(
+                "the request body is over the limit of {} bytes (`vaultdm serve --max-body-bytes` sets it), or the client cut it off",
+                app.limits.max_body_bytes
+            ),
+        ),
+        Err(_) => refuse(
+            StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            &format!(
+                "the request body did not arrive within {}s",
+                app.limits.body_timeout.as_secs_f64()
+            ),
+        ),
     }
 }
 

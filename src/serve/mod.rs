@@ -30,13 +30,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
-/// Request size limits.
+/// Request limits: sizes, the time a client has to send a request, connections at once.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Largest request body.
     pub max_body_bytes: usize,
     /// Longest player message (characters).
     pub max_message_chars: usize,
+    /// Connections served at once; one more is answered `503` and closed at once, so slow
+    /// or idle clients can never use up the process's file descriptors.
+    pub max_connections: usize,
+    /// Time to send a request's headers, and the longest a kept-alive connection waits idle
+    /// for its next request (checked before the token: a client that never finishes its
+    /// headers is dropped either way).
+    pub header_timeout: std::time::Duration,
+    /// Time to send a request's body once its headers are in.
+    pub body_timeout: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -44,6 +53,9 @@ impl Default for Limits {
         Limits {
             max_body_bytes: 8 * 1024 * 1024,
             max_message_chars: 100_000,
+            max_connections: 256,
+            header_timeout: std::time::Duration::from_secs(30),
+            body_timeout: std::time::Duration::from_secs(30),
         }
     }
 }
@@ -69,7 +81,13 @@ pub struct ServeOptions {
     pub watch: WatchOptions,
     /// A conversation idle this long is closed (its session unlocked) until its next request.
     pub close_idle_after: std::time::Duration,
+    /// Conversations open at once per campaign (each holds a thread and its session's
+    /// caches); opening one more closes the least recently used idle one first.
+    pub max_conversations: usize,
 }
+
+/// Conversations open at once per campaign unless `--max-conversations` says otherwise.
+pub const DEFAULT_MAX_CONVERSATIONS: usize = 64;
 
 /// The running server's shared state.
 pub struct App {
@@ -135,6 +153,11 @@ pub fn router(app: Arc<App>) -> Router {
         )
         .fallback(api::not_found)
         .layer(DefaultBodyLimit::max(limit))
+        // Inside the guard: a body is read only from a client that passed it.
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            guard::body_within,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
             guard::check,
@@ -175,8 +198,9 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
             n += 1;
         }
         let (llm, watch) = (opts.llm.clone(), opts.watch.clone());
-        let c =
+        let mut c =
             tokio::task::spawn_blocking(move || Campaign::open(id, &root, &llm, &watch)).await??;
+        c.max_conversations = opts.max_conversations.max(1);
         campaigns.push(Arc::new(c));
     }
     let listener = tokio::net::TcpListener::bind(opts.listen)
@@ -249,15 +273,27 @@ impl Running {
             until.await;
             let _ = stop.send(true);
         };
-        let graceful = async move {
-            let _ = stopped.wait_for(|s| *s).await;
-        };
-        let server = axum::serve(listener, router(app)).with_graceful_shutdown(graceful);
-        let run = tokio::spawn(async move { server.await });
+        let limits = app.limits;
+        let connections = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+        let accept = tokio::spawn(accept_loop(
+            listener,
+            router(app),
+            limits,
+            connections.clone(),
+            stopped.clone(),
+        ));
         signal.await;
+        let _ = stopped.wait_for(|s| *s).await;
         reaper.abort();
-        // Streams end on their own once their turns are cut off; give them a moment.
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), run).await;
+        let _ = accept.await;
+        // Streams end on their own once their turns are cut off; give them a moment (every
+        // connection gives its permit back when it ends).
+        let all = u32::try_from(limits.max_connections.max(1)).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            connections.acquire_many(all),
+        )
+        .await;
         tokio::task::spawn_blocking(move || {
             for c in &campaigns {
                 c.close();
@@ -265,5 +301,59 @@ impl Running {
         })
         .await?;
         Ok(())
+    }
+}
+
+/// What a client over the connection cap gets before its connection is closed.
+const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: 114\r\n\r\n{\"error\":{\"message\":\"too many connections at once; try again\",\"type\":\"server_busy\",\"code\":\"too_many_connections\"}}";
+
+/// Accepts connections until the server stops: at most `limits.max_connections` at once
+/// (one more is answered [`BUSY`] and closed), each with a header read timeout that also
+/// ends a kept-alive connection left idle, and shut down gracefully when the server stops.
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    limits: Limits,
+    connections: Arc<tokio::sync::Semaphore>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    loop {
+        let stream = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((stream, _)) => stream,
+                // Out of descriptors (or a connection reset before it was accepted): wait
+                // for some to come back rather than spin.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = async { let _ = stopped.wait_for(|s| *s).await; } => return,
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            // Never queued: a refusal now, and the descriptor back at once.
+            let _ = stream.try_write(BUSY);
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut stop = stopped.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(limits.header_timeout);
+            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                () = async { let _ = stop.wait_for(|s| *s).await; } => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        });
     }
 }
