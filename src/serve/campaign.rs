@@ -111,6 +111,9 @@ pub struct Campaign {
     pub upstream: Upstream,
     /// Open conversations by session name.
     conversations: Mutex<HashMap<String, Arc<Conversation>>>,
+    /// Conversations open at once (`--max-conversations`): opening one more closes the
+    /// least recently used idle one.
+    pub max_conversations: usize,
     /// Held while a conversation opens (two requests of a new conversation at once).
     opening: tokio::sync::Mutex<()>,
     /// The session notes' memory, indexed once per canon for every conversation.
@@ -119,6 +122,15 @@ pub struct Campaign {
     watcher: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// How the watcher reads the folder.
     pub backend: String,
+}
+
+/// Why a conversation could not be opened.
+#[derive(Debug)]
+pub enum OpenError {
+    /// Its session could not be opened (another process holds it, a bad name, …).
+    Busy(String),
+    /// The campaign has as many conversations open as it may, all mid-turn.
+    Full(String),
 }
 
 /// Why a vault cannot be served.
@@ -203,6 +215,7 @@ impl Campaign {
             events,
             upstream,
             conversations: Mutex::new(HashMap::new()),
+            max_conversations: super::DEFAULT_MAX_CONVERSATIONS,
             opening: tokio::sync::Mutex::new(()),
             note_memory: crate::play::NoteMemory::default(),
             stop,
@@ -229,7 +242,7 @@ impl Campaign {
         &self,
         name: &str,
         shutdown: &tokio::sync::watch::Receiver<bool>,
-    ) -> Result<Arc<Conversation>, String> {
+    ) -> Result<Arc<Conversation>, OpenError> {
         let find = || {
             self.conversations
                 .lock()
@@ -258,11 +271,52 @@ impl Campaign {
             note_memory: self.note_memory.clone(),
             shutdown: shutdown.clone(),
         };
-        let c = Arc::new(Conversation::open(name.to_owned(), setup).await?);
+        self.make_room().await.map_err(OpenError::Full)?;
+        let c = Arc::new(
+            Conversation::open(name.to_owned(), setup)
+                .await
+                .map_err(OpenError::Busy)?,
+        );
         if let Ok(mut m) = self.conversations.lock() {
             m.insert(name.to_owned(), c.clone());
         }
         Ok(c)
+    }
+
+    /// Keeps the open conversations under the cap before one more opens: the least
+    /// recently used one that no request holds is closed (its session saved and unlocked;
+    /// it opens again on its next request). When every open one is mid-turn, the new one is
+    /// refused rather than let threads and memory grow without bound.
+    async fn make_room(&self) -> Result<(), String> {
+        let evicted = {
+            let Ok(mut m) = self.conversations.lock() else {
+                return Ok(());
+            };
+            if m.len() < self.max_conversations {
+                return Ok(());
+            }
+            let lru = m
+                .iter()
+                .filter(|(_, c)| Arc::strong_count(c) == 1)
+                .max_by_key(|(_, c)| c.idle_for())
+                .map(|(n, _)| n.clone());
+            match lru.and_then(|n| m.remove(&n)) {
+                Some(c) => c,
+                None => {
+                    return Err(format!(
+                        "{} conversations are in play at once on this campaign (the most `--max-conversations` allows); try again when one ends",
+                        m.len()
+                    ))
+                }
+            }
+        };
+        let _ = tokio::task::spawn_blocking(move || evicted.close()).await;
+        Ok(())
+    }
+
+    /// How many conversations are open.
+    pub fn open_conversations(&self) -> usize {
+        self.conversations.lock().map(|m| m.len()).unwrap_or(0)
     }
 
     /// An open conversation, if there is one.

@@ -5,7 +5,7 @@
 //! turn of that session: the canon it needs injected, forwarded upstream, the reply streamed
 //! back as it arrives and recorded in the vault's session log.
 
-use super::campaign::{Campaign, Upstream};
+use super::campaign::{Campaign, OpenError, Upstream};
 use super::conversation::{Event, Finished, Relay};
 use super::openai::{self, ApiError};
 use super::App;
@@ -380,7 +380,17 @@ async fn complete(
     let conversation = campaign
         .conversation(&session, &app.shutdown)
         .await
-        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "server_error", "session_busy", e))?;
+        .map_err(|e| match e {
+            OpenError::Busy(e) => {
+                ApiError::new(StatusCode::CONFLICT, "server_error", "session_busy", e)
+            }
+            OpenError::Full(e) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server_error",
+                "too_many_conversations",
+                e,
+            ),
+        })?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let earlier = req.messages[..req.messages.len() - 1].to_vec();
     let shown_model = if req.model.is_empty() {
