@@ -313,6 +313,14 @@ impl At<'_> {
             ),
         };
         drop(spin);
+        // A reply stopped early (Ctrl-C) dropped its upstream response; the connection's task
+        // runs only inside `block_on`: let it close the connection now, so the provider stops
+        // generating instead of streaming into a socket nobody reads until the next turn.
+        if !result.as_ref().is_ok_and(|t| t.reply.complete) {
+            self.rt.block_on(async {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            });
+        }
         println!();
         result
     }

@@ -348,6 +348,17 @@ fn relay(
     };
     let result =
         rt.block_on(table.relay(&message, &earlier, &system, client, &mut on_token, cancel));
+    // A reply stopped early (the front end went away, the server stops) dropped its upstream
+    // response, but the connection's task lives on this thread's runtime, which runs only
+    // inside `block_on`: run it a moment so the connection closes now and the provider stops
+    // generating, instead of streaming on into a socket nobody reads until the next turn.
+    let stopped_early = match &result {
+        Ok(turn) => !turn.reply.complete,
+        Err(_) => true,
+    };
+    if stopped_early {
+        rt.block_on(async { tokio::time::sleep(std::time::Duration::from_millis(50)).await });
+    }
     let done = result.map(|turn| Finished {
         turn,
         notices: table.take_notices(),
