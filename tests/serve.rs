@@ -1174,3 +1174,235 @@ async fn a_server_killed_mid_reply_loses_at_most_the_last_half_second() {
         .starts_with("The wind howls and howls"));
     assert_eq!(log[1]["cut_off"], "crashed");
 }
+
+/// A front end that goes away mid-reply (the GM closed the tab, pressed Stop) cancels the
+/// upstream request: the provider sees the connection close, and stops generating (and
+/// billing). What arrived is kept as interrupted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_mid_reply_cancels_the_upstream_request() {
+    let v = template();
+    let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![
+        Step::Send(openai_chunk("The wind howls").into_bytes()),
+        Step::Repeat(
+            openai_chunk(" and howls").into_bytes(),
+            3000,
+            Duration::from_millis(20),
+        ),
+    ])])
+    .await;
+    let s = start(v.path(), &fake, &[]);
+    let c = http();
+    let mut r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "gone")
+        .json(&json!({"stream": true, "messages": [{"role": "user", "content": "We wait."}]}))
+        .send()
+        .await
+        .expect("send");
+    let seen = read_until(&mut r, "and howls and howls", Duration::from_secs(10)).await;
+    assert!(seen.contains("The wind howls"), "{seen}");
+    drop(r);
+    drop(c);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while fake.hangups() == 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        fake.hangups(),
+        1,
+        "the upstream stream is closed when the front end goes away: {}",
+        s.stderr()
+    );
+    // The turn ended: what arrived is in the session, marked interrupted.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let mut log = Vec::new();
+    while tokio::time::Instant::now() < deadline {
+        log = log_of(v.path(), "gone");
+        if log.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[1]["complete"], false);
+}
+
+/// Clients that open a connection and never finish their headers (or their body) are
+/// dropped after the request timeout, before any token check; meanwhile normal requests are
+/// served; connections over the cap get a 503 at once instead of a descriptor each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_clients_are_dropped_and_normal_requests_served_meanwhile() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let v = template();
+    let fake = FakeLlm::start(vec![]).await;
+    let s = start(
+        v.path(),
+        &fake,
+        &[
+            "--request-timeout",
+            "1",
+            "--max-connections",
+            "8",
+            "--token",
+            "tok-abcdefghijklmnop",
+        ],
+    );
+    let addr = s.addr.clone();
+    // Six clients send half a request and stop.
+    let mut slow = Vec::new();
+    for _ in 0..6 {
+        let mut t = tokio::net::TcpStream::connect(&addr)
+            .await
+            .expect("connect");
+        t.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await
+            .expect("write");
+        slow.push(t);
+    }
+    // One sends its headers (with the token) and withholds its body.
+    let mut body_less = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    body_less
+        .write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer tok-abcdefghijklmnop\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        .await
+        .expect("write");
+    // A normal request is served meanwhile.
+    let c = http();
+    let models = c
+        .get(s.url("/v1/models"))
+        .bearer_auth("tok-abcdefghijklmnop")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(models.status(), 200);
+    // Over the cap: answered 503 at once, not left hanging.
+    let mut over = Vec::new();
+    for _ in 0..4 {
+        over.push(
+            tokio::net::TcpStream::connect(&addr)
+                .await
+                .expect("connect"),
+        );
+    }
+    let mut refused = 0;
+    for t in &mut over {
+        let mut buf = vec![0u8; 512];
+        if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(500), t.read(&mut buf)).await
+        {
+            if String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 503") {
+                refused += 1;
+            }
+        }
+    }
+    assert!(refused >= 1, "connections over the cap are refused at once");
+    // The half-sent ones are closed by the server within the timeout (plus slack).
+    for t in &mut slow {
+        let mut buf = [0u8; 256];
+        let closed = tokio::time::timeout(Duration::from_secs(4), t.read(&mut buf)).await;
+        assert!(
+            matches!(closed, Ok(Ok(_)) | Ok(Err(_))),
+            "a client that never finishes its headers is dropped"
+        );
+    }
+    let mut buf = vec![0u8; 1024];
+    let n = tokio::time::timeout(Duration::from_secs(4), body_less.read(&mut buf))
+        .await
+        .expect("answered within the timeout")
+        .expect("read");
+    let answer = String::from_utf8_lossy(&buf[..n]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("body_timeout"), "{answer}");
+    // And the server still serves.
+    let again = c
+        .get(s.url("/v1/models"))
+        .bearer_auth("tok-abcdefghijklmnop")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(again.status(), 200);
+}
+
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Hundreds of conversations (a front end's every new chat) keep at most
+/// `--max-conversations` open: the least recently used idle one is closed, saved and
+/// unlocked, so threads and memory stay bounded; a closed one opens again when used.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hundreds_of_conversations_stay_under_the_cap_in_threads_and_memory() {
+    const N: usize = 120;
+    let v = template();
+    let script: Vec<Scripted> = (0..N + 1)
+        .map(|i| {
+            Scripted::sse(openai_sse(
+                &[&format!("Reply {i}.")],
+                Some("stop"),
+                false,
+                true,
+            ))
+        })
+        .collect();
+    let fake = FakeLlm::start(script).await;
+    let s = start(v.path(), &fake, &["--max-conversations", "8"]);
+    let c = http();
+    let ask = |session: String| {
+        let c = c.clone();
+        let url = s.url("/v1/chat/completions");
+        async move {
+            let r = c
+                .post(url)
+                .header("X-Vaultdm-Session", session)
+                .json(&json!({"messages": [{"role": "user", "content": "We look around."}]}))
+                .send()
+                .await
+                .expect("send");
+            assert_eq!(r.status(), 200);
+            let _ = r.bytes().await;
+        }
+    };
+    for i in 0..20 {
+        ask(format!("chat-{i}")).await;
+    }
+    let (threads_20, rss_20) = (threads_of(s.pid()), rss_kb(s.pid()));
+    for i in 20..N {
+        ask(format!("chat-{i}")).await;
+    }
+    let (threads_n, rss_n) = (threads_of(s.pid()), rss_kb(s.pid()));
+    assert!(
+        threads_n <= threads_20 + 2,
+        "threads grew from {threads_20} to {threads_n}"
+    );
+    assert!(
+        rss_n <= rss_20 + 40 * 1024,
+        "memory grew from {rss_20} KB to {rss_n} KB"
+    );
+    let sessions = get_json(&c, s.url("/campaigns/vault-template/sessions")).await;
+    let open = sessions["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter(|x| x["open"] == true)
+        .count();
+    assert!(open <= 8, "{open} open");
+    // The first one was closed along the way; it opens again, its history intact.
+    ask("chat-0".into()).await;
+    let log = log_of(v.path(), "chat-0");
+    assert_eq!(log.len(), 4, "{log:?}");
+}

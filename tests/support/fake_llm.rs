@@ -144,6 +144,8 @@ impl Recorded {
 struct State {
     script: VecDeque<Scripted>,
     requests: Vec<Recorded>,
+    /// Streams the client hung up on before they ended (a `Repeat` whose write failed).
+    hangups: usize,
 }
 
 /// The running server; stops when dropped.
@@ -172,7 +174,7 @@ impl FakeLlm {
             .unwrap_or_else(|e| panic!("local_addr: {e}"));
         let state = Arc::new(Mutex::new(State {
             script: script.into(),
-            requests: Vec::new(),
+            ..State::default()
         }));
         let st = state.clone();
         let task = tokio::spawn(async move {
@@ -194,6 +196,12 @@ impl FakeLlm {
     /// `http://127.0.0.1:PORT/v1` (OpenAI-compatible base).
     pub fn base_url_v1(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    /// How many streams the client hung up on before they ended (the connection closed
+    /// under a `Step::Repeat`): what a cancelled request looks like to a provider.
+    pub fn hangups(&self) -> usize {
+        self.state.lock().map(|s| s.hangups).unwrap_or(0)
     }
 
     /// Every request received so far.
@@ -296,6 +304,9 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result
                 Step::Repeat(bytes, times, pause) => {
                     for _ in 0..times {
                         if write_chunk(&mut sock, &bytes).await.is_err() {
+                            if let Ok(mut st) = state.lock() {
+                                st.hangups += 1;
+                            }
                             return Ok(());
                         }
                         if !pause.is_zero() {
