@@ -1,7 +1,7 @@
 //! What canon needs from the vault besides its notes: the temporal index, vaultdm's own
 //! clock (`.vaultdm/clock.json`, for a vault that keeps none) and two facts about the
 //! vault folder. The loading step ([`super::Loaded::load`], and the live reload
-//! in `watch/`) reads them; [`super::build`] only receives them, so building canon reads
+//! in `watch/`) reads them; [`super::build()`] only receives them, so building canon reads
 //! no file and gives the same campaign for the same notes and inputs.
 
 use super::{MAX_TEMPORAL_BYTES, OWN_CLOCK, TEMPORAL_INDEX};

@@ -1,5 +1,5 @@
 //! The frontmatter keys each canon field is read from, in priority order: the one home of
-//! the synonyms. [`super::build`] reads a field from the first key a note has; write-back
+//! the synonyms. [`mod@super::build`] reads a field from the first key a note has; write-back
 //! (`crate::write`) edits that same key, and adds the first one when a note has none.
 
 /// Current hit points (`hp: 17/27` carries the maximum too).

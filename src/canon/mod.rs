@@ -56,7 +56,7 @@ pub struct Loaded {
 
 impl Loaded {
     /// Reads the vault at `root` into canon: every file is read here (settings, notes, the
-    /// temporal index), then [`build`] turns them into the campaign without touching disk.
+    /// temporal index), then [`build()`] turns them into the campaign without touching disk.
     pub fn load(root: &Path) -> Result<Loaded, VaultError> {
         Loaded::load_then(root, || {})
     }

@@ -382,7 +382,7 @@ pub struct Campaign {
     pub threads: Vec<Thread>,
     /// Timeline events in order.
     pub events: Vec<Event>,
-    /// The campaign's timeline ([`crate::canon::build`]'s one rule): the note its events
+    /// The campaign's timeline ([`crate::canon::build::campaign_timeline`]'s one rule): the note its events
     /// are read from and write-back appends to (`None`: the vault has none).
     pub timeline: Option<String>,
     /// Where the current day and time are kept, read from and written to.

@@ -672,7 +672,7 @@ impl Table {
         }
     }
 
-    /// Writes a reply held since a failed write ([`Table::reply_not_saved`]) before anything
+    /// Writes a reply held since a failed write (`Table::reply_not_saved`) before anything
     /// else goes to the log: the session stays in order, and the journal that holds part of
     /// it is not overwritten by the next reply's. Refuses the next message while it cannot.
     pub fn save_unsaved_reply(&mut self) -> Result<(), SendError> {

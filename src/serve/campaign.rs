@@ -42,7 +42,7 @@ pub struct Snapshot {
 }
 
 /// Canon changes by the version that brought them, oldest first: the last
-/// [`KEPT_CHANGES`], and the newest version whose changes are no longer all kept.
+/// `KEPT_CHANGES`, and the newest version whose changes are no longer all kept.
 #[derive(Debug, Clone, Default)]
 pub struct Changes {
     kept: Vec<(u64, String)>,
@@ -50,7 +50,7 @@ pub struct Changes {
 }
 
 impl Changes {
-    /// Adds a version's changes, dropping the oldest past [`KEPT_CHANGES`].
+    /// Adds a version's changes, dropping the oldest past `KEPT_CHANGES`.
     pub fn push(&mut self, version: u64, changes: impl IntoIterator<Item = String>) {
         self.kept.extend(changes.into_iter().map(|c| (version, c)));
         let excess = self.kept.len().saturating_sub(KEPT_CHANGES);

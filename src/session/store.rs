@@ -681,7 +681,7 @@ impl Journal {
     }
 
     /// Writes what arrived since the last flush and syncs it to disk, in lines of at most
-    /// [`JOURNAL_LINE_CHARS`] characters: when the disk fills, every whole line before the
+    /// `JOURNAL_LINE_CHARS` characters: when the disk fills, every whole line before the
     /// failure is kept and the torn one is cut off, so the journal holds all it could. A
     /// failure is remembered, returned by [`Journal::error`], and does not stop the reply.
     pub fn flush(&mut self) {

@@ -297,7 +297,7 @@ impl Body {
     }
 
     /// A summary for a note: the informative text from its start, in document order, as
-    /// [`Body::summary_blocks`] picks it — a subhead line, the first sentences of its
+    /// `Body::summary_blocks` picks it — a subhead line, the first sentences of its
     /// description (in a paragraph, a callout or an Admonition), the first facts of a list —
     /// joined into one text: sentences by a space, list items by `; `, a line without a
     /// closing stop by `. `.
