@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 /// The file name of the vault configuration.
 pub const CONFIG_FILE: &str = "vaultdm.toml";
 
+/// The token budget a context gets when the vault sets none (`[context] budget`).
+pub const DEFAULT_BUDGET: usize = 4000;
+
 /// Largest `vaultdm.toml` read (a settings file is a few hundred bytes).
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
@@ -21,7 +24,7 @@ pub struct ContextConfig {
     /// Most present-but-unmentioned NPCs shown in a full context.
     pub npc_cap: usize,
     /// Token budget for the injected block (default
-    /// [`crate::context::DEFAULT_BUDGET`]; 0 = no budget, only when the vault asks).
+    /// [`DEFAULT_BUDGET`]; 0 = no budget, only when the vault asks).
     pub budget: usize,
     /// How many recent timeline events a full context shows.
     pub recent_events: usize,
@@ -33,7 +36,7 @@ impl Default for ContextConfig {
     fn default() -> Self {
         Self {
             npc_cap: 5,
-            budget: crate::context::DEFAULT_BUDGET,
+            budget: DEFAULT_BUDGET,
             recent_events: 5,
             full_context_after_changes: 8,
         }

@@ -18,8 +18,9 @@ use super::{ContextError, Engine};
 use crate::canon::text::first_sentence;
 use crate::canon::Priority;
 
-/// The token budget a context gets when the vault sets none (`[context] budget`).
-pub const DEFAULT_BUDGET: usize = 4000;
+/// The token budget a context gets when the vault sets none (`[context] budget`); it lives
+/// with the settings, which every layer reads (none reads upwards).
+pub use crate::config::DEFAULT_BUDGET;
 
 /// Most names on the `Also mentioned:` line; past them, the lowest-ranked are counted.
 pub const ALSO_NAMED: usize = 24;
