@@ -9,105 +9,17 @@
 //! when it installed the browser).
 
 mod common;
+#[path = "support/webdriver.rs"]
+mod webdriver;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use webdriver::{base64_decode, chromedriver, Browser, KillOnDrop};
 
 const TOKEN: &str = "insp3ctor-t0ken";
-const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
-
-/// Kills its child process when dropped, panic or not.
-struct KillOnDrop(Child, &'static str);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-        eprintln!("stopped {}", self.1);
-    }
-}
-
-/// Deletes the WebDriver session when dropped (so a failing test leaves no browser behind),
-/// with a plain blocking request: a destructor cannot await.
-struct EndSession {
-    driver: String,
-    id: String,
-}
-
-impl Drop for EndSession {
-    fn drop(&mut self) {
-        use std::io::{Read, Write};
-        let t = Instant::now();
-        let Ok(mut s) = std::net::TcpStream::connect(&self.driver) else {
-            return;
-        };
-        let _ = s.set_read_timeout(Some(Duration::from_secs(20)));
-        let req = format!(
-            "DELETE /session/{} HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            self.id, self.driver
-        );
-        // chromedriver keeps the connection open: read the head and the body it announces.
-        let mut buf = Vec::new();
-        if s.write_all(req.as_bytes()).is_ok() {
-            let mut chunk = [0u8; 4096];
-            while let Ok(n @ 1..) = s.read(&mut chunk) {
-                buf.extend_from_slice(&chunk[..n]);
-                let text = String::from_utf8_lossy(&buf);
-                if let Some(end) = text.find("\r\n\r\n") {
-                    let length = text[..end]
-                        .lines()
-                        .find_map(|l| {
-                            let (k, v) = l.split_once(':')?;
-                            k.eq_ignore_ascii_case("content-length")
-                                .then(|| v.trim().parse::<usize>().ok())?
-                        })
-                        .unwrap_or(0);
-                    if buf.len() >= end + 4 + length {
-                        break;
-                    }
-                }
-            }
-        }
-        let answer = String::from_utf8_lossy(&buf);
-        eprintln!(
-            "deleted the WebDriver session ({:.1?}): {}",
-            t.elapsed(),
-            answer.lines().next().unwrap_or("no answer")
-        );
-    }
-}
-
-fn chromedriver() -> Option<PathBuf> {
-    let fixed = Path::new("/usr/bin/chromedriver");
-    if fixed.is_file() {
-        return Some(fixed.to_path_buf());
-    }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("chromedriver"))
-            .find(|p| p.is_file())
-    })
-}
-
-fn chromium() -> String {
-    for p in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
-        if Path::new(p).is_file() {
-            return p.to_owned();
-        }
-    }
-    "chromium".to_owned()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind a free port")
-        .local_addr()
-        .expect("local addr")
-        .port()
-}
 
 /// Starts `vaultdm serve` on the vault and returns it with its address (`127.0.0.1:PORT`).
 fn start_server(vault: &Path) -> (KillOnDrop, String) {
@@ -150,73 +62,6 @@ fn start_server(vault: &Path) -> (KillOnDrop, String) {
     (guard, addr)
 }
 
-/// A WebDriver session.
-struct Driver {
-    http: reqwest::Client,
-    base: String,
-}
-
-impl Driver {
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
-        let url = format!("{}{path}", self.base);
-        let mut req = self.http.request(method.clone(), &url);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let resp = req
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
-        let status = resp.status();
-        let v: Value = resp
-            .json()
-            .await
-            .unwrap_or_else(|e| panic!("{method} {url}: not JSON: {e}"));
-        assert!(status.is_success(), "{method} {url}: {status} {v}");
-        v["value"].clone()
-    }
-
-    async fn post(&self, path: &str, body: Value) -> Value {
-        self.call(reqwest::Method::POST, path, Some(body)).await
-    }
-
-    async fn js(&self, script: &str) -> Value {
-        self.post("/execute/sync", json!({"script": script, "args": []}))
-            .await
-    }
-
-    async fn element(&self, css: &str) -> String {
-        let v = self
-            .post("/element", json!({"using": "css selector", "value": css}))
-            .await;
-        v[ELEMENT]
-            .as_str()
-            .unwrap_or_else(|| panic!("no element {css}: {v}"))
-            .to_owned()
-    }
-
-    /// Runs `script` until it returns something truthy (up to `secs`), and returns that.
-    async fn wait_for(&self, what: &str, script: &str, secs: u64) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let v = self.js(script).await;
-            let truthy = match &v {
-                Value::Null | Value::Bool(false) => false,
-                Value::String(s) => !s.is_empty(),
-                _ => true,
-            };
-            if truthy {
-                return v;
-            }
-            if Instant::now() > deadline {
-                let page = self.js(PAGE_STATE).await;
-                panic!("timed out after {secs} s waiting for {what}; the page: {page:#}");
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
-
 /// What the page shows, for failure messages.
 const PAGE_STATE: &str = r#"
 const t = (id) => { const e = document.getElementById(id); return e ? e.innerText : null; };
@@ -224,42 +69,6 @@ return { errors: t("errors"), status: t("status"), summary: t("summary"),
   campaign: t("campaign"), block: (t("block") || "").slice(0, 600), changes: t("changes"),
   diagnostics: t("diagnostics"), explain_rows: document.querySelectorAll('#explain tbody tr').length };
 "#;
-
-/// Standard base64 (as WebDriver screenshots are), padding and whitespace allowed.
-fn base64_decode(s: &str) -> Vec<u8> {
-    fn val(c: u8) -> u32 {
-        match c {
-            b'A'..=b'Z' => u32::from(c - b'A'),
-            b'a'..=b'z' => u32::from(c - b'a') + 26,
-            b'0'..=b'9' => u32::from(c - b'0') + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => panic!("not base64: {:?}", c as char),
-        }
-    }
-    let digits: Vec<u8> = s
-        .bytes()
-        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
-        .collect();
-    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
-    for chunk in digits.chunks(4) {
-        let mut n = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            n |= val(c) << (18 - 6 * i);
-        }
-        let bytes = n.to_be_bytes();
-        out.extend_from_slice(&bytes[1..chunk.len()]);
-    }
-    out
-}
-
-#[test]
-fn base64_decodes() {
-    assert_eq!(base64_decode("aGVsbG8="), b"hello");
-    assert_eq!(base64_decode("aGVsbG8h"), b"hello!");
-    assert_eq!(base64_decode("aGk="), b"hi");
-    assert_eq!(base64_decode(""), b"");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inspector_page_in_headless_chromium() {
@@ -284,78 +93,9 @@ async fn inspector_page_in_headless_chromium() {
     let (_server, addr) = start_server(&vault);
 
     eprintln!("{:>6.1?} server up", t0.elapsed());
-    // chromedriver.
-    let port = free_port();
-    let _chromedriver = KillOnDrop(
-        Command::new(&driver_bin)
-            .arg(format!("--port={port}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start chromedriver"),
-        "chromedriver",
-    );
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .expect("http client");
-    let wd = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let ready = match http.get(format!("{wd}/status")).send().await {
-            Ok(r) => r
-                .json::<Value>()
-                .await
-                .is_ok_and(|v| v["value"]["ready"] == json!(true)),
-            Err(_) => false,
-        };
-        if ready {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "chromedriver did not become ready on port {port}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-
-    eprintln!("{:>6.1?} chromedriver ready", t0.elapsed());
-    // The browser session.
     let profile = tempfile::tempdir().expect("profile dir");
-    let caps = json!({"capabilities": {"alwaysMatch": {
-        "browserName": "chrome",
-        "goog:chromeOptions": {
-            "binary": chromium(),
-            "args": [
-                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync",
-                "--window-size=1400,1000",
-                format!("--user-data-dir={}", profile.path().display()),
-            ],
-        },
-    }}});
-    let session = Driver {
-        http: http.clone(),
-        base: wd.clone(),
-    }
-    .post("/session", caps)
-    .await;
-    let id = session["sessionId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no session id: {session}"))
-        .to_owned();
-    let d = Driver {
-        http: http.clone(),
-        base: format!("{wd}/session/{id}"),
-    };
-    // Dropped first: the session ends before chromedriver stops.
-    let _session = EndSession {
-        driver: format!("127.0.0.1:{port}"),
-        id,
-    };
-
+    let browser = Browser::start(&driver_bin, profile.path(), PAGE_STATE).await;
+    let d = &browser.driver;
     eprintln!("{:>6.1?} browser session", t0.elapsed());
     // The page finds the campaign and connects to its event stream.
     d.post(
