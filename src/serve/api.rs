@@ -207,7 +207,7 @@ pub async fn sessions(
 ) -> Result<Response, ApiError> {
     let c = campaign(&app, &id)?;
     let root = c.root.clone();
-    let list = tokio::task::spawn_blocking(move || crate::session::list_sessions(&root))
+    let list = tokio::task::spawn_blocking(move || crate::session::list_all_sessions(&root))
         .await
         .map_err(|e| {
             ApiError::new(
@@ -227,7 +227,7 @@ pub async fn sessions(
         })?;
     let list: Vec<_> = list
         .iter()
-        .map(|s| json!({"name": s.name, "open": c.open_conversation(&s.name).is_some()}))
+        .map(|s| json!({"name": s.name, "open": c.open_conversation(&s.name).is_some(), "excluded": s.excluded}))
         .collect();
     Ok(Json(json!({ "sessions": list })).into_response())
 }

@@ -42,6 +42,9 @@ pub struct Relay {
     pub message: String,
     /// The conversation before it (user and assistant, merged).
     pub earlier: Vec<ChatMessage>,
+    /// How many of the session's last exchanges this message replaces (a front end's
+    /// Regenerate, swipe or edit): superseded in the log and memory before it is played.
+    pub supersede: usize,
     /// The front end's system text.
     pub system: String,
     /// The upstream model asked for (`None`: the configured one).
@@ -196,7 +199,8 @@ fn open_table(name: &str, setup: &Setup, snap: &Snapshot) -> Result<Table, Strin
     table.set_review(snap.review);
     table.share_note_memory(setup.note_memory.clone());
     // The front end keeps the conversation: no cold summaries (they would hold up the end of
-    // every reply); recall and the story so far still come from this session's log.
+    // every reply); the story so far comes from this session's log, recall from the
+    // campaign's other sessions (those the GM did not exclude).
     table.set_memory_config(crate::config::MemoryConfig {
         summarise: false,
         ..snap.memory.clone()
@@ -313,12 +317,24 @@ fn relay(
     let Relay {
         message,
         earlier,
+        supersede,
         system,
         model,
         max_tokens,
         extra,
         events,
     } = r;
+    if supersede > 0 {
+        if let Err(error) = table.supersede(supersede) {
+            let error = SendError {
+                error,
+                message_saved: false,
+                reply_saved: false,
+            };
+            let _ = events.send(Event::Done(Box::new(Err(error))));
+            return;
+        }
+    }
     let Some(client) = client else {
         let error = SendError {
             error: crate::play::PlayError::Llm(crate::llm::LlmError::NotConfigured {

@@ -7,6 +7,8 @@
 //! * [`api`]: `/campaigns…` and the inspector page at `/`.
 //! * [`openai`]: the wire format.
 //! * [`guard`]: the bearer token, Host and Origin checks, CORS.
+//! * [`tasks`]: front ends' background tasks (titles, tags, summaries), passed through.
+//! * [`threads`]: which session a request without the session header continues.
 //!
 //! docs/serve.md is the user's guide.
 
@@ -16,6 +18,8 @@ pub mod conversation;
 pub mod guard;
 pub mod openai;
 pub mod proxy;
+pub mod tasks;
+pub mod threads;
 
 use crate::llm::settings::LlmFlags;
 use crate::watch::WatchOptions;
@@ -69,6 +73,8 @@ pub struct ServeOptions {
     pub watch: WatchOptions,
     /// A conversation idle this long is closed (its session unlocked) until its next request.
     pub close_idle_after: std::time::Duration,
+    /// The upstream model for front ends' background tasks (`None`: the one each asks for).
+    pub task_model: Option<String>,
 }
 
 /// The running server's shared state.
@@ -81,7 +87,10 @@ pub struct App {
     pub shutdown: watch::Receiver<bool>,
     guard: guard::Guard,
     ids: AtomicU64,
-    replies: Mutex<HashMap<(String, u64), String>>,
+    /// Each campaign's conversations by their history (see [`threads`]).
+    threads: Mutex<HashMap<String, threads::Threads>>,
+    /// The upstream model background tasks go to (`None`: the one the request asked for).
+    task_model: Option<String>,
 }
 
 impl App {
@@ -89,23 +98,13 @@ impl App {
         self.ids.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Remembers which session sent a reply (by the hash of the text the front end got), so
-    /// the conversation's next request finds its session.
-    fn remember_reply(&self, campaign: &str, hash: u64, session: &str) {
-        if let Ok(mut r) = self.replies.lock() {
-            if r.len() > 100_000 {
-                r.clear();
-            }
-            r.insert((campaign.to_owned(), hash), session.to_owned());
-        }
-    }
-
-    fn session_of_reply(&self, campaign: &str, hash: u64) -> Option<String> {
-        self.replies
+    /// Works on a campaign's [`threads::Threads`].
+    fn threads<T>(&self, campaign: &str, f: impl FnOnce(&mut threads::Threads) -> T) -> T {
+        let mut all = self
+            .threads
             .lock()
-            .ok()?
-            .get(&(campaign.to_owned(), hash))
-            .cloned()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(all.entry(campaign.to_owned()).or_default())
     }
 }
 
@@ -154,8 +153,21 @@ pub struct Running {
     close_idle_after: std::time::Duration,
 }
 
+/// The shortest token accepted on an address other than loopback: anyone who can reach the
+/// server may try tokens, and a short one falls to a few thousand requests.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
 /// Loads every vault, binds the address. Errors name the vault or the address.
 pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
+    if let Some(t) = &opts.token {
+        let n = t.trim().chars().count();
+        if n < MIN_TOKEN_CHARS && !opts.listen.ip().is_loopback() {
+            anyhow::bail!(
+                "the token is {n} characters; on {} (reachable from other machines) it must be at least {MIN_TOKEN_CHARS} — leave --token and VAULTDM_SERVE_TOKEN unset and vaultdm makes and prints a strong one",
+                opts.listen
+            );
+        }
+    }
     let mut campaigns: Vec<Arc<Campaign>> = Vec::new();
     let (stop, shutdown) = watch::channel(false);
     for given in &opts.vaults {
@@ -189,7 +201,8 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         shutdown,
         guard: guard::Guard::new(&opts, addr),
         ids: AtomicU64::new(1),
-        replies: Mutex::new(HashMap::new()),
+        threads: Mutex::new(HashMap::new()),
+        task_model: opts.task_model.clone(),
     });
     Ok(Running {
         addr,
