@@ -1471,3 +1471,113 @@ async fn a_server_killed_mid_reply_loses_at_most_the_last_half_second() {
         .starts_with("The wind howls and howls"));
     assert_eq!(log[1]["cut_off"], "crashed");
 }
+
+/// The smaller faults of issue 25: the campaign's name in the model menu, usage counted when
+/// the upstream sends none, errors in the documented shape, session names that hold on
+/// Windows, and a short token refused on a public address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_usage_errors_and_tokens_as_documented() {
+    let v = template();
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &["The lamp burns low."],
+        Some("stop"),
+        false,
+        true,
+    ))])
+    .await;
+    let s = start(v.path(), &fake, &["--max-message-chars", "1000"]);
+    let c = http();
+    let models: Value = get_json(&c, s.url("/v1/models")).await;
+    let data = models["data"].as_array().expect("data");
+    assert_eq!(data[0]["id"], "vault-template");
+    assert_eq!(data[0]["name"], "Coldharrow", "{models}");
+    assert_eq!(data[1]["name"], "Coldharrow (test-model)");
+
+    // A session name Windows cannot hold is refused, with the rule.
+    for bad in ["CON", "lpt1.md", "abc."] {
+        let r = c
+            .post(s.url("/v1/chat/completions"))
+            .header("X-Vaultdm-Session", bad)
+            .json(&json!({"messages": [{"role": "user", "content": "Hi."}]}))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 400, "{bad}");
+        let j: Value = r.json().await.expect("json");
+        assert_eq!(j["error"]["code"], "invalid_session", "{bad}: {j}");
+    }
+
+    // Usage: the upstream sent none; vaultdm counts the prompt and the reply.
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "lamp")
+        .json(&json!({"messages": [{"role": "user", "content": "We rest."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let j: Value = r.json().await.expect("json");
+    let u = &j["usage"];
+    assert!(u["prompt_tokens"].as_u64().unwrap_or(0) > 100, "{j}");
+    assert!(u["completion_tokens"].as_u64().unwrap_or(0) >= 4, "{j}");
+    assert_eq!(
+        u["total_tokens"].as_u64(),
+        Some(
+            u["prompt_tokens"].as_u64().unwrap_or(0) + u["completion_tokens"].as_u64().unwrap_or(0)
+        )
+    );
+
+    // Accepting proposals that do not exist is the request's mistake.
+    for (body, status, code) in [
+        (json!({"numbers": [7]}), 404, "proposal_not_found"),
+        (json!({"numbers": ["x"]}), 400, "invalid_numbers"),
+        (json!({"numbers": [0]}), 400, "invalid_numbers"),
+        (json!({}), 400, "no_proposals_named"),
+    ] {
+        let r = c
+            .post(s.url("/campaigns/vault-template/sessions/lamp/accept"))
+            .json(&body)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), status, "{body}");
+        let j: Value = r.json().await.expect("json");
+        assert_eq!(j["error"]["code"], code, "{body}: {j}");
+    }
+
+    // A message too long for the limit, posted to /context: 413 message_too_long.
+    let long = "a".repeat(150_000);
+    let r = c
+        .post(s.url("/campaigns/vault-template/context"))
+        .json(&json!({ "message": long }))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 413);
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(j["error"]["code"], "message_too_long");
+    let r = c
+        .post(s.url("/campaigns/vault-template/context"))
+        .json(&json!({"message": "I ask Odessa about the canary.", "mode": "light"}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(j["mode"], "light", "{j}");
+    drop(s);
+
+    // A one-character token on a public address: refused at start, with the way out.
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("vaultdm"))
+        .env_clear()
+        .env("HOME", v.path().join("no-home"))
+        .env("VAULTDM_SERVE_TOKEN", "x")
+        .args(["serve", "--vault"])
+        .arg(v.path())
+        .args(["--listen", "0.0.0.0:0"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("at least 16"), "{err}");
+}

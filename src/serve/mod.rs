@@ -116,7 +116,10 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/models", get(proxy::models))
         .route("/v1/chat/completions", post(proxy::completions))
         .route("/campaigns", get(api::campaigns))
-        .route("/campaigns/{id}/context", get(api::context))
+        .route(
+            "/campaigns/{id}/context",
+            get(api::context).post(api::context_post),
+        )
         .route("/campaigns/{id}/check", get(api::check))
         .route("/campaigns/{id}/events", get(api::events))
         .route("/campaigns/{id}/sessions", get(api::sessions))

@@ -30,13 +30,25 @@ pub const CAMPAIGN_HEADER: &str = "x-vaultdm-campaign";
 pub const SESSION_HEADER: &str = "x-vaultdm-session";
 
 /// `GET /v1/models`: each campaign, alone (its configured model) and with that model named.
+/// The id is the campaign's id (its folder, stable for routing); `name`, which front ends
+/// show in their model menu (Open WebUI does), is the campaign's name from canon.
 pub async fn models(State(app): State<Arc<App>>) -> Response {
     let mut data = Vec::new();
     for c in &app.campaigns {
-        data.push(json!({"id": c.id, "object": "model", "created": 0, "owned_by": "vaultdm"}));
+        let name = c.snapshot().name;
+        let name = if name.trim().is_empty() {
+            c.id.clone()
+        } else {
+            name
+        };
+        data.push(json!({
+            "id": c.id, "name": name, "object": "model", "created": 0, "owned_by": "vaultdm",
+        }));
         if let Upstream::Ready { client, .. } = &c.upstream {
+            let model = &client.config().model;
             data.push(json!({
-                "id": format!("{}/{}", c.id, client.config().model),
+                "id": format!("{}/{model}", c.id),
+                "name": format!("{name} ({model})"),
                 "object": "model",
                 "created": 0,
                 "owned_by": "vaultdm",
