@@ -1581,3 +1581,57 @@ async fn names_usage_errors_and_tokens_as_documented() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("at least 16"), "{err}");
 }
+
+/// Without the header, a conversation's state is kept in the vault: after a restart its next
+/// turn continues its session, and a Regenerate still supersedes there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_continues_its_session_after_a_restart() {
+    let v = template();
+    let base = keep_alive_upstream().await;
+    let args = ["--provider", "openai", "--base-url", &base, "--model", "m"];
+    let c = http();
+    let chat = |lines: &[&str]| {
+        let messages: Vec<Value> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": l}))
+            .collect();
+        json!({ "messages": messages })
+    };
+    let mut s = Served::start(v.path(), &args, &[]);
+    let (_, first, _) = say(&c, &s, chat(&["We board the train."])).await;
+    let (_, again, _) = say(&c, &s, chat(&["We board the train.", "Aye.", "We sit."])).await;
+    assert_eq!(first, again);
+    assert!(s.terminate(Duration::from_secs(20)).is_some());
+    let s = Served::start(v.path(), &args, &[]);
+    let (_, after, _) = say(
+        &c,
+        &s,
+        chat(&[
+            "We board the train.",
+            "Aye.",
+            "We sit.",
+            "Aye.",
+            "We sleep.",
+        ]),
+    )
+    .await;
+    assert_eq!(after, first, "the same session after the restart");
+    // Regenerate of the turn before the restart's.
+    let (_, regen, _) = say(
+        &c,
+        &s,
+        chat(&[
+            "We board the train.",
+            "Aye.",
+            "We sit.",
+            "Aye.",
+            "We sleep.",
+        ]),
+    )
+    .await;
+    assert_eq!(regen, first);
+    let said = said(v.path(), first.as_deref().expect("session"));
+    assert_eq!(said.len(), 9, "{said:?}");
+    assert_eq!(said[6].0, "system");
+}

@@ -98,13 +98,27 @@ impl App {
         self.ids.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Works on a campaign's [`threads::Threads`].
-    fn threads<T>(&self, campaign: &str, f: impl FnOnce(&mut threads::Threads) -> T) -> T {
+    /// Works on a campaign's [`threads::Threads`] (read from the vault on first use).
+    fn threads<T>(&self, campaign: &Campaign, f: impl FnOnce(&mut threads::Threads) -> T) -> T {
         let mut all = self
             .threads
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        f(all.entry(campaign.to_owned()).or_default())
+        f(all
+            .entry(campaign.id.clone())
+            .or_insert_with(|| threads::Threads::load(&campaign.root)))
+    }
+
+    /// Records a turn of a conversation (see [`threads`]); a state that cannot be kept on
+    /// disk is said on stderr (the conversation goes on; after a restart it would continue in
+    /// a new session).
+    fn record_turn(&self, campaign: &Campaign, session: &str, step: threads::Step) {
+        if let Err(e) = self.threads(campaign, |t| t.record(session, step)) {
+            eprintln!(
+                "vaultdm serve: {}: could not keep the conversation state of session {session} ({e}); after a restart it continues in a new session",
+                campaign.id
+            );
+        }
     }
 }
 

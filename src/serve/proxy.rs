@@ -11,9 +11,8 @@
 use super::campaign::{Campaign, Upstream};
 use super::conversation::{Event, Finished, Relay};
 use super::openai::{self, ApiError};
-use super::threads::{Found, State as History};
+use super::threads::{Asked, Found};
 use super::App;
-use crate::llm::ChatMessage;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
@@ -147,10 +146,8 @@ fn conversation_id(headers: &HeaderMap, body: &Value) -> Option<String> {
 /// Where a request goes: its session, and what it replaces there.
 struct Routed {
     session: String,
-    /// The conversation before the new message.
-    from: History,
-    /// The conversation with the new message.
-    asked: History,
+    /// Where the request is in its conversation.
+    asked: Asked,
     /// How many of the session's last exchanges the message replaces.
     supersede: usize,
 }
@@ -166,9 +163,7 @@ fn session_of(
     body: &Value,
     req: &openai::Request,
 ) -> Result<Routed, ApiError> {
-    let (earlier, new) = req.messages.split_at(req.messages.len() - 1);
-    let from = History::of(req.user.as_deref(), earlier);
-    let asked = new.iter().fold(from, |s, m| s.then(m));
+    let asked = Asked::of(req.user.as_deref(), &req.messages);
     let named = match headers.get(SESSION_HEADER) {
         Some(h) => {
             let name = h.to_str().unwrap_or("").trim().to_owned();
@@ -186,17 +181,16 @@ fn session_of(
     };
     let session = match named {
         Some(name) => name,
-        None => match app.threads(&campaign.id, |t| t.find(from)) {
+        None => match app.threads(campaign, |t| t.find(asked.from, asked.from_tail)) {
             Found::One(s) => s,
             Found::Nothing | Found::Ambiguous(_) => {
                 crate::session::one_shot_name(&campaign.root, "serve")
             }
         },
     };
-    let supersede = app.threads(&campaign.id, |t| t.superseded(&session, from, asked));
+    let supersede = app.threads(campaign, |t| t.superseded(&session, &asked));
     Ok(Routed {
         session,
-        from,
         asked,
         supersede,
     })
@@ -461,10 +455,11 @@ struct Streaming {
     model: String,
     include_usage: bool,
     campaign: String,
+    /// The campaign played.
+    played: Arc<Campaign>,
     session: String,
-    /// The conversation before the message, and with it.
-    from: History,
-    asked: History,
+    /// Where the request is in its conversation.
+    asked: Asked,
     shown: String,
     app: Arc<App>,
     done: bool,
@@ -511,12 +506,8 @@ impl Streaming {
                             self.shown.push_str(&a);
                             out.push_str(&self.data(json!({"content": a}), None));
                         }
-                        let to = self
-                            .asked
-                            .then(&ChatMessage::assistant(self.shown.as_str()));
-                        self.app.threads(&self.campaign, |t| {
-                            t.record(&self.session, self.from, self.asked, to);
-                        });
+                        let step = self.asked.step(&self.shown);
+                        self.app.record_turn(&self.played, &self.session, step);
                         let reply = &f.turn.reply;
                         if !reply.complete && !reply.hit_token_limit() {
                             let why = reply.cut_off.map_or_else(
@@ -648,7 +639,6 @@ async fn complete(
     };
     let Routed {
         session,
-        from,
         asked,
         supersede,
     } = session_of(&app, &campaign, &headers, &value, &req)?;
@@ -714,8 +704,8 @@ async fn complete(
                 model: shown_model,
                 include_usage: req.include_usage,
                 campaign: campaign.id.clone(),
+                played: campaign.clone(),
                 session,
-                from,
                 asked,
                 shown: String::new(),
                 app,
@@ -775,8 +765,7 @@ async fn complete(
                     }
                     Err(e) => return Err(openai::error_of(&e)),
                 };
-                let to = asked.then(&ChatMessage::assistant(text.as_str()));
-                app.threads(&campaign.id, |t| t.record(&session, from, asked, to));
+                app.record_turn(&campaign, &session, asked.step(&text));
                 let body =
                     openai::completion(&id, created, &shown_model, &text, finish, usage.as_ref());
                 return Ok(with_headers(axum::Json(body).into_response(), headers_out));

@@ -13,12 +13,25 @@
 //!   apart: neither is continued, nothing crosses).
 //! * A request that continues from a state *before* a session's last turn (Regenerate, a swipe,
 //!   an edited or deleted message) supersedes the turns it replaces: see [`Threads::superseded`].
+//! * A front end that cuts its oldest messages to fit its context (SillyTavern does) no longer
+//!   sends a known state. Its last [`TAIL`] messages (two exchanges) are then the key, again
+//!   only when one session alone ended that way.
 //!
-//! The map lives in memory: after a restart, a conversation without the session header
-//! continues in a new session. docs/serve.md says why the header is the way to run it.
+//! Each turn is also appended to `<vault>/.vaultdm/serve-conversations.jsonl` (session and the
+//! three states, no text), which [`Threads::load`] replays when the server starts again, so a
+//! conversation without the header continues its session after a restart. The file is a
+//! cache: a line that cannot be read is skipped, and past [`MAX_STATES`] lines it starts anew.
 
 use crate::llm::{ChatMessage, Role};
 use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Where a campaign's conversation states are kept, relative to the vault.
+pub const FILE: &str = ".vaultdm/serve-conversations.jsonl";
+
+/// How many last messages key a conversation whose front end cut its oldest ones.
+pub const TAIL: usize = 4;
 
 /// The hash of a conversation so far (FNV-1a: stable across builds and runs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -39,6 +52,14 @@ impl State {
     /// The state of `messages` (in order) from the start of `user`'s conversation.
     pub fn of(user: Option<&str>, messages: &[ChatMessage]) -> State {
         messages.iter().fold(State::start(user), |s, m| s.then(m))
+    }
+
+    /// The key of a conversation's last [`TAIL`] messages (`None` when it has fewer).
+    pub fn tail(user: Option<&str>, messages: &[ChatMessage]) -> Option<State> {
+        let from = messages.len().checked_sub(TAIL)?;
+        let mut s = State::start(user);
+        s.bytes(b"tail\x1e");
+        Some(messages[from..].iter().fold(s, |s, m| s.then(m)))
     }
 
     fn bytes(&mut self, b: &[u8]) {
@@ -77,13 +98,63 @@ pub enum Found {
     Ambiguous(usize),
 }
 
+/// A request's place in its conversation: before its new message and with it.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// The conversation before the new message.
+    pub from: State,
+    /// Its last [`TAIL`] messages.
+    pub from_tail: Option<State>,
+    /// The conversation with the new message.
+    pub asked: State,
+    user: Option<String>,
+    /// The last messages, the new one included, for the tail after the reply.
+    last: Vec<ChatMessage>,
+}
+
+impl Asked {
+    /// A request's `user` and its messages (the new one last).
+    pub fn of(user: Option<&str>, messages: &[ChatMessage]) -> Asked {
+        let (earlier, new) = messages.split_at(messages.len().saturating_sub(1));
+        let from = State::of(user, earlier);
+        Asked {
+            from,
+            from_tail: State::tail(user, earlier),
+            asked: new.iter().fold(from, |s, m| s.then(m)),
+            user: user.map(str::to_owned),
+            last: messages[messages.len().saturating_sub(TAIL - 1)..].to_vec(),
+        }
+    }
+
+    /// The turn this request makes with `reply` (as the front end got it).
+    pub fn step(&self, reply: &str) -> Step {
+        let reply = ChatMessage::assistant(reply);
+        let mut last = self.last.clone();
+        last.push(reply.clone());
+        Step {
+            from: self.from,
+            from_tail: self.from_tail,
+            asked: self.asked,
+            to: self.asked.then(&reply),
+            to_tail: State::tail(self.user.as_deref(), &last),
+        }
+    }
+}
+
 /// A recorded turn of a session: the state it continued from, with the player's message,
-/// and after its reply.
-#[derive(Debug, Clone, Copy)]
-struct Turn {
-    from: State,
-    asked: State,
-    to: State,
+/// and after its reply (and the tails of the first and the last).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Before the new message.
+    pub from: State,
+    /// The tail before it.
+    pub from_tail: Option<State>,
+    /// With the new message.
+    pub asked: State,
+    /// After the reply.
+    pub to: State,
+    /// The tail after the reply.
+    pub to_tail: Option<State>,
 }
 
 /// The states of one campaign's conversations.
@@ -91,62 +162,218 @@ struct Turn {
 pub struct Threads {
     /// State after a reply → the sessions whose conversation is there.
     at: HashMap<State, Vec<String>>,
+    /// The tail after a reply → the sessions that ended so.
+    tails: HashMap<State, Vec<String>>,
     /// Each session's turns, oldest first.
-    turns: HashMap<String, Vec<Turn>>,
+    turns: HashMap<String, Vec<Step>>,
+    /// The vault whose [`FILE`] keeps them (`None`: memory only).
+    vault: Option<PathBuf>,
+    /// Lines in the file.
+    lines: usize,
+}
+
+/// One line of [`FILE`].
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Line {
+    session: String,
+    from: String,
+    asked: String,
+    to: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    from_tail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    to_tail: Option<String>,
+}
+
+fn hex(s: State) -> String {
+    format!("{:016x}", s.0)
+}
+
+fn unhex(s: &str) -> Option<State> {
+    u64::from_str_radix(s, 16).ok().map(State)
+}
+
+impl Line {
+    fn step(&self) -> Option<Step> {
+        let tail = |t: &Option<String>| t.as_deref().and_then(unhex);
+        Some(Step {
+            from: unhex(&self.from)?,
+            from_tail: tail(&self.from_tail),
+            asked: unhex(&self.asked)?,
+            to: unhex(&self.to)?,
+            to_tail: tail(&self.to_tail),
+        })
+    }
 }
 
 /// A bound on what is remembered: past it, the map starts again (conversations continue in
 /// new sessions, nothing crosses).
 const MAX_STATES: usize = 100_000;
 
+fn found(sessions: Option<&Vec<String>>) -> Found {
+    match sessions.map(Vec::as_slice) {
+        None | Some([]) => Found::Nothing,
+        Some([one]) => Found::One(one.clone()),
+        Some(many) => Found::Ambiguous(many.len()),
+    }
+}
+
+fn drop_from(map: &mut HashMap<State, Vec<String>>, key: State, session: &str) {
+    if let Some(v) = map.get_mut(&key) {
+        v.retain(|s| s != session);
+        if v.is_empty() {
+            map.remove(&key);
+        }
+    }
+}
+
+/// Where in `turns` a request from `from` (tail `from_tail`) asking `asked` branches off:
+/// the first turn it replaces. From where the session's first turn began (an empty chat, or
+/// its greeting), only the same first message is a regenerate: another one under the same
+/// session name is a new chat given that name (a header set once for all chats), and
+/// replaces nothing.
+/// Only turns that the session's last turn continues, one from the other, can be replaced
+/// (undo takes the log's last exchanges): a branch point behind another chat's turns under
+/// the same session name replaces nothing.
+fn branch(turns: &[Step], from: State, from_tail: Option<State>, asked: State) -> Option<usize> {
+    let start = turns.first()?.from;
+    let k = turns
+        .iter()
+        .rposition(|t| t.from == from && (from != start || t.asked == asked))
+        .or_else(|| {
+            let tail = from_tail?;
+            turns.iter().rposition(|t| t.from_tail == Some(tail))
+        })?;
+    let chained = turns[k..].windows(2).all(|w| {
+        w[1].from == w[0].to || (w[1].from_tail.is_some() && w[1].from_tail == w[0].to_tail)
+    });
+    chained.then_some(k)
+}
+
 impl Threads {
-    /// The session a conversation at `state` continues.
-    pub fn find(&self, state: State) -> Found {
-        match self.at.get(&state).map(Vec::as_slice) {
-            None | Some([]) => Found::Nothing,
-            Some([one]) => Found::One(one.clone()),
-            Some(many) => Found::Ambiguous(many.len()),
+    /// The conversations of the vault at `root`, as its [`FILE`] recorded them; new turns are
+    /// appended to it.
+    pub fn load(root: &Path) -> Threads {
+        let mut t = Threads::default();
+        let text = crate::vault::boundary::read_text_inside(root, Path::new(FILE), 64 << 20)
+            .unwrap_or_default();
+        let mut lines = 0;
+        for l in text.lines() {
+            lines += 1;
+            let Ok(line) = serde_json::from_str::<Line>(l) else {
+                continue;
+            };
+            if crate::session::validate_name(&line.session).is_err() {
+                continue;
+            }
+            if let Some(step) = line.step() {
+                t.remember(&line.session, step);
+            }
+        }
+        t.vault = Some(root.to_owned());
+        t.lines = lines;
+        if lines > MAX_STATES {
+            t.start_again();
+        }
+        t
+    }
+
+    /// Forgets everything, and empties the file.
+    fn start_again(&mut self) {
+        self.at.clear();
+        self.tails.clear();
+        self.turns.clear();
+        self.lines = 0;
+        if let Some(root) = &self.vault {
+            if let Ok(dir) = crate::vault::boundary::dir_inside(root, Path::new(".vaultdm")) {
+                let path = dir.join("serve-conversations.jsonl");
+                let _ = crate::vault::boundary::open_inside(
+                    &path,
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .truncate(true)
+                        .create(true),
+                );
+            }
         }
     }
 
-    /// How many of `session`'s turns a request continuing from `from` (and asking `asked`:
-    /// `from` with its new message) replaces: the turns from the one that continued from
-    /// `from` on (0: it continues the last one). From where the session's first turn began, only
-    /// the same first message is a regenerate: another one under the same session name is a
-    /// new chat given that name (a header set once for all chats), and replaces nothing.
-    pub fn superseded(&self, session: &str, from: State, asked: State) -> usize {
-        let Some(turns) = self.turns.get(session) else {
-            return 0;
+    /// Appends a turn to the file.
+    fn append(&mut self, line: &Line) -> Result<(), String> {
+        let Some(root) = &self.vault else {
+            return Ok(());
         };
-        match turns.iter().rposition(|t| t.from == from) {
-            Some(0) if turns[0].asked != asked => 0,
-            Some(k) => turns.len() - k,
-            None => 0,
+        let dir = crate::vault::boundary::dir_inside(root, Path::new(".vaultdm"))
+            .map_err(|e| e.to_string())?;
+        let path = dir.join("serve-conversations.jsonl");
+        let mut f = crate::vault::boundary::open_inside(
+            &path,
+            std::fs::OpenOptions::new().append(true).create(true),
+        )
+        .map_err(|e| e.to_string())?;
+        let mut text = serde_json::to_string(line).map_err(|e| e.to_string())?;
+        text.push('\n');
+        f.write_all(text.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        self.lines += 1;
+        Ok(())
+    }
+
+    /// The session a conversation at `state` continues; when no conversation reached it,
+    /// the one session whose conversation ended with the same last messages (`tail`).
+    pub fn find(&self, state: State, tail: Option<State>) -> Found {
+        match found(self.at.get(&state)) {
+            Found::Nothing => tail.map_or(Found::Nothing, |t| found(self.tails.get(&t))),
+            f => f,
         }
     }
 
-    /// Records that `session` played a turn from `from` to `to` (the reply as shown), after
-    /// dropping the turns it superseded.
-    pub fn record(&mut self, session: &str, from: State, asked: State, to: State) {
-        if self.at.len() > MAX_STATES {
-            self.at.clear();
-            self.turns.clear();
+    /// How many of `session`'s turns a request replaces: the turns from the one that
+    /// continued from where it continues on (0: it continues the last one). See [`branch`].
+    pub fn superseded(&self, session: &str, asked: &Asked) -> usize {
+        self.turns.get(session).map_or(0, |turns| {
+            branch(turns, asked.from, asked.from_tail, asked.asked).map_or(0, |k| turns.len() - k)
+        })
+    }
+
+    /// Records that `session` played a turn, after dropping the turns it superseded, and
+    /// appends it to the vault's [`FILE`]. An error writing the file is returned (the turn is
+    /// remembered all the same).
+    pub fn record(&mut self, session: &str, step: Step) -> Result<(), String> {
+        if self.lines > MAX_STATES || self.at.len() > MAX_STATES {
+            self.start_again();
         }
+        self.remember(session, step);
+        self.append(&Line {
+            session: session.to_owned(),
+            from: hex(step.from),
+            asked: hex(step.asked),
+            to: hex(step.to),
+            from_tail: step.from_tail.map(hex),
+            to_tail: step.to_tail.map(hex),
+        })
+    }
+
+    fn remember(&mut self, session: &str, step: Step) {
         let turns = self.turns.entry(session.to_owned()).or_default();
-        if let Some(k) = turns.iter().rposition(|t| t.from == from) {
+        if let Some(k) = branch(turns, step.from, step.from_tail, step.asked) {
             for gone in turns.drain(k..) {
-                if let Some(v) = self.at.get_mut(&gone.to) {
-                    v.retain(|s| s != session);
-                    if v.is_empty() {
-                        self.at.remove(&gone.to);
-                    }
+                drop_from(&mut self.at, gone.to, session);
+                if let Some(t) = gone.to_tail {
+                    drop_from(&mut self.tails, t, session);
                 }
             }
         }
-        turns.push(Turn { from, asked, to });
-        let there = self.at.entry(to).or_default();
+        turns.push(step);
+        let there = self.at.entry(step.to).or_default();
         if !there.iter().any(|s| s == session) {
             there.push(session.to_owned());
+        }
+        if let Some(t) = step.to_tail {
+            let there = self.tails.entry(t).or_default();
+            if !there.iter().any(|s| s == session) {
+                there.push(session.to_owned());
+            }
         }
     }
 
@@ -154,12 +381,12 @@ impl Threads {
     pub fn forget(&mut self, session: &str) {
         if let Some(turns) = self.turns.remove(session) {
             for t in turns {
-                if let Some(v) = self.at.get_mut(&t.to) {
-                    v.retain(|s| s != session);
+                drop_from(&mut self.at, t.to, session);
+                if let Some(tail) = t.to_tail {
+                    drop_from(&mut self.tails, tail, session);
                 }
             }
         }
-        self.at.retain(|_, v| !v.is_empty());
     }
 }
 
@@ -172,6 +399,27 @@ mod tests {
     }
     fn a(t: &str) -> ChatMessage {
         ChatMessage::assistant(t)
+    }
+
+    /// Plays `lines` (user and assistant in turn, the last a user's) as `session` with
+    /// `reply`, and gives the request's [`Asked`].
+    fn play(t: &mut Threads, session: &str, lines: &[&str], reply: &str) -> Asked {
+        let asked = Asked::of(None, &msgs(lines));
+        let _ = t.record(session, asked.step(reply));
+        asked
+    }
+
+    fn msgs(lines: &[&str]) -> Vec<ChatMessage> {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| if i % 2 == 0 { u(l) } else { a(l) })
+            .collect()
+    }
+
+    fn next(t: &Threads, lines: &[&str]) -> (Found, Asked) {
+        let asked = Asked::of(None, &msgs(lines));
+        (t.find(asked.from, asked.from_tail), asked)
     }
 
     #[test]
@@ -196,61 +444,121 @@ mod tests {
         );
         let step = State::of(None, &alice[..1]).then(&alice[1]);
         assert_eq!(step, State::of(None, &alice));
+        assert_eq!(State::tail(None, &alice), None, "fewer than TAIL messages");
     }
 
     #[test]
     fn identical_replies_do_not_join_conversations() {
         let mut t = Threads::default();
-        let (a0, b0) = (
-            State::of(None, &[u("Hello")]),
-            State::of(None, &[u("Hi there")]),
+        play(&mut t, "alice", &["Hello"], "Welcome.");
+        play(&mut t, "bob", &["Hi there"], "Welcome.");
+        assert_eq!(
+            next(&t, &["Hello", "Welcome.", "x"]).0,
+            Found::One("alice".into())
         );
-        let a1 = a0.then(&a("Welcome."));
-        let b1 = b0.then(&a("Welcome."));
-        t.record("alice", State::start(None), a0, a1);
-        t.record("bob", State::start(None), b0, b1);
-        assert_eq!(t.find(a1), Found::One("alice".into()));
-        assert_eq!(t.find(b1), Found::One("bob".into()));
+        assert_eq!(
+            next(&t, &["Hi there", "Welcome.", "x"]).0,
+            Found::One("bob".into())
+        );
+        assert_eq!(next(&t, &["Howdy", "Welcome.", "x"]).0, Found::Nothing);
         // Two chats identical to the letter: neither is continued.
-        t.record("carol", State::start(None), a0, a1);
-        assert_eq!(t.find(a1), Found::Ambiguous(2));
+        play(&mut t, "carol", &["Hello"], "Welcome.");
+        assert_eq!(next(&t, &["Hello", "Welcome.", "x"]).0, Found::Ambiguous(2));
+    }
+
+    #[test]
+    fn a_trimmed_history_is_found_by_its_last_messages() {
+        let mut t = Threads::default();
+        play(&mut t, "s", &["A", "a1", "B"], "b1");
+        play(&mut t, "s", &["A", "a1", "B", "b1", "C"], "c1");
+        // The front end cut its oldest messages.
+        let (f, asked) = next(&t, &["B", "b1", "C", "c1", "D"]);
+        assert_eq!(f, Found::One("s".into()));
+        assert_eq!(t.superseded("s", &asked), 0);
+        let _ = t.record("s", asked.step("d1"));
+        // A swipe of that reply, still trimmed: it supersedes.
+        let (f, asked) = next(&t, &["B", "b1", "C", "c1", "D"]);
+        assert_eq!(f, Found::One("s".into()));
+        assert_eq!(t.superseded("s", &asked), 1);
+        // Another chat that ended the same two exchanges: neither is continued.
+        play(&mut t, "other", &["Z", "z1", "B", "b1", "C"], "c1");
+        assert_eq!(
+            next(&t, &["B", "b1", "C", "c1", "D"]).0,
+            Found::Ambiguous(2)
+        );
     }
 
     #[test]
     fn regenerate_supersedes_the_turns_it_replaces() {
         let mut t = Threads::default();
-        let s0 = State::start(None);
-        let p1 = s0.then(&u("We go in."));
-        let s1 = p1.then(&a("Dark."));
-        let p2 = s1.then(&u("I light a torch."));
-        let s2 = p2.then(&a("Shadows dance."));
-        t.record("s", s0, p1, s1);
-        t.record("s", s1, p2, s2);
-        let ask = |s: State, m: &str| s.then(&u(m));
-        assert_eq!(t.superseded("s", s2, ask(s2, "On.")), 0, "the next turn");
-        assert_eq!(t.superseded("s", s1, p2), 1, "Regenerate of the last reply");
+        play(&mut t, "s", &["We go in."], "Dark.");
+        play(
+            &mut t,
+            "s",
+            &["We go in.", "Dark.", "I light a torch."],
+            "Shadows dance.",
+        );
+        let sup = |t: &Threads, lines: &[&str]| t.superseded("s", &Asked::of(None, &msgs(lines)));
+        let all = [
+            "We go in.",
+            "Dark.",
+            "I light a torch.",
+            "Shadows dance.",
+            "On.",
+        ];
+        assert_eq!(sup(&t, &all), 0, "the next turn");
+        assert_eq!(sup(&t, &all[..3]), 1, "Regenerate of the last reply");
         assert_eq!(
-            t.superseded("s", s1, ask(s1, "I run.")),
+            sup(&t, &["We go in.", "Dark.", "I run."]),
             1,
             "the last message edited"
         );
+        assert_eq!(sup(&t, &all[..1]), 2, "Regenerate of the first reply");
         assert_eq!(
-            t.superseded("s", s0, p1),
-            2,
-            "Regenerate of the first reply"
-        );
-        assert_eq!(
-            t.superseded("s", s0, ask(s0, "Another chat.")),
+            sup(&t, &["Another chat."]),
             0,
             "a new chat under the same session name replaces nothing"
         );
         // The regenerated reply replaces the old one: its state is gone.
-        let s2b = p2.then(&a("The torch gutters."));
-        t.record("s", s1, p2, s2b);
-        assert_eq!(t.find(s2), Found::Nothing);
-        assert_eq!(t.find(s2b), Found::One("s".into()));
-        assert_eq!(t.superseded("s", s2b, ask(s2b, "On.")), 0);
+        play(&mut t, "s", &all[..3], "The torch gutters.");
+        assert_eq!(next(&t, &all).0, Found::Nothing);
+        let regen = [
+            "We go in.",
+            "Dark.",
+            "I light a torch.",
+            "The torch gutters.",
+            "On.",
+        ];
+        assert_eq!(next(&t, &regen).0, Found::One("s".into()));
+        play(&mut t, "s", &["Another chat."], "Hm.");
+        play(&mut t, "s", &["A third chat."], "Hm.");
+        assert_eq!(t.turns["s"].len(), 4, "and keeps what was there");
+        assert_eq!(sup(&t, &["A fourth chat."]), 0);
+        assert_eq!(
+            sup(&t, &["Another chat."]),
+            0,
+            "another chat's turn came after it: the log cannot take it back"
+        );
+        assert_eq!(sup(&t, &["A third chat."]), 1, "the last chat's Regenerate");
+        assert_eq!(sup(&t, &all[..3]), 0, "behind the other chats");
         t.forget("s");
-        assert_eq!(t.find(s2b), Found::Nothing);
+        assert_eq!(next(&t, &regen).0, Found::Nothing);
+    }
+
+    #[test]
+    fn the_file_brings_the_states_back() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut t = Threads::load(dir.path());
+        play(&mut t, "s", &["We go in."], "Dark.");
+        play(&mut t, "s", &["We go in.", "Dark.", "On."], "Light.");
+        play(&mut t, "s", &["We go in.", "Dark.", "On."], "Regenerated.");
+        let again = Threads::load(dir.path());
+        let lines = ["We go in.", "Dark.", "On.", "Regenerated.", "Next."];
+        assert_eq!(next(&again, &lines).0, Found::One("s".into()));
+        assert_eq!(
+            next(&again, &["We go in.", "Dark.", "On.", "Light.", "Next."]).0,
+            Found::Nothing
+        );
+        assert_eq!(again.turns["s"].len(), 2);
     }
 }
