@@ -1635,3 +1635,68 @@ async fn a_conversation_continues_its_session_after_a_restart() {
     assert_eq!(said.len(), 9, "{said:?}");
     assert_eq!(said[6].0, "system");
 }
+
+/// The GM played on in the session (`chat`) after the reply a front end regenerates: undo
+/// would take back the GM's exchange, so nothing is superseded and the new reply is logged
+/// after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regenerate_after_the_gm_played_on_takes_nothing_back() {
+    let v = template();
+    let base = keep_alive_upstream().await;
+    let s = Served::start(
+        v.path(),
+        &[
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--close-idle-after",
+            "1",
+        ],
+        &[],
+    );
+    let c = http();
+    let body = json!({"messages": [{"role": "user", "content": "We wait."}]});
+    let send = || {
+        c.post(s.url("/v1/chat/completions"))
+            .header("X-Vaultdm-Session", "table")
+            .json(&body)
+            .send()
+    };
+    assert_eq!(send().await.expect("send").status(), 200);
+    // The server lets the session go; the GM plays an exchange in it.
+    let mut store = None;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if let Ok(st) = vaultdm::session::Store::open(v.path(), "table") {
+            store = Some(st);
+            break;
+        }
+    }
+    let mut store = store.expect("the idle session is let go");
+    store.record_player("I nap.", None, None).expect("player");
+    store
+        .record_dm(
+            &vaultdm::llm::Reply {
+                text: "Zzz.".into(),
+                complete: true,
+                ..Default::default()
+            },
+            "openai",
+            "m",
+        )
+        .expect("dm");
+    drop(store);
+    // The front end regenerates its first reply.
+    assert_eq!(send().await.expect("send").status(), 200);
+    let said = said(v.path(), "table");
+    assert!(said.iter().all(|(role, _)| role != "system"), "{said:?}");
+    assert_eq!(said.len(), 6, "{said:?}");
+    assert!(
+        s.stderr().contains("nothing is taken back"),
+        "{}",
+        s.stderr()
+    );
+}

@@ -27,6 +27,8 @@ pub struct Finished {
     pub turn: Turn,
     /// Things to tell the GM that did not stop play.
     pub notices: Vec<String>,
+    /// The exchanges in the session's log after the turn.
+    pub exchanges: usize,
 }
 
 impl Finished {
@@ -45,6 +47,9 @@ pub struct Relay {
     /// How many of the session's last exchanges this message replaces (a front end's
     /// Regenerate, swipe or edit): superseded in the log and memory before it is played.
     pub supersede: usize,
+    /// The exchanges the log held after this conversation's last turn as the server knows it:
+    /// a log holding another number was played elsewhere since, and nothing is superseded.
+    pub log_had: Option<usize>,
     /// The front end's system text.
     pub system: String,
     /// The upstream model asked for (`None`: the configured one).
@@ -318,13 +323,21 @@ fn relay(
         message,
         earlier,
         supersede,
+        log_had,
         system,
         model,
         max_tokens,
         extra,
         events,
     } = r;
-    if supersede > 0 {
+    let has = table.store().history().len();
+    if supersede > 0 && log_had.is_some_and(|n| n != has) {
+        eprintln!(
+            "vaultdm serve: session {}: the log was played elsewhere since the replaced reply (it holds {has} exchanges, not {}); the new reply is logged after it, nothing is taken back",
+            table.store().name(),
+            log_had.unwrap_or_default()
+        );
+    } else if supersede > 0 {
         if let Err(error) = table.supersede(supersede) {
             let error = SendError {
                 error,
@@ -367,6 +380,7 @@ fn relay(
     let done = result.map(|turn| Finished {
         turn,
         notices: table.take_notices(),
+        exchanges: table.store().history().len(),
     });
     let _ = events.send(Event::Done(Box::new(done)));
 }

@@ -150,6 +150,8 @@ struct Routed {
     asked: Asked,
     /// How many of the session's last exchanges the message replaces.
     supersede: usize,
+    /// The exchanges its log held after its last turn here.
+    log_had: Option<usize>,
 }
 
 /// The session of a request: the session header; else the conversation id a front end
@@ -188,11 +190,14 @@ fn session_of(
             }
         },
     };
-    let supersede = app.threads(campaign, |t| t.superseded(&session, &asked));
+    let (supersede, log_had) = app.threads(campaign, |t| {
+        (t.superseded(&session, &asked), t.last_exchanges(&session))
+    });
     Ok(Routed {
         session,
         asked,
         supersede,
+        log_had,
     })
 }
 
@@ -506,7 +511,7 @@ impl Streaming {
                             self.shown.push_str(&a);
                             out.push_str(&self.data(json!({"content": a}), None));
                         }
-                        let step = self.asked.step(&self.shown);
+                        let step = self.asked.step(&self.shown, Some(f.exchanges));
                         self.app.record_turn(&self.played, &self.session, step);
                         let reply = &f.turn.reply;
                         if !reply.complete && !reply.hit_token_limit() {
@@ -641,6 +646,7 @@ async fn complete(
         session,
         asked,
         supersede,
+        log_had,
     } = session_of(&app, &campaign, &headers, &value, &req)?;
     let conversation = campaign
         .conversation(&session, &app.shutdown)
@@ -657,6 +663,7 @@ async fn complete(
         message,
         earlier,
         supersede,
+        log_had,
         system: req.system.clone(),
         model: upstream_model,
         max_tokens: req.max_tokens,
@@ -724,7 +731,7 @@ async fn complete(
         match event {
             Some(Event::Token(t)) => text.push_str(&t),
             Some(Event::Done(r)) => {
-                let (finish, usage) = match *r {
+                let (finish, usage, exchanges) = match *r {
                     Ok(f) => {
                         if let Some(a) = appendix(&f, &campaign.id, &session) {
                             text.push_str(&a);
@@ -750,6 +757,7 @@ async fn complete(
                                 &f.turn.prepared.request,
                                 &reply.text,
                             )),
+                            Some(f.exchanges),
                         )
                     }
                     // Text arrived before the upstream failed: the players keep it, with why
@@ -761,11 +769,11 @@ async fn complete(
                             &mut headers_out,
                             why.lines().next().unwrap_or(&why),
                         );
-                        ("stop", None)
+                        ("stop", None, None)
                     }
                     Err(e) => return Err(openai::error_of(&e)),
                 };
-                app.record_turn(&campaign, &session, asked.step(&text));
+                app.record_turn(&campaign, &session, asked.step(&text, exchanges));
                 let body =
                     openai::completion(&id, created, &shown_model, &text, finish, usage.as_ref());
                 return Ok(with_headers(axum::Json(body).into_response(), headers_out));

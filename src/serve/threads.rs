@@ -126,8 +126,9 @@ impl Asked {
         }
     }
 
-    /// The turn this request makes with `reply` (as the front end got it).
-    pub fn step(&self, reply: &str) -> Step {
+    /// The turn this request makes with `reply` (as the front end got it), after which the
+    /// session's log holds `exchanges` exchanges.
+    pub fn step(&self, reply: &str, exchanges: Option<usize>) -> Step {
         let reply = ChatMessage::assistant(reply);
         let mut last = self.last.clone();
         last.push(reply.clone());
@@ -137,6 +138,7 @@ impl Asked {
             asked: self.asked,
             to: self.asked.then(&reply),
             to_tail: State::tail(self.user.as_deref(), &last),
+            exchanges,
         }
     }
 }
@@ -155,6 +157,8 @@ pub struct Step {
     pub to: State,
     /// The tail after the reply.
     pub to_tail: Option<State>,
+    /// The exchanges in the session's log after the turn.
+    pub exchanges: Option<usize>,
 }
 
 /// The states of one campaign's conversations.
@@ -183,6 +187,8 @@ struct Line {
     from_tail: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     to_tail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    exchanges: Option<usize>,
 }
 
 fn hex(s: State) -> String {
@@ -202,6 +208,7 @@ impl Line {
             asked: unhex(&self.asked)?,
             to: unhex(&self.to)?,
             to_tail: tail(&self.to_tail),
+            exchanges: self.exchanges,
         })
     }
 }
@@ -336,6 +343,13 @@ impl Threads {
         })
     }
 
+    /// How many exchanges `session`'s log held after its last turn here (`None`: unknown). A
+    /// log that holds another number was played elsewhere since (`chat`): superseding would
+    /// take back the wrong exchanges.
+    pub fn last_exchanges(&self, session: &str) -> Option<usize> {
+        self.turns.get(session)?.last()?.exchanges
+    }
+
     /// Records that `session` played a turn, after dropping the turns it superseded, and
     /// appends it to the vault's [`FILE`]. An error writing the file is returned (the turn is
     /// remembered all the same).
@@ -351,6 +365,7 @@ impl Threads {
             to: hex(step.to),
             from_tail: step.from_tail.map(hex),
             to_tail: step.to_tail.map(hex),
+            exchanges: step.exchanges,
         })
     }
 
@@ -405,7 +420,8 @@ mod tests {
     /// `reply`, and gives the request's [`Asked`].
     fn play(t: &mut Threads, session: &str, lines: &[&str], reply: &str) -> Asked {
         let asked = Asked::of(None, &msgs(lines));
-        let _ = t.record(session, asked.step(reply));
+        let n = t.turns.get(session).map_or(0, Vec::len);
+        let _ = t.record(session, asked.step(reply, Some(n + 1)));
         asked
     }
 
@@ -475,7 +491,7 @@ mod tests {
         let (f, asked) = next(&t, &["B", "b1", "C", "c1", "D"]);
         assert_eq!(f, Found::One("s".into()));
         assert_eq!(t.superseded("s", &asked), 0);
-        let _ = t.record("s", asked.step("d1"));
+        let _ = t.record("s", asked.step("d1", Some(3)));
         // A swipe of that reply, still trimmed: it supersedes.
         let (f, asked) = next(&t, &["B", "b1", "C", "c1", "D"]);
         assert_eq!(f, Found::One("s".into()));
