@@ -108,6 +108,10 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
             for path in crate::session::delete(root, &name)? {
                 println!("removed {}", path.display());
             }
+            // A front end's conversation that continues it is a new session now.
+            if let Err(e) = crate::serve::threads::forget_in_file(root, &name) {
+                eprintln!("{}: {e}", crate::serve::threads::FILE);
+            }
             println!("session \"{name}\" is deleted");
             Ok(Outcome::Ok)
         }

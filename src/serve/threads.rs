@@ -405,6 +405,31 @@ impl Threads {
     }
 }
 
+/// Removes a session's turns from the vault's [`FILE`] (`vaultdm session delete`): a
+/// conversation that continues it opens a new session. Returns whether there were any.
+pub fn forget_in_file(root: &Path, session: &str) -> Result<bool, String> {
+    let text = match crate::vault::boundary::read_text_inside(root, Path::new(FILE), 64 << 20) {
+        Ok(t) => t,
+        Err(e) if e.is_not_found() => return Ok(false),
+        Err(e) => return Err(e.to_string()),
+    };
+    let mut kept = String::with_capacity(text.len());
+    let mut gone = false;
+    for l in text.lines() {
+        if serde_json::from_str::<Line>(l).is_ok_and(|line| line.session == session) {
+            gone = true;
+        } else {
+            kept.push_str(l);
+            kept.push('\n');
+        }
+    }
+    if gone {
+        crate::vault::boundary::write_atomic_inside(root, Path::new(FILE), kept.as_bytes())
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(gone)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,5 +601,8 @@ mod tests {
             Found::Nothing
         );
         assert_eq!(again.turns["s"].len(), 2);
+        assert_eq!(forget_in_file(dir.path(), "s"), Ok(true));
+        assert_eq!(next(&Threads::load(dir.path()), &lines).0, Found::Nothing);
+        assert_eq!(forget_in_file(dir.path(), "s"), Ok(false));
     }
 }
