@@ -1478,12 +1478,15 @@ async fn a_server_killed_mid_reply_loses_at_most_the_last_half_second() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn names_usage_errors_and_tokens_as_documented() {
     let v = template();
-    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
-        &["The lamp burns low."],
-        Some("stop"),
-        false,
-        true,
-    ))])
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(
+            &["The lamp burns low."],
+            Some("stop"),
+            false,
+            true,
+        )),
+        Scripted::sse(openai_sse(&["Hm."], Some("stop"), false, true)),
+    ])
     .await;
     let s = start(v.path(), &fake, &["--max-message-chars", "1000"]);
     let c = http();
@@ -1526,6 +1529,20 @@ async fn names_usage_errors_and_tokens_as_documented() {
             u["prompt_tokens"].as_u64().unwrap_or(0) + u["completion_tokens"].as_u64().unwrap_or(0)
         )
     );
+
+    // Open WebUI's temporary chat id in the header names nothing lasting: ignored.
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "owui-local:Xy12-")
+        .json(&json!({"messages": [{"role": "user", "content": "Just testing."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["x-vaultdm-session"]
+        .to_str()
+        .expect("session")
+        .starts_with("serve-"));
 
     // Accepting proposals that do not exist is the request's mistake.
     for (body, status, code) in [

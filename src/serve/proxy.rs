@@ -166,7 +166,12 @@ fn session_of(
     req: &openai::Request,
 ) -> Result<Routed, ApiError> {
     let asked = Asked::of(req.user.as_deref(), &req.messages);
-    let named = match headers.get(SESSION_HEADER) {
+    // Open WebUI's temporary chats have no lasting id (`local:…`): such a header names
+    // nothing, and the conversation is found as if there were none.
+    let header = headers
+        .get(SESSION_HEADER)
+        .filter(|h| !h.to_str().unwrap_or("").contains("local:"));
+    let named = match header {
         Some(h) => {
             let name = h.to_str().unwrap_or("").trim().to_owned();
             if name.contains("{{") {
