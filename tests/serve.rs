@@ -1717,3 +1717,63 @@ async fn regenerate_after_the_gm_played_on_takes_nothing_back() {
         s.stderr()
     );
 }
+
+/// The front end stops a reply (its Stop button closes the stream) and keeps what it got:
+/// its next message, without the header, still finds the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_reply_keeps_its_conversation() {
+    let v = template();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse_steps(vec![
+            Step::Send(openai_chunk("The wind howls").into_bytes()),
+            Step::Repeat(
+                openai_chunk(" and howls").into_bytes(),
+                50,
+                Duration::from_millis(400),
+            ),
+        ]),
+        Scripted::sse(openai_sse(&["It dies down."], Some("stop"), false, true)),
+    ])
+    .await;
+    let s = start(v.path(), &fake, &[]);
+    let c = http();
+    let first = "We wait out the storm.";
+    let mut r = c
+        .post(s.url("/v1/chat/completions"))
+        .json(&json!({"stream": true, "messages": [{"role": "user", "content": first}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let session = r.headers()["x-vaultdm-session"]
+        .to_str()
+        .expect("session")
+        .to_owned();
+    let mut body = String::new();
+    while !body.contains("howls") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), r.chunk())
+            .await
+            .expect("in time")
+            .expect("chunk")
+            .expect("more");
+        body.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    drop(r);
+    let (got, _) = stream_text(&body);
+    assert!(got.starts_with("The wind howls"), "{got}");
+    // The interrupted turn ends on the server before the next one starts.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (st, next, j) = say(
+        &c,
+        &s,
+        json!({"messages": [
+            {"role": "user", "content": first},
+            {"role": "assistant", "content": got},
+            {"role": "user", "content": "We wait longer."}]}),
+    )
+    .await;
+    assert_eq!(st, 200, "{j}");
+    assert_eq!(next.as_deref(), Some(session.as_str()));
+    let said = said(v.path(), &session);
+    assert_eq!(said.len(), 4, "{said:?}");
+}

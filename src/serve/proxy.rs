@@ -143,6 +143,19 @@ fn conversation_id(headers: &HeaderMap, body: &Value) -> Option<String> {
     (!id.is_empty() && !raw.trim().starts_with("local")).then(|| format!("owui-{id}"))
 }
 
+/// The conversation before its last reply, and that reply, when the message follows one
+/// (for a reply the front end stopped: [`super::threads::Threads::find_stopped`]).
+fn stopped_reply(req: &openai::Request) -> Option<(super::threads::State, &str)> {
+    let earlier = &req.messages[..req.messages.len() - 1];
+    let (last, before) = earlier.split_last()?;
+    (last.role == crate::llm::Role::Assistant).then(|| {
+        (
+            super::threads::State::of(req.user.as_deref(), before),
+            last.content.as_str(),
+        )
+    })
+}
+
 /// Where a request goes: its session, and what it replaces there.
 struct Routed {
     session: String,
@@ -188,7 +201,12 @@ fn session_of(
     };
     let session = match named {
         Some(name) => name,
-        None => match app.threads(campaign, |t| t.find(asked.from, asked.from_tail)) {
+        None => match app.threads(campaign, |t| {
+            match (t.find(asked.from, asked.from_tail), stopped_reply(req)) {
+                (Found::Nothing, Some((before, reply))) => t.find_stopped(before, reply),
+                (found, _) => found,
+            }
+        }) {
             Found::One(s) => s,
             Found::Nothing | Found::Ambiguous(_) => {
                 crate::session::one_shot_name(&campaign.root, "serve")
@@ -473,6 +491,18 @@ struct Streaming {
     shown: String,
     app: Arc<App>,
     done: bool,
+}
+
+impl Drop for Streaming {
+    /// The front end went away mid-reply (its Stop button): it keeps the text it got, and
+    /// sends it back with its next message, so that is where its conversation now is.
+    fn drop(&mut self) {
+        if !self.done && !self.shown.is_empty() {
+            let (session, asked, shown) = (&self.session, self.asked.asked, &self.shown);
+            self.app
+                .threads(&self.played, |t| t.stopped(session, asked, shown));
+        }
+    }
 }
 
 impl Streaming {

@@ -170,6 +170,9 @@ pub struct Threads {
     tails: HashMap<State, Vec<String>>,
     /// Each session's turns, oldest first.
     turns: HashMap<String, Vec<Step>>,
+    /// Replies the front end stopped: the conversation with the player's message → the
+    /// session and the text streamed before the stream closed (in memory only).
+    stopped: HashMap<State, Vec<(String, String)>>,
     /// The vault whose [`FILE`] keeps them (`None`: memory only).
     vault: Option<PathBuf>,
     /// Lines in the file.
@@ -341,6 +344,44 @@ impl Threads {
         self.turns.get(session).map_or(0, |turns| {
             branch(turns, asked.from, asked.from_tail, asked.asked).map_or(0, |k| turns.len() - k)
         })
+    }
+
+    /// Remembers a reply the front end stopped (its Stop button closed the stream): it keeps
+    /// what it got — all of `shown` or, since a closed connection shows only on a later
+    /// write, a little less — and sends that back with its next message.
+    pub fn stopped(&mut self, session: &str, asked: State, shown: &str) {
+        if self.stopped.len() > 10_000 {
+            self.stopped.clear();
+        }
+        self.stopped
+            .entry(asked)
+            .or_default()
+            .push((session.to_owned(), shown.to_owned()));
+    }
+
+    /// The session whose reply, stopped after `asked`, the front end kept as `reply`: the one
+    /// session whose stopped reply begins with it.
+    pub fn find_stopped(&self, asked: State, reply: &str) -> Found {
+        let reply = reply.trim();
+        if reply.is_empty() {
+            return Found::Nothing;
+        }
+        let mut sessions: Vec<&str> = self
+            .stopped
+            .get(&asked)
+            .map(|v| {
+                v.iter()
+                    .filter(|(_, shown)| shown.trim_start().starts_with(reply))
+                    .map(|(s, _)| s.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        sessions.dedup();
+        match sessions.as_slice() {
+            [] => Found::Nothing,
+            [one] => Found::One((*one).to_owned()),
+            many => Found::Ambiguous(many.len()),
+        }
     }
 
     /// How many exchanges `session`'s log held after its last turn here (`None`: unknown). A
@@ -584,6 +625,25 @@ mod tests {
         assert_eq!(sup(&t, &all[..3]), 0, "behind the other chats");
         t.forget("s");
         assert_eq!(next(&t, &regen).0, Found::Nothing);
+    }
+
+    #[test]
+    fn a_stopped_reply_is_found_by_what_the_front_end_kept() {
+        let mut t = Threads::default();
+        let asked = State::of(None, &[u("We wait.")]);
+        t.stopped("s", asked, "The wind howls and howls");
+        assert_eq!(
+            t.find_stopped(asked, "The wind howls"),
+            Found::One("s".into())
+        );
+        assert_eq!(
+            t.find_stopped(asked, " The wind howls and howls "),
+            Found::One("s".into())
+        );
+        assert_eq!(t.find_stopped(asked, "The rain"), Found::Nothing);
+        assert_eq!(t.find_stopped(asked, ""), Found::Nothing);
+        t.stopped("other", asked, "The wind howls on");
+        assert_eq!(t.find_stopped(asked, "The wind howls"), Found::Ambiguous(2));
     }
 
     #[test]
