@@ -526,3 +526,44 @@ fn check_reports_template_overrides_that_would_stop_context() {
             "tpl/full.j2:3: error[template]: ",
         ));
 }
+
+// ---------------------------------------------------------------- session
+
+#[test]
+fn session_list_exclude_include_and_delete() {
+    let s = Scratch::empty("sessions");
+    let v = s.root.to_str().expect("utf-8 path").to_owned();
+    for name in ["2026-11-22", "test chat"] {
+        let mut st = vaultdm::session::Store::open(&s.root, name).expect("open");
+        st.record_player("We go in.", None, None).expect("player");
+    }
+    let list = stdout_of(vaultdm().args(["session", "list", "--vault", &v]));
+    assert!(
+        list.contains("2026-11-22") && list.contains("test chat"),
+        "{list}"
+    );
+    assert!(!list.contains("excluded"), "{list}");
+    let out = stdout_of(vaultdm().args(["session", "exclude", "test chat", "--vault", &v]));
+    assert!(out.contains("excluded from campaign memory"), "{out}");
+    let list = stdout_of(vaultdm().args(["session", "list", "--vault", &v]));
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("test chat") && l.contains("excluded")),
+        "{list}"
+    );
+    stdout_of(vaultdm().args(["session", "include", "test chat", "--vault", &v]));
+    let out = stdout_of(vaultdm().args(["session", "delete", "test chat", "--vault", &v]));
+    assert!(out.contains("is deleted"), "{out}");
+    assert!(!s.root.join(".vaultdm/sessions/test chat.jsonl").exists());
+    assert!(!s.root.join("sessions/test chat.md").exists());
+    vaultdm()
+        .args(["session", "delete", "CON", "--vault", &v])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("Windows reserves"));
+    vaultdm()
+        .args(["session", "delete", "test chat", "--vault", &v])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no session \"test chat\""));
+}

@@ -891,8 +891,42 @@ async fn a_plain_reply_that_breaks_off_keeps_its_text() {
     assert_eq!(log[1]["complete"], false);
 }
 
+/// POSTs a chat request and gives back its status, its session header and its reply.
+async fn say(c: &reqwest::Client, s: &Served, body: Value) -> (u16, Option<String>, Value) {
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+        .expect("send");
+    let status = r.status().as_u16();
+    let session = r
+        .headers()
+        .get("x-vaultdm-session")
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned);
+    let j: Value = r.json().await.unwrap_or(Value::Null);
+    (status, session, j)
+}
+
+/// What a session's log says, as (role, text) pairs.
+fn said(vault: &Path, session: &str) -> Vec<(String, String)> {
+    log_of(vault, session)
+        .iter()
+        .map(|r| {
+            (
+                r["role"].as_str().unwrap_or("").to_owned(),
+                r["text"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Without the session header, a conversation is known by its whole history: two chats
+/// that open with the same line are two sessions, and a model that gives every player the
+/// same reply ("Aye.") never files one player's turn in the other's session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_conversation_without_the_header_is_named_by_its_opening() {
+async fn two_conversations_with_identical_replies_stay_apart() {
     let v = template();
     let base = keep_alive_upstream().await;
     let s = Served::start(
@@ -901,35 +935,298 @@ async fn a_conversation_without_the_header_is_named_by_its_opening() {
         &[],
     );
     let c = http();
-    let session = |greeting: &'static str, said: &'static str| {
-        let c = c.clone();
-        let url = s.url("/v1/chat/completions");
+    let chat = |lines: &[&str]| {
+        let mut messages = vec![json!({"role": "system", "content": "Any system text"})];
+        for (i, l) in lines.iter().enumerate() {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            messages.push(json!({"role": role, "content": l}));
+        }
+        json!({ "messages": messages })
+    };
+    let (st, alice, j) = say(&c, &s, chat(&["I greet Odessa."])).await;
+    assert_eq!(st, 200, "{j}");
+    assert_eq!(j["choices"][0]["message"]["content"], "Aye.");
+    let alice = alice.expect("session");
+    let (_, bob, _) = say(&c, &s, chat(&["I leave the inn."])).await;
+    let bob = bob.expect("session");
+    assert_ne!(alice, bob);
+    assert!(alice.starts_with("serve-"), "{alice}");
+    // Both got "Aye."; each next turn goes to its own session.
+    let (_, a2, _) = say(&c, &s, chat(&["I greet Odessa.", "Aye.", "I order ale."])).await;
+    let (_, b2, _) = say(&c, &s, chat(&["I leave the inn.", "Aye.", "I walk north."])).await;
+    assert_eq!(a2.as_deref(), Some(alice.as_str()));
+    assert_eq!(b2.as_deref(), Some(bob.as_str()));
+    // Another chat opening with Alice's line is another conversation.
+    let (_, carol, _) = say(&c, &s, chat(&["I greet Odessa."])).await;
+    let carol = carol.expect("session");
+    assert_ne!(carol, alice, "the same first line does not join chats");
+    // Carol's history is now Alice's first turn to the letter: it continues neither.
+    let (_, c2, _) = say(&c, &s, chat(&["I greet Odessa.", "Aye.", "I order ale."])).await;
+    let c2 = c2.expect("session");
+    assert_ne!(
+        c2, alice,
+        "an identical history is never filed in another's session"
+    );
+    assert_ne!(c2, carol);
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    };
+    assert_eq!(
+        said(v.path(), &alice),
+        pairs(&[
+            ("player", "I greet Odessa."),
+            ("dm", "Aye."),
+            ("player", "I order ale."),
+            ("dm", "Aye."),
+        ])
+    );
+    assert_eq!(
+        said(v.path(), &bob),
+        pairs(&[
+            ("player", "I leave the inn."),
+            ("dm", "Aye."),
+            ("player", "I walk north."),
+            ("dm", "Aye."),
+        ])
+    );
+    let transcript =
+        std::fs::read_to_string(v.path().join(format!("sessions/{bob}.md"))).expect("transcript");
+    assert!(!transcript.contains("ale"), "{transcript}");
+    // The request's `user` tells two players' identical chats apart too.
+    let mut dave = chat(&["I greet Odessa."]);
+    dave["user"] = json!("dave");
+    let (_, d1, _) = say(&c, &s, dave.clone()).await;
+    let mut dave2 = chat(&["I greet Odessa.", "Aye.", "I order ale."]);
+    dave2["user"] = json!("dave");
+    let (_, d2, _) = say(&c, &s, dave2).await;
+    assert_eq!(d1, d2, "dave's own history is his alone");
+}
+
+/// Regenerate (the same history, the last reply replaced): the reply it replaces is
+/// superseded in the session log, leaves the session's history and memory, and the next turn
+/// never sees it. With the session header and without.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regenerate_supersedes_the_reply_it_replaces() {
+    let v = template();
+    let reply = |t: &str| Scripted::sse(openai_sse(&[t], Some("stop"), true, true));
+    let fake = FakeLlm::start(vec![
+        reply("Dark stairs lead down."),
+        reply("Shadows dance on the wall."),
+        reply("The torch gutters and dies."),
+        reply("You hear water below."),
+        reply("Cold air."),
+        reply("A bat."),
+        reply("Silence."),
+    ])
+    .await;
+    let s = start(v.path(), &fake, &[]);
+    let c = http();
+    let turn = |lines: &[&str], header: Option<&str>| {
+        let mut messages = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            messages.push(json!({"role": role, "content": l}));
+        }
+        let mut r = c
+            .post(s.url("/v1/chat/completions"))
+            .json(&json!({ "messages": messages }));
+        if let Some(h) = header {
+            r = r.header("X-Vaultdm-Session", h);
+        }
         async move {
-            let r = c
-                .post(url)
-                .json(&json!({"messages": [
-                    {"role": "system", "content": "Any system text"},
-                    {"role": "assistant", "content": greeting},
-                    {"role": "user", "content": said}]}))
-                .send()
-                .await
-                .expect("send");
+            let r = r.send().await.expect("send");
             assert_eq!(r.status(), 200);
-            r.headers()["x-vaultdm-session"]
+            let session = r.headers()["x-vaultdm-session"]
                 .to_str()
-                .expect("name")
-                .to_owned()
+                .expect("session")
+                .to_owned();
+            let j: Value = r.json().await.expect("json");
+            (
+                session,
+                j["choices"][0]["message"]["content"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            )
         }
     };
-    let a = session("The mine bell tolls.", "We go in.").await;
-    let b = session("Snow on the Row.", "We go in.").await;
-    let a2 = session("The mine bell tolls.", "We go in.").await;
-    assert!(
-        a.starts_with("serve-") && a.len() == "serve-".len() + 12,
-        "{a}"
+    let h = Some("owui-chat1-");
+    let one = "We take the cellar stairs.";
+    let two = "I light a torch.";
+    let (_, r1) = turn(&[one], h).await;
+    assert_eq!(r1, "Dark stairs lead down.");
+    let (_, r2) = turn(&[one, &r1, two], h).await;
+    assert_eq!(r2, "Shadows dance on the wall.");
+    // Regenerate: the same request again.
+    let (_, r2b) = turn(&[one, &r1, two], h).await;
+    assert_eq!(r2b, "The torch gutters and dies.");
+    let (_, r3) = turn(&[one, &r1, two, &r2b, "We go on."], h).await;
+    assert_eq!(r3, "You hear water below.");
+    let log = log_of(v.path(), "owui-chat1-");
+    let kinds: Vec<String> = log
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["role"].as_str().unwrap_or(""),
+                r["event"]
+                    .as_str()
+                    .unwrap_or(r["text"].as_str().unwrap_or(""))
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            format!("player {one}"),
+            "dm Dark stairs lead down.".to_owned(),
+            format!("player {two}"),
+            "dm Shadows dance on the wall.".to_owned(),
+            "system undo".to_owned(),
+            format!("player {two}"),
+            "dm The torch gutters and dies.".to_owned(),
+            "player We go on.".to_owned(),
+            "dm You hear water below.".to_owned(),
+        ]
     );
-    assert_ne!(a, b, "another greeting is another conversation");
-    assert_eq!(a, a2, "the same opening finds its session again");
+    let records: Vec<vaultdm::session::Record> = log
+        .iter()
+        .map(|r| serde_json::from_value(r.clone()).expect("record"))
+        .collect();
+    let history = vaultdm::session::history_from_records(&records);
+    let dms: Vec<&str> = history.iter().map(|e| e.dm.as_str()).collect();
+    assert_eq!(
+        dms,
+        vec![
+            "Dark stairs lead down.",
+            "The torch gutters and dies.",
+            "You hear water below."
+        ]
+    );
+    // The next turn's prompt (history, memory, recall) never carries the superseded reply.
+    let sent = String::from_utf8_lossy(&fake.requests()[3].body).into_owned();
+    assert!(!sent.contains("Shadows dance"), "{sent}");
+
+    // Without the header: the conversation's history finds its session, and Regenerate
+    // supersedes there too.
+    let (s1, r1) = turn(&["We leave by the back door."], None).await;
+    let (s2, r2) = turn(&["We leave by the back door.", &r1, "We run."], None).await;
+    let (s2b, _) = turn(&["We leave by the back door.", &r1, "We run."], None).await;
+    assert_eq!(s1, s2);
+    assert_eq!(s2, s2b);
+    assert_eq!(r2, "A bat.");
+    let said = said(v.path(), &s1);
+    assert_eq!(said.len(), 7, "{said:?}");
+    assert_eq!(said[4].0, "system");
+}
+
+/// Front ends' background tasks — Open WebUI's title, tags and follow-ups, SillyTavern's
+/// summary — go upstream as they came: no canon, no tools, no vaultdm prompt, no session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_prompts_pass_through_with_no_session() {
+    let v = template();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(
+            &["{\"title\": \"🍺 The Brass Canary\"}"],
+            Some("stop"),
+            false,
+            true,
+        )),
+        Scripted::sse(openai_sse(
+            &["The party met Odessa."],
+            Some("stop"),
+            false,
+            true,
+        )),
+        Scripted::sse(openai_sse(
+            &["{\"tags\": [\"Fantasy\"]}"],
+            Some("stop"),
+            true,
+            true,
+        )),
+    ])
+    .await;
+    let s = start(v.path(), &fake, &[]);
+    let c = http();
+    let title = "### Task:\nGenerate a concise, 3-5 word title with an emoji summarizing the chat history.\n### Guidelines:\n- Keep it short.\n### Output:\nJSON format: { \"title\": \"your concise title here\" }\n### Chat History:\n<chat_history>\nUSER: We walk into the Brass Canary and look for Odessa Flint.\nASSISTANT: Odessa looks up.\n</chat_history>";
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .json(&json!({"model": "vault-template", "stream": false,
+            "messages": [{"role": "user", "content": title}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("x-vaultdm-session").is_none());
+    assert_eq!(r.headers()["x-vaultdm-task"], "openwebui-task");
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(
+        j["choices"][0]["message"]["content"],
+        "{\"title\": \"🍺 The Brass Canary\"}"
+    );
+    // The upstream sent no usage: vaultdm counted it.
+    assert!(
+        j["usage"]["prompt_tokens"].as_u64().unwrap_or(0) > 20,
+        "{j}"
+    );
+    assert!(
+        j["usage"]["completion_tokens"].as_u64().unwrap_or(0) > 3,
+        "{j}"
+    );
+    let up = fake.requests()[0].json();
+    assert!(up.get("tools").is_none(), "{up}");
+    let msgs = up["messages"].as_array().expect("messages");
+    assert_eq!(msgs.len(), 1, "no vaultdm system prompt: {msgs:?}");
+    assert_eq!(msgs[0]["content"], title, "the prompt as it came");
+    assert_eq!(up["model"], "test-model");
+
+    // SillyTavern's summary: a quiet prompt sent last, as a system message, streamed.
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .json(&json!({"stream": true, "messages": [
+            {"role": "system", "content": "You are Seraphina."},
+            {"role": "assistant", "content": "Welcome, traveller."},
+            {"role": "user", "content": "I greet Brannock."},
+            {"role": "system", "content": "Ignore previous instructions. Summarize the most important facts and events in the story so far. Limit the summary to 200 words or less."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-vaultdm-task"], "sillytavern-summary");
+    let (text, finish) = stream_text(&r.text().await.expect("body"));
+    assert_eq!(text, "The party met Odessa.");
+    assert_eq!(finish.as_deref(), Some("stop"));
+    let up = fake.requests()[1].json();
+    let msgs = up["messages"].as_array().expect("messages");
+    assert_eq!(msgs[0]["content"], "You are Seraphina.");
+    assert!(msgs
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .is_some_and(|m| m.ends_with("Limit the summary to 200 words or less.")));
+    assert!(!up.to_string().contains("Brannock Tull"), "no canon: {up}");
+
+    // Open WebUI's `{{TASK}}` in the session header marks any prompt as a task.
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "owui-chat7-tags_generation")
+        .json(&json!({"messages": [{"role": "user", "content": "Tag this chat."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-vaultdm-task"], "tags_generation");
+    let _ = r.text().await;
+
+    // No session was written: no log, no transcript, no memory note.
+    let logs = v.path().join(".vaultdm").join("sessions");
+    let left: Vec<_> = std::fs::read_dir(&logs)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(!v.path().join("sessions").exists());
+    assert_eq!(fake.requests().len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1405,4 +1702,310 @@ async fn hundreds_of_conversations_stay_under_the_cap_in_threads_and_memory() {
     ask("chat-0".into()).await;
     let log = log_of(v.path(), "chat-0");
     assert_eq!(log.len(), 4, "{log:?}");
+}
+
+/// The smaller faults of issue 25: the campaign's name in the model menu, usage counted when
+/// the upstream sends none, errors in the documented shape, session names that hold on
+/// Windows, and a short token refused on a public address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_usage_errors_and_tokens_as_documented() {
+    let v = template();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(
+            &["The lamp burns low."],
+            Some("stop"),
+            false,
+            true,
+        )),
+        Scripted::sse(openai_sse(&["Hm."], Some("stop"), false, true)),
+    ])
+    .await;
+    let s = start(v.path(), &fake, &["--max-message-chars", "1000"]);
+    let c = http();
+    let models: Value = get_json(&c, s.url("/v1/models")).await;
+    let data = models["data"].as_array().expect("data");
+    assert_eq!(data[0]["id"], "vault-template");
+    assert_eq!(data[0]["name"], "Coldharrow", "{models}");
+    assert_eq!(data[1]["name"], "Coldharrow (test-model)");
+
+    // A session name Windows cannot hold is refused, with the rule.
+    for bad in ["CON", "lpt1.md", "abc."] {
+        let r = c
+            .post(s.url("/v1/chat/completions"))
+            .header("X-Vaultdm-Session", bad)
+            .json(&json!({"messages": [{"role": "user", "content": "Hi."}]}))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 400, "{bad}");
+        let j: Value = r.json().await.expect("json");
+        assert_eq!(j["error"]["code"], "invalid_session", "{bad}: {j}");
+    }
+
+    // Usage: the upstream sent none; vaultdm counts the prompt and the reply.
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "lamp")
+        .json(&json!({"messages": [{"role": "user", "content": "We rest."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let j: Value = r.json().await.expect("json");
+    let u = &j["usage"];
+    assert!(u["prompt_tokens"].as_u64().unwrap_or(0) > 100, "{j}");
+    assert!(u["completion_tokens"].as_u64().unwrap_or(0) >= 4, "{j}");
+    assert_eq!(
+        u["total_tokens"].as_u64(),
+        Some(
+            u["prompt_tokens"].as_u64().unwrap_or(0) + u["completion_tokens"].as_u64().unwrap_or(0)
+        )
+    );
+
+    // Open WebUI's temporary chat id in the header names nothing lasting: ignored.
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "owui-local:Xy12-")
+        .json(&json!({"messages": [{"role": "user", "content": "Just testing."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["x-vaultdm-session"]
+        .to_str()
+        .expect("session")
+        .starts_with("serve-"));
+
+    // Accepting proposals that do not exist is the request's mistake.
+    for (body, status, code) in [
+        (json!({"numbers": [7]}), 404, "proposal_not_found"),
+        (json!({"numbers": ["x"]}), 400, "invalid_numbers"),
+        (json!({"numbers": [0]}), 400, "invalid_numbers"),
+        (json!({}), 400, "no_proposals_named"),
+    ] {
+        let r = c
+            .post(s.url("/campaigns/vault-template/sessions/lamp/accept"))
+            .json(&body)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), status, "{body}");
+        let j: Value = r.json().await.expect("json");
+        assert_eq!(j["error"]["code"], code, "{body}: {j}");
+    }
+
+    // A message too long for the limit, posted to /context: 413 message_too_long.
+    let long = "a".repeat(150_000);
+    let r = c
+        .post(s.url("/campaigns/vault-template/context"))
+        .json(&json!({ "message": long }))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 413);
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(j["error"]["code"], "message_too_long");
+    let r = c
+        .post(s.url("/campaigns/vault-template/context"))
+        .json(&json!({"message": "I ask Odessa about the canary.", "mode": "light"}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let j: Value = r.json().await.expect("json");
+    assert_eq!(j["mode"], "light", "{j}");
+    drop(s);
+
+    // A one-character token on a public address: refused at start, with the way out.
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("vaultdm"))
+        .env_clear()
+        .env("HOME", v.path().join("no-home"))
+        .env("VAULTDM_SERVE_TOKEN", "x")
+        .args(["serve", "--vault"])
+        .arg(v.path())
+        .args(["--listen", "0.0.0.0:0"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("at least 16"), "{err}");
+}
+
+/// Without the header, a conversation's state is kept in the vault: after a restart its next
+/// turn continues its session, and a Regenerate still supersedes there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_continues_its_session_after_a_restart() {
+    let v = template();
+    let base = keep_alive_upstream().await;
+    let args = ["--provider", "openai", "--base-url", &base, "--model", "m"];
+    let c = http();
+    let chat = |lines: &[&str]| {
+        let messages: Vec<Value> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": l}))
+            .collect();
+        json!({ "messages": messages })
+    };
+    let mut s = Served::start(v.path(), &args, &[]);
+    let (_, first, _) = say(&c, &s, chat(&["We board the train."])).await;
+    let (_, again, _) = say(&c, &s, chat(&["We board the train.", "Aye.", "We sit."])).await;
+    assert_eq!(first, again);
+    assert!(s.terminate(Duration::from_secs(20)).is_some());
+    let s = Served::start(v.path(), &args, &[]);
+    let (_, after, _) = say(
+        &c,
+        &s,
+        chat(&[
+            "We board the train.",
+            "Aye.",
+            "We sit.",
+            "Aye.",
+            "We sleep.",
+        ]),
+    )
+    .await;
+    assert_eq!(after, first, "the same session after the restart");
+    // Regenerate of the turn before the restart's.
+    let (_, regen, _) = say(
+        &c,
+        &s,
+        chat(&[
+            "We board the train.",
+            "Aye.",
+            "We sit.",
+            "Aye.",
+            "We sleep.",
+        ]),
+    )
+    .await;
+    assert_eq!(regen, first);
+    let said = said(v.path(), first.as_deref().expect("session"));
+    assert_eq!(said.len(), 9, "{said:?}");
+    assert_eq!(said[6].0, "system");
+}
+
+/// The GM played on in the session (`chat`) after the reply a front end regenerates: undo
+/// would take back the GM's exchange, so nothing is superseded and the new reply is logged
+/// after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regenerate_after_the_gm_played_on_takes_nothing_back() {
+    let v = template();
+    let base = keep_alive_upstream().await;
+    let s = Served::start(
+        v.path(),
+        &[
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--close-idle-after",
+            "1",
+        ],
+        &[],
+    );
+    let c = http();
+    let body = json!({"messages": [{"role": "user", "content": "We wait."}]});
+    let send = || {
+        c.post(s.url("/v1/chat/completions"))
+            .header("X-Vaultdm-Session", "table")
+            .json(&body)
+            .send()
+    };
+    assert_eq!(send().await.expect("send").status(), 200);
+    // The server lets the session go; the GM plays an exchange in it.
+    let mut store = None;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if let Ok(st) = vaultdm::session::Store::open(v.path(), "table") {
+            store = Some(st);
+            break;
+        }
+    }
+    let mut store = store.expect("the idle session is let go");
+    store.record_player("I nap.", None, None).expect("player");
+    store
+        .record_dm(
+            &vaultdm::llm::Reply {
+                text: "Zzz.".into(),
+                complete: true,
+                ..Default::default()
+            },
+            "openai",
+            "m",
+        )
+        .expect("dm");
+    drop(store);
+    // The front end regenerates its first reply.
+    assert_eq!(send().await.expect("send").status(), 200);
+    let said = said(v.path(), "table");
+    assert!(said.iter().all(|(role, _)| role != "system"), "{said:?}");
+    assert_eq!(said.len(), 6, "{said:?}");
+    assert!(
+        s.stderr().contains("nothing is taken back"),
+        "{}",
+        s.stderr()
+    );
+}
+
+/// The front end stops a reply (its Stop button closes the stream) and keeps what it got:
+/// its next message, without the header, still finds the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_reply_keeps_its_conversation() {
+    let v = template();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse_steps(vec![
+            Step::Send(openai_chunk("The wind howls").into_bytes()),
+            Step::Repeat(
+                openai_chunk(" and howls").into_bytes(),
+                50,
+                Duration::from_millis(400),
+            ),
+        ]),
+        Scripted::sse(openai_sse(&["It dies down."], Some("stop"), false, true)),
+    ])
+    .await;
+    let s = start(v.path(), &fake, &[]);
+    let c = http();
+    let first = "We wait out the storm.";
+    let mut r = c
+        .post(s.url("/v1/chat/completions"))
+        .json(&json!({"stream": true, "messages": [{"role": "user", "content": first}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let session = r.headers()["x-vaultdm-session"]
+        .to_str()
+        .expect("session")
+        .to_owned();
+    let mut body = String::new();
+    while !body.contains("howls") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), r.chunk())
+            .await
+            .expect("in time")
+            .expect("chunk")
+            .expect("more");
+        body.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    drop(r);
+    let (got, _) = stream_text(&body);
+    assert!(got.starts_with("The wind howls"), "{got}");
+    // The interrupted turn ends on the server before the next one starts.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (st, next, j) = say(
+        &c,
+        &s,
+        json!({"messages": [
+            {"role": "user", "content": first},
+            {"role": "assistant", "content": got},
+            {"role": "user", "content": "We wait longer."}]}),
+    )
+    .await;
+    assert_eq!(st, 200, "{j}");
+    assert_eq!(next.as_deref(), Some(session.as_str()));
+    let said = said(v.path(), &session);
+    assert_eq!(said.len(), 4, "{said:?}");
 }

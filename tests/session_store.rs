@@ -328,6 +328,86 @@ fn list_sessions_reports_name_count_and_last_time() {
     assert!(list.iter().all(|i| i.last_time.is_some()));
 }
 
+#[test]
+fn an_excluded_session_leaves_campaign_memory_and_a_deleted_one_leaves_nothing() {
+    let dir = tmp();
+    play_two(dir.path(), "2026-11-22");
+    play_two(dir.path(), "test chat");
+    let memory_note = dir.path().join("sessions/test chat.memory.md");
+    fs::write(&memory_note, "# memory").unwrap_or_else(|e| panic!("{e}"));
+    let was = vaultdm::session::set_excluded(dir.path(), "test chat", true)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!was);
+    let names = |l: Vec<vaultdm::session::SessionInfo>| -> Vec<(String, bool)> {
+        l.into_iter().map(|i| (i.name, i.excluded)).collect()
+    };
+    assert_eq!(
+        names(list_sessions(dir.path()).unwrap_or_else(|e| panic!("{e}"))),
+        vec![("2026-11-22".to_owned(), false)],
+        "campaign memory reads only the sessions not excluded"
+    );
+    assert_eq!(
+        names(vaultdm::session::list_all_sessions(dir.path()).unwrap_or_else(|e| panic!("{e}"))),
+        vec![
+            ("2026-11-22".to_owned(), false),
+            ("test chat".to_owned(), true)
+        ]
+    );
+    // Its own history is unchanged; including it again takes it back.
+    assert_eq!(open(dir.path(), "test chat").history().len(), 2);
+    assert!(
+        vaultdm::session::set_excluded(dir.path(), "test chat", false)
+            .unwrap_or_else(|e| panic!("{e}"))
+    );
+    assert_eq!(list_sessions(dir.path()).map(|l| l.len()).unwrap_or(0), 2);
+
+    // Delete: refused while it is open, then every file of it goes, only it.
+    let held = open(dir.path(), "test chat");
+    assert!(matches!(
+        vaultdm::session::delete(dir.path(), "test chat"),
+        Err(SessionError::Locked { .. })
+    ));
+    drop(held);
+    let removed =
+        vaultdm::session::delete(dir.path(), "test chat").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(removed.len(), 3, "{removed:?}");
+    for p in [
+        dir.path().join(".vaultdm/sessions/test chat.jsonl"),
+        dir.path().join(".vaultdm/sessions/test chat.lock"),
+        dir.path().join("sessions/test chat.md"),
+        memory_note,
+    ] {
+        assert!(!p.exists(), "{}", p.display());
+    }
+    assert!(dir.path().join("sessions/2026-11-22.md").exists());
+    assert_eq!(
+        load(dir.path(), "2026-11-22")
+            .map(|l| l.records.len())
+            .unwrap_or(0),
+        4
+    );
+    assert!(matches!(
+        vaultdm::session::delete(dir.path(), "test chat"),
+        Err(SessionError::NoSuchSession { .. })
+    ));
+    assert!(matches!(
+        vaultdm::session::delete(dir.path(), "../2026-11-22"),
+        Err(SessionError::InvalidName { .. })
+    ));
+}
+
+#[test]
+fn supersede_undoes_exchanges_and_an_unanswered_message() {
+    let dir = tmp();
+    play_two(dir.path(), "s");
+    let mut s = open(dir.path(), "s");
+    s.record_player("failed", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.supersede(1).unwrap_or_else(|e| panic!("{e}")), 2);
+    assert_eq!(s.history().len(), 1);
+    assert_eq!(s.supersede(0).unwrap_or_else(|e| panic!("{e}")), 0);
+}
+
 // ---- Faults (docs/reliability.md) -------------------------------------------------------
 
 #[test]

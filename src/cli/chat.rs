@@ -517,7 +517,7 @@ fn show_pending(list: &[crate::play::PendingView]) {
 
 /// `/sessions`: every saved session, with its size and last time.
 fn list_sessions(root: &Path) {
-    match crate::session::list_sessions(root) {
+    match crate::session::list_all_sessions(root) {
         Ok(list) => {
             for s in list {
                 println!(

@@ -99,7 +99,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let loaded = Loaded::load(root)?;
     let session = match args.session {
         Some(s) => s,
-        None => crate::session::list_sessions(root)?
+        None => crate::session::list_all_sessions(root)?
             .into_iter()
             .max_by_key(|s| s.last_time)
             .map(|s| s.name)

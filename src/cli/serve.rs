@@ -56,6 +56,11 @@ pub struct Args {
     /// and opens again on its next request).
     #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
     pub close_idle_after: u64,
+    /// The upstream model front ends' background tasks (titles, tags, follow-ups,
+    /// summaries) go to, without canon: a small, fast one keeps them off the DM's model
+    /// (default: the model each request asks for).
+    #[arg(long, value_name = "MODEL")]
+    pub task_model: Option<String>,
     /// Poll the folders instead of using native file events.
     #[arg(long)]
     pub poll: bool,
@@ -113,6 +118,7 @@ pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
         },
         close_idle_after: Duration::from_secs(args.close_idle_after.max(1)),
         max_conversations: args.max_conversations.max(1),
+        task_model: args.task_model.clone().filter(|m| !m.trim().is_empty()),
         watch: WatchOptions {
             poll: args.poll,
             debounce: Duration::from_millis(150),

@@ -324,6 +324,18 @@ impl Table {
         Ok(self.store.undo()?)
     }
 
+    /// Supersedes the last `n` exchanges: a front end regenerated or edited them
+    /// ([`Store::supersede`]). They leave the prompt history and the session's memory (rebuilt
+    /// from the log on the next message), and other sessions' recall (which reads the log the
+    /// same way). Returns the undo markers written.
+    pub fn supersede(&mut self, n: usize) -> Result<usize, PlayError> {
+        let written = self.store.supersede(n)?;
+        if written > 0 {
+            self.memory.replace(crate::memory::Memory::default());
+        }
+        Ok(written)
+    }
+
     fn mode_choice(&self, message: &str, history: &[Exchange]) -> ModeChoice {
         let plan = plan_history(history, self.history_budget, &|t| self.counts.count(t));
         let facts = crate::context::mode::SessionFacts {

@@ -85,7 +85,45 @@ pub async fn context(
     Path(id): Path<String>,
     Query(q): Query<std::collections::HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    let c = campaign(&app, &id)?;
+    context_for(&app, &id, &q).await
+}
+
+/// `POST /campaigns/{id}/context` with `{"message", "mode", "budget", "pc"}`: the same as
+/// the `GET`, for a message too long for a URL (HTTP servers refuse URLs over 64 KiB with a
+/// bare `414` before vaultdm sees them).
+pub async fn context_post(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let v: serde_json::Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::invalid("invalid_json", format!("the body is not JSON: {e}")))?;
+    let Some(o) = v.as_object() else {
+        return Err(ApiError::invalid(
+            "invalid_json",
+            "the body must be a JSON object: {\"message\": …, \"mode\": …, \"budget\": …, \"pc\": …}",
+        ));
+    };
+    let q = o
+        .iter()
+        .filter_map(|(k, v)| {
+            let v = match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Number(n) => n.to_string(),
+                _ => return None,
+            };
+            Some((k.clone(), v))
+        })
+        .collect();
+    context_for(&app, &id, &q).await
+}
+
+async fn context_for(
+    app: &App,
+    id: &str,
+    q: &std::collections::HashMap<String, String>,
+) -> Result<Response, ApiError> {
+    let c = campaign(app, id)?;
     let budget = match q.get("budget").map(|b| b.trim()).filter(|b| !b.is_empty()) {
         None => None,
         Some(b) => Some(b.parse::<usize>().map_err(|_| {
@@ -207,7 +245,7 @@ pub async fn sessions(
 ) -> Result<Response, ApiError> {
     let c = campaign(&app, &id)?;
     let root = c.root.clone();
-    let list = tokio::task::spawn_blocking(move || crate::session::list_sessions(&root))
+    let list = tokio::task::spawn_blocking(move || crate::session::list_all_sessions(&root))
         .await
         .map_err(|e| {
             ApiError::new(
@@ -227,7 +265,7 @@ pub async fn sessions(
         })?;
     let list: Vec<_> = list
         .iter()
-        .map(|s| json!({"name": s.name, "open": c.open_conversation(&s.name).is_some()}))
+        .map(|s| json!({"name": s.name, "open": c.open_conversation(&s.name).is_some(), "excluded": s.excluded}))
         .collect();
     Ok(Json(json!({ "sessions": list })).into_response())
 }
@@ -269,15 +307,29 @@ fn numbers_of(body: &[u8]) -> Result<Vec<usize>, ApiError> {
     if v.get("all").and_then(serde_json::Value::as_bool) == Some(true) {
         return Ok(Vec::new());
     }
-    let numbers: Vec<usize> = v
-        .get("numbers")
-        .and_then(serde_json::Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|n| n.as_u64().and_then(|n| usize::try_from(n).ok()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut numbers: Vec<usize> = Vec::new();
+    match v.get("numbers") {
+        None | Some(serde_json::Value::Null) => {}
+        Some(serde_json::Value::Array(a)) => {
+            for n in a {
+                match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                    Some(n) if n > 0 => numbers.push(n),
+                    _ => {
+                        return Err(ApiError::invalid(
+                            "invalid_numbers",
+                            format!("`{n}` is not a proposal number: numbers are 1, 2, … as `pending` lists them"),
+                        ))
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "invalid_numbers",
+                format!("`numbers` must be a list like [1, 2], not `{other}`"),
+            ))
+        }
+    }
     if numbers.is_empty() {
         return Err(ApiError::invalid(
             "no_proposals_named",
@@ -292,6 +344,35 @@ async fn decide(app: &App, id: &str, session: &str, d: Decision) -> Result<Respo
     let conv = c
         .open_conversation(session)
         .ok_or_else(|| not_open(session))?;
+    // Numbers that name no pending proposal are the request's mistake, not a failed write.
+    let named = match &d {
+        Decision::Accept(n) | Decision::Reject(n) => n.clone(),
+    };
+    if !named.is_empty() {
+        let pending = conv.pending().await.ok_or_else(|| not_open(session))?;
+        let unknown: Vec<String> = named
+            .iter()
+            .filter(|n| !pending.iter().any(|p| p.number == **n))
+            .map(ToString::to_string)
+            .collect();
+        if !unknown.is_empty() {
+            let open: Vec<String> = pending.iter().map(|p| p.number.to_string()).collect();
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "invalid_request_error",
+                "proposal_not_found",
+                format!(
+                    "no pending proposal {} in session {session} (pending: {})",
+                    unknown.join(", "),
+                    if open.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        open.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
     match conv.decide(d).await.ok_or_else(|| not_open(session))? {
         Ok(lines) => Ok(Json(json!({ "done": lines })).into_response()),
         Err(e) => Err(ApiError::new(

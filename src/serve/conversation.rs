@@ -27,6 +27,8 @@ pub struct Finished {
     pub turn: Turn,
     /// Things to tell the GM that did not stop play.
     pub notices: Vec<String>,
+    /// The exchanges in the session's log after the turn.
+    pub exchanges: usize,
 }
 
 impl Finished {
@@ -42,6 +44,12 @@ pub struct Relay {
     pub message: String,
     /// The conversation before it (user and assistant, merged).
     pub earlier: Vec<ChatMessage>,
+    /// How many of the session's last exchanges this message replaces (a front end's
+    /// Regenerate, swipe or edit): superseded in the log and memory before it is played.
+    pub supersede: usize,
+    /// The exchanges the log held after this conversation's last turn as the server knows it:
+    /// a log holding another number was played elsewhere since, and nothing is superseded.
+    pub log_had: Option<usize>,
     /// The front end's system text.
     pub system: String,
     /// The upstream model asked for (`None`: the configured one).
@@ -196,7 +204,8 @@ fn open_table(name: &str, setup: &Setup, snap: &Snapshot) -> Result<Table, Strin
     table.set_review(snap.review);
     table.share_note_memory(setup.note_memory.clone());
     // The front end keeps the conversation: no cold summaries (they would hold up the end of
-    // every reply); recall and the story so far still come from this session's log.
+    // every reply); the story so far comes from this session's log, recall from the
+    // campaign's other sessions (those the GM did not exclude).
     table.set_memory_config(crate::config::MemoryConfig {
         summarise: false,
         ..snap.memory.clone()
@@ -313,12 +322,32 @@ fn relay(
     let Relay {
         message,
         earlier,
+        supersede,
+        log_had,
         system,
         model,
         max_tokens,
         extra,
         events,
     } = r;
+    let has = table.store().history().len();
+    if supersede > 0 && log_had.is_some_and(|n| n != has) {
+        eprintln!(
+            "vaultdm serve: session {}: the log was played elsewhere since the replaced reply (it holds {has} exchanges, not {}); the new reply is logged after it, nothing is taken back",
+            table.store().name(),
+            log_had.unwrap_or_default()
+        );
+    } else if supersede > 0 {
+        if let Err(error) = table.supersede(supersede) {
+            let error = SendError {
+                error,
+                message_saved: false,
+                reply_saved: false,
+            };
+            let _ = events.send(Event::Done(Box::new(Err(error))));
+            return;
+        }
+    }
     let Some(client) = client else {
         let error = SendError {
             error: crate::play::PlayError::Llm(crate::llm::LlmError::NotConfigured {
@@ -362,6 +391,7 @@ fn relay(
     let done = result.map(|turn| Finished {
         turn,
         notices: table.take_notices(),
+        exchanges: table.store().history().len(),
     });
     let _ = events.send(Event::Done(Box::new(done)));
 }

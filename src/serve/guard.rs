@@ -199,7 +199,9 @@ fn cors_headers(r: &mut Response, origin: &str, asked: Option<&HeaderValue>) {
     );
     h.insert(
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
-        HeaderValue::from_static("x-vaultdm-campaign, x-vaultdm-session, x-vaultdm-context"),
+        HeaderValue::from_static(
+            "x-vaultdm-campaign, x-vaultdm-session, x-vaultdm-context, x-vaultdm-task",
+        ),
     );
     h.insert(
         header::ACCESS_CONTROL_MAX_AGE,

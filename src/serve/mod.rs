@@ -7,6 +7,8 @@
 //! * [`api`]: `/campaigns…` and the inspector page at `/`.
 //! * [`openai`]: the wire format.
 //! * [`guard`]: the bearer token, Host and Origin checks, CORS.
+//! * [`tasks`]: front ends' background tasks (titles, tags, summaries), passed through.
+//! * [`threads`]: which session a request without the session header continues.
 //!
 //! docs/serve.md is the user's guide.
 
@@ -16,6 +18,8 @@ pub mod conversation;
 pub mod guard;
 pub mod openai;
 pub mod proxy;
+pub mod tasks;
+pub mod threads;
 
 use crate::llm::settings::LlmFlags;
 use crate::watch::WatchOptions;
@@ -84,6 +88,8 @@ pub struct ServeOptions {
     /// Conversations open at once per campaign (each holds a thread and its session's
     /// caches); opening one more closes the least recently used idle one first.
     pub max_conversations: usize,
+    /// The upstream model for front ends' background tasks (`None`: the one each asks for).
+    pub task_model: Option<String>,
 }
 
 /// Conversations open at once per campaign unless `--max-conversations` says otherwise.
@@ -99,7 +105,10 @@ pub struct App {
     pub shutdown: watch::Receiver<bool>,
     guard: guard::Guard,
     ids: AtomicU64,
-    replies: Mutex<HashMap<(String, u64), String>>,
+    /// Each campaign's conversations by their history (see [`threads`]).
+    threads: Mutex<HashMap<String, threads::Threads>>,
+    /// The upstream model background tasks go to (`None`: the one the request asked for).
+    task_model: Option<String>,
 }
 
 impl App {
@@ -107,23 +116,27 @@ impl App {
         self.ids.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Remembers which session sent a reply (by the hash of the text the front end got), so
-    /// the conversation's next request finds its session.
-    fn remember_reply(&self, campaign: &str, hash: u64, session: &str) {
-        if let Ok(mut r) = self.replies.lock() {
-            if r.len() > 100_000 {
-                r.clear();
-            }
-            r.insert((campaign.to_owned(), hash), session.to_owned());
-        }
+    /// Works on a campaign's [`threads::Threads`] (read from the vault on first use).
+    fn threads<T>(&self, campaign: &Campaign, f: impl FnOnce(&mut threads::Threads) -> T) -> T {
+        let mut all = self
+            .threads
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(all
+            .entry(campaign.id.clone())
+            .or_insert_with(|| threads::Threads::load(&campaign.root)))
     }
 
-    fn session_of_reply(&self, campaign: &str, hash: u64) -> Option<String> {
-        self.replies
-            .lock()
-            .ok()?
-            .get(&(campaign.to_owned(), hash))
-            .cloned()
+    /// Records a turn of a conversation (see [`threads`]); a state that cannot be kept on
+    /// disk is said on stderr (the conversation goes on; after a restart it would continue in
+    /// a new session).
+    fn record_turn(&self, campaign: &Campaign, session: &str, step: threads::Step) {
+        if let Err(e) = self.threads(campaign, |t| t.record(session, step)) {
+            eprintln!(
+                "vaultdm serve: {}: could not keep the conversation state of session {session} ({e}); after a restart it continues in a new session",
+                campaign.id
+            );
+        }
     }
 }
 
@@ -135,7 +148,10 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/models", get(proxy::models))
         .route("/v1/chat/completions", post(proxy::completions))
         .route("/campaigns", get(api::campaigns))
-        .route("/campaigns/{id}/context", get(api::context))
+        .route(
+            "/campaigns/{id}/context",
+            get(api::context).post(api::context_post),
+        )
         .route("/campaigns/{id}/check", get(api::check))
         .route("/campaigns/{id}/events", get(api::events))
         .route("/campaigns/{id}/sessions", get(api::sessions))
@@ -177,8 +193,21 @@ pub struct Running {
     close_idle_after: std::time::Duration,
 }
 
+/// The shortest token accepted on an address other than loopback: anyone who can reach the
+/// server may try tokens, and a short one falls to a few thousand requests.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
 /// Loads every vault, binds the address. Errors name the vault or the address.
 pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
+    if let Some(t) = &opts.token {
+        let n = t.trim().chars().count();
+        if n < MIN_TOKEN_CHARS && !opts.listen.ip().is_loopback() {
+            anyhow::bail!(
+                "the token is {n} characters; on {} (reachable from other machines) it must be at least {MIN_TOKEN_CHARS} — leave --token and VAULTDM_SERVE_TOKEN unset and vaultdm makes and prints a strong one",
+                opts.listen
+            );
+        }
+    }
     let mut campaigns: Vec<Arc<Campaign>> = Vec::new();
     let (stop, shutdown) = watch::channel(false);
     for given in &opts.vaults {
@@ -213,7 +242,8 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         shutdown,
         guard: guard::Guard::new(&opts, addr),
         ids: AtomicU64::new(1),
-        replies: Mutex::new(HashMap::new()),
+        threads: Mutex::new(HashMap::new()),
+        task_model: opts.task_model.clone(),
     });
     Ok(Running {
         addr,

@@ -116,10 +116,60 @@ fn content_text(v: &Value) -> Option<String> {
     }
 }
 
+/// Reads a request body as JSON.
+pub fn json_of(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::invalid("invalid_json", format!("the request is not JSON: {e}")))
+}
+
 /// Reads a request body.
 pub fn parse(body: &[u8]) -> Result<Request, ApiError> {
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::invalid("invalid_json", format!("the request is not JSON: {e}")))?;
+    parse_value(&json_of(body)?)
+}
+
+/// Reads a background task's messages as they came (see [`super::tasks`]): the leading
+/// `system` messages are the system text, a later one (SillyTavern's quiet prompt) is read
+/// as the user's; adjacent messages of one role are merged.
+pub fn task_prompt(v: &Value) -> Result<crate::llm::ChatRequest, ApiError> {
+    let Some(list) = v.get("messages").and_then(Value::as_array) else {
+        return Err(ApiError::invalid(
+            "missing_messages",
+            "`messages` must be a list of {role, content}",
+        ));
+    };
+    let mut system = Vec::new();
+    let mut messages = Vec::new();
+    for (i, m) in list.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        let text = m.get("content").and_then(content_text).ok_or_else(|| {
+            ApiError::invalid(
+                "invalid_content",
+                format!("messages[{i}].content must be text or a list of text parts"),
+            )
+        })?;
+        match role {
+            "system" | "developer" if messages.is_empty() => system.push(text),
+            "system" | "developer" | "user" => messages.push(ChatMessage::user(text)),
+            "assistant" => messages.push(ChatMessage::assistant(text)),
+            _ => {}
+        }
+    }
+    let messages = crate::play::relay::merge_turns(&messages);
+    if messages.is_empty() {
+        return Err(ApiError::invalid(
+            "no_user_message",
+            "the request has no message to answer",
+        ));
+    }
+    Ok(crate::llm::ChatRequest {
+        system: system.join("\n\n"),
+        messages,
+        tools: Vec::new(),
+    })
+}
+
+/// Reads a parsed request body.
+pub fn parse_value(v: &Value) -> Result<Request, ApiError> {
     let Some(o) = v.as_object() else {
         return Err(ApiError::invalid(
             "invalid_json",
@@ -257,6 +307,41 @@ pub fn usage(u: Option<&crate::llm::Usage>) -> Value {
     let input = u.and_then(|u| u.input_tokens).unwrap_or(0);
     let output = u.and_then(|u| u.output_tokens).unwrap_or(0);
     json!({"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output})
+}
+
+/// The upstream's usage, with what it left out counted by vaultdm's token counter
+/// ([`crate::tokens::count`]): the prompt as sent, and the reply's text.
+pub fn usage_counted(
+    u: Option<crate::llm::Usage>,
+    prompt: &crate::llm::ChatRequest,
+    reply: &str,
+) -> crate::llm::Usage {
+    let mut u = u.unwrap_or_default();
+    if u.input_tokens.is_none() {
+        let n = crate::tokens::count(&prompt.system)
+            + prompt
+                .messages
+                .iter()
+                .map(|m| crate::tokens::count(&m.content) + 4)
+                .sum::<usize>();
+        u.input_tokens = Some(n as u64);
+    }
+    if u.output_tokens.is_none() {
+        u.output_tokens = Some(crate::tokens::count(reply) as u64);
+    }
+    u
+}
+
+/// The usage event that ends a stream (`stream_options.include_usage`).
+pub fn usage_event(id: &str, created: i64, model: &str, u: &crate::llm::Usage) -> String {
+    format!(
+        "data: {}\n\n",
+        json!({
+            "id": id, "object": "chat.completion.chunk",
+            "created": created, "model": model,
+            "choices": [], "usage": usage(Some(u)),
+        })
+    )
 }
 
 /// A whole `chat.completion` object.

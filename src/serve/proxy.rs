@@ -1,13 +1,17 @@
 //! `POST /v1/chat/completions` and `GET /v1/models`: the OpenAI-compatible front door.
 //!
-//! Each request is routed to a campaign (model prefix, header, or the only vault served) and
-//! a conversation (header, the reply it continues, or its first message), then played as a
-//! turn of that session: the canon it needs injected, forwarded upstream, the reply streamed
-//! back as it arrives and recorded in the vault's session log.
+//! A front end's background task (a title, tags, a summary: [`super::tasks`]) is passed
+//! upstream as it came, with no session. Every other request is routed to a campaign (model
+//! prefix, header, or the only vault served) and a conversation (the session header, the
+//! front end's chat id, or its whole history: [`super::threads`]), then played as a turn of
+//! that session: the canon it needs injected, forwarded upstream, the reply streamed back as
+//! it arrives and recorded in the vault's session log. A message that replaces earlier turns
+//! (Regenerate, a swipe, an edit) supersedes them in the log first.
 
 use super::campaign::{Campaign, OpenError, Upstream};
 use super::conversation::{Event, Finished, Relay};
 use super::openai::{self, ApiError};
+use super::threads::{Asked, Found};
 use super::App;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
@@ -24,24 +28,26 @@ pub const CAMPAIGN_HEADER: &str = "x-vaultdm-campaign";
 /// Header naming the session.
 pub const SESSION_HEADER: &str = "x-vaultdm-session";
 
-/// FNV-1a: stable across builds, unlike the standard hasher.
-pub fn fnv(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.trim().as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
 /// `GET /v1/models`: each campaign, alone (its configured model) and with that model named.
+/// The id is the campaign's id (its folder, stable for routing); `name`, which front ends
+/// show in their model menu (Open WebUI does), is the campaign's name from canon.
 pub async fn models(State(app): State<Arc<App>>) -> Response {
     let mut data = Vec::new();
     for c in &app.campaigns {
-        data.push(json!({"id": c.id, "object": "model", "created": 0, "owned_by": "vaultdm"}));
+        let name = c.snapshot().name;
+        let name = if name.trim().is_empty() {
+            c.id.clone()
+        } else {
+            name
+        };
+        data.push(json!({
+            "id": c.id, "name": name, "object": "model", "created": 0, "owned_by": "vaultdm",
+        }));
         if let Upstream::Ready { client, .. } = &c.upstream {
+            let model = &client.config().model;
             data.push(json!({
-                "id": format!("{}/{}", c.id, client.config().model),
+                "id": format!("{}/{model}", c.id),
+                "name": format!("{name} ({model})"),
                 "object": "model",
                 "created": 0,
                 "owned_by": "vaultdm",
@@ -110,42 +116,313 @@ pub fn route(
     ))
 }
 
-/// The session of a request: the header; else the session whose reply the conversation's
-/// last assistant message is; else one named after the conversation's opening (its greeting,
-/// if it opens with one, and its first user message).
+/// Headers and body fields that name a front end's conversation, in the order they are
+/// trusted: Open WebUI's `X-OpenWebUI-Chat-Id` (sent with
+/// `ENABLE_FORWARD_USER_INFO_HEADERS`), and a `chat_id` in the body or its `metadata`.
+fn conversation_id(headers: &HeaderMap, body: &Value) -> Option<String> {
+    let raw = headers
+        .get("x-openwebui-chat-id")
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| {
+            [
+                body.get("chat_id"),
+                body.get("metadata").and_then(|m| m.get("chat_id")),
+            ]
+            .into_iter()
+            .flatten()
+            .find_map(|v| v.as_str().map(str::to_owned))
+        })?;
+    let id: String = raw
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        .take(64)
+        .collect();
+    // `local:…` chats (Open WebUI's temporary ones) and empty ids name nothing lasting.
+    (!id.is_empty() && !raw.trim().starts_with("local")).then(|| format!("owui-{id}"))
+}
+
+/// The conversation before its last reply, and that reply, when the message follows one
+/// (for a reply the front end stopped: [`super::threads::Threads::find_stopped`]).
+fn stopped_reply(req: &openai::Request) -> Option<(super::threads::State, &str)> {
+    let earlier = &req.messages[..req.messages.len() - 1];
+    let (last, before) = earlier.split_last()?;
+    (last.role == crate::llm::Role::Assistant).then(|| {
+        (
+            super::threads::State::of(req.user.as_deref(), before),
+            last.content.as_str(),
+        )
+    })
+}
+
+/// Where a request goes: its session, and what it replaces there.
+struct Routed {
+    session: String,
+    /// Where the request is in its conversation.
+    asked: Asked,
+    /// How many of the session's last exchanges the message replaces.
+    supersede: usize,
+    /// The exchanges its log held after its last turn here.
+    log_had: Option<usize>,
+}
+
+/// The session of a request: the session header; else the conversation id a front end
+/// sends; else the session whose conversation is exactly this one's history (see
+/// [`super::threads`]); else a new one. Then what it replaces: a request that continues from
+/// before the session's last turn is a Regenerate, a swipe or an edit.
 fn session_of(
     app: &App,
     campaign: &Campaign,
     headers: &HeaderMap,
+    body: &Value,
     req: &openai::Request,
-) -> Result<String, ApiError> {
-    if let Some(h) = headers.get(SESSION_HEADER) {
-        let name = h.to_str().unwrap_or("").trim().to_owned();
-        crate::session::validate_name(&name)
-            .map_err(|e| ApiError::invalid("invalid_session", e.to_string()))?;
-        return Ok(name);
-    }
-    let earlier = &req.messages[..req.messages.len() - 1];
-    if let Some(last) = earlier
-        .iter()
-        .rev()
-        .find(|m| m.role == crate::llm::Role::Assistant)
-    {
-        if let Some(s) = app.session_of_reply(&campaign.id, fnv(&last.content)) {
-            return Ok(s);
+) -> Result<Routed, ApiError> {
+    let asked = Asked::of(req.user.as_deref(), &req.messages);
+    // Open WebUI's temporary chats have no lasting id (`local:…`): such a header names
+    // nothing, and the conversation is found as if there were none.
+    let header = headers
+        .get(SESSION_HEADER)
+        .filter(|h| !h.to_str().unwrap_or("").contains("local:"));
+    let named = match header {
+        Some(h) => {
+            let name = h.to_str().unwrap_or("").trim().to_owned();
+            if name.contains("{{") {
+                return Err(ApiError::invalid(
+                    "invalid_session",
+                    format!("the session header `{name}` holds a placeholder the front end did not fill in; use the ones it documents (Open WebUI: {{{{CHAT_ID}}}}), or a plain name"),
+                ));
+            }
+            crate::session::validate_name(&name)
+                .map_err(|e| ApiError::invalid("invalid_session", e.to_string()))?;
+            Some(name)
+        }
+        None => conversation_id(headers, body),
+    };
+    let session = match named {
+        Some(name) => name,
+        None => match app.threads(campaign, |t| {
+            match (t.find(asked.from, asked.from_tail), stopped_reply(req)) {
+                (Found::Nothing, Some((before, reply))) => t.find_stopped(before, reply),
+                (found, _) => found,
+            }
+        }) {
+            Found::One(s) => s,
+            Found::Nothing | Found::Ambiguous(_) => {
+                crate::session::one_shot_name(&campaign.root, "serve")
+            }
+        },
+    };
+    let (supersede, log_had) = app.threads(campaign, |t| {
+        (t.superseded(&session, &asked), t.last_exchanges(&session))
+    });
+    Ok(Routed {
+        session,
+        asked,
+        supersede,
+        log_had,
+    })
+}
+
+/// A front end's background task ([`super::tasks`]): passed to the upstream as it came —
+/// no canon, no tools, no session, no memory — to the task model if one is set.
+async fn pass_task(
+    app: Arc<App>,
+    headers: &HeaderMap,
+    body: &Value,
+    task: super::tasks::Task,
+) -> Result<Response, ApiError> {
+    let prompt = openai::task_prompt(body)?;
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_owned();
+    let wanted = headers.get(CAMPAIGN_HEADER).and_then(|h| h.to_str().ok());
+    let (campaign, upstream_model) = route(&app.campaigns, &model, wanted)?;
+    let Upstream::Ready { client, .. } = &campaign.upstream else {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            "upstream_not_configured",
+            format!("campaign `{}` has no upstream model", campaign.id),
+        ));
+    };
+    // Read the sampling fields as for a turn (a task's body is otherwise like one).
+    let sampling = openai::parse_value(&json!({
+        "messages": [{"role": "user", "content": "-"}],
+        "temperature": body.get("temperature"),
+        "top_p": body.get("top_p"),
+        "stop": body.get("stop"),
+        "presence_penalty": body.get("presence_penalty"),
+        "frequency_penalty": body.get("frequency_penalty"),
+        "seed": body.get("seed"),
+        "max_tokens": body.get("max_tokens").or(body.get("max_completion_tokens")),
+    }))?;
+    let extra = openai::sampling_for(client.config().provider, &sampling.sampling);
+    let model_asked = app.task_model.clone().or(upstream_model);
+    let client = client.for_request(model_asked.as_deref(), sampling.max_tokens, extra);
+    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    let include_usage = body
+        .get("stream_options")
+        .and_then(|s| s.get("include_usage"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let shown_model = if model.is_empty() {
+        campaign.id.clone()
+    } else {
+        model
+    };
+    let id = format!("chatcmpl-vaultdm-{}", app.next_id());
+    let created = chrono::Utc::now().timestamp();
+    let headers_out = vec![
+        header("x-vaultdm-campaign", &campaign.id),
+        header("x-vaultdm-task", &task.name),
+    ];
+    let (tx, mut rx) = mpsc::unbounded_channel::<TaskEvent>();
+    let sent = prompt.clone();
+    tokio::spawn(async move {
+        let tokens = tx.clone();
+        let mut on_token = move |t: &str| {
+            let _ = tokens.send(TaskEvent::Token(t.to_owned()));
+        };
+        let gone = tx.clone();
+        let reply = client
+            .stream_chat(&sent, &mut on_token, async move { gone.closed().await })
+            .await;
+        let _ = tx.send(TaskEvent::Done(reply));
+    });
+    let fail = |e: crate::llm::LlmError| {
+        openai::error_of(&crate::play::SendError {
+            error: crate::play::PlayError::Llm(e),
+            message_saved: false,
+            reply_saved: false,
+        })
+    };
+    if !stream {
+        let mut text = String::new();
+        loop {
+            match rx.recv().await {
+                Some(TaskEvent::Token(t)) => text.push_str(&t),
+                Some(TaskEvent::Done(Ok(reply))) => {
+                    let usage = openai::usage_counted(reply.usage, &prompt, &reply.text);
+                    let body = openai::completion(
+                        &id,
+                        created,
+                        &shown_model,
+                        &reply.text,
+                        openai::finish_reason(&reply),
+                        Some(&usage),
+                    );
+                    return Ok(with_headers(axum::Json(body).into_response(), headers_out));
+                }
+                Some(TaskEvent::Done(Err(e))) => return Err(fail(e)),
+                None => {
+                    return Err(ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "server_error",
+                        "task_stopped",
+                        "the task stopped before its reply ended",
+                    ))
+                }
+            }
         }
     }
-    // The conversation's opening: its greeting (a character card's first message, when the
-    // front end opens with one) and the first thing the players said.
-    let mut opening = String::new();
-    for m in &req.messages {
-        opening.push_str(m.content.trim());
-        opening.push('\u{1f}');
-        if m.role == crate::llm::Role::User {
-            break;
-        }
+    // Streamed: nothing is answered before the first event, so an upstream that fails at
+    // once gets an error status.
+    let first = rx.recv().await;
+    if let Some(TaskEvent::Done(Err(e))) = first {
+        return Err(fail(e));
     }
-    Ok(format!("serve-{:012x}", fnv(&opening) & 0xffff_ffff_ffff))
+    let st = TaskStream {
+        rx,
+        pending: first,
+        started: false,
+        done: false,
+        id,
+        created,
+        model: shown_model,
+        include_usage,
+        prompt,
+    };
+    let body = futures_util::stream::unfold(st, |mut st| async move {
+        let out = st.next().await?;
+        Some((Ok::<_, Infallible>(Bytes::from(out)), st))
+    });
+    Ok(with_headers(sse(Body::from_stream(body)), headers_out))
+}
+
+/// A passed-through task's reply as server-sent events.
+struct TaskStream {
+    rx: mpsc::UnboundedReceiver<TaskEvent>,
+    pending: Option<TaskEvent>,
+    started: bool,
+    done: bool,
+    id: String,
+    created: i64,
+    model: String,
+    include_usage: bool,
+    prompt: crate::llm::ChatRequest,
+}
+
+impl TaskStream {
+    fn data(&self, delta: Value, finish: Option<&str>) -> String {
+        format!(
+            "data: {}\n\n",
+            openai::chunk(&self.id, self.created, &self.model, delta, finish)
+        )
+    }
+
+    async fn next(&mut self) -> Option<String> {
+        if self.done {
+            return None;
+        }
+        let event = match self.pending.take() {
+            Some(e) => Some(e),
+            None => self.rx.recv().await,
+        };
+        let mut out = String::new();
+        if !std::mem::replace(&mut self.started, true) {
+            out.push_str(&self.data(json!({"role": "assistant", "content": ""}), None));
+        }
+        match event {
+            Some(TaskEvent::Token(t)) => {
+                out.push_str(&self.data(json!({ "content": t }), None));
+                return Some(out);
+            }
+            Some(TaskEvent::Done(Ok(reply))) => {
+                out.push_str(&self.data(json!({}), Some(openai::finish_reason(&reply))));
+                if self.include_usage {
+                    let usage = openai::usage_counted(reply.usage, &self.prompt, &reply.text);
+                    out.push_str(&openai::usage_event(
+                        &self.id,
+                        self.created,
+                        &self.model,
+                        &usage,
+                    ));
+                }
+            }
+            Some(TaskEvent::Done(Err(e))) => {
+                let e = openai::error_of(&crate::play::SendError {
+                    error: crate::play::PlayError::Llm(e),
+                    message_saved: false,
+                    reply_saved: false,
+                });
+                out.push_str(&format!("data: {}\n\n", e.body()));
+            }
+            None => {}
+        }
+        self.done = true;
+        out.push_str("data: [DONE]\n\n");
+        Some(out)
+    }
+}
+
+/// What a passed-through task sends back while it runs.
+enum TaskEvent {
+    Token(String),
+    Done(Result<crate::llm::Reply, crate::llm::LlmError>),
 }
 
 fn header(name: &'static str, value: &str) -> Option<(axum::http::HeaderName, HeaderValue)> {
@@ -206,10 +483,26 @@ struct Streaming {
     model: String,
     include_usage: bool,
     campaign: String,
+    /// The campaign played.
+    played: Arc<Campaign>,
     session: String,
+    /// Where the request is in its conversation.
+    asked: Asked,
     shown: String,
     app: Arc<App>,
     done: bool,
+}
+
+impl Drop for Streaming {
+    /// The front end went away mid-reply (its Stop button): it keeps the text it got, and
+    /// sends it back with its next message, so that is where its conversation now is.
+    fn drop(&mut self) {
+        if !self.done && !self.shown.is_empty() {
+            let (session, asked, shown) = (&self.session, self.asked.asked, &self.shown);
+            self.app
+                .threads(&self.played, |t| t.stopped(session, asked, shown));
+        }
+    }
 }
 
 impl Streaming {
@@ -253,8 +546,8 @@ impl Streaming {
                             self.shown.push_str(&a);
                             out.push_str(&self.data(json!({"content": a}), None));
                         }
-                        self.app
-                            .remember_reply(&self.campaign, fnv(&self.shown), &self.session);
+                        let step = self.asked.step(&self.shown, Some(f.exchanges));
+                        self.app.record_turn(&self.played, &self.session, step);
                         let reply = &f.turn.reply;
                         if !reply.complete && !reply.hit_token_limit() {
                             let why = reply.cut_off.map_or_else(
@@ -278,13 +571,16 @@ impl Streaming {
                             out.push_str(&self.data(json!({}), Some(openai::finish_reason(reply))));
                         }
                         if self.include_usage {
-                            out.push_str(&format!(
-                                "data: {}\n\n",
-                                json!({
-                                    "id": self.id, "object": "chat.completion.chunk",
-                                    "created": self.created, "model": self.model,
-                                    "choices": [], "usage": openai::usage(reply.usage.as_ref()),
-                                })
+                            let usage = openai::usage_counted(
+                                reply.usage,
+                                &f.turn.prepared.request,
+                                &reply.text,
+                            );
+                            out.push_str(&openai::usage_event(
+                                &self.id,
+                                self.created,
+                                &self.model,
+                                &usage,
                             ));
                         }
                     }
@@ -343,7 +639,12 @@ async fn complete(
             ),
         )
     })?;
-    let req = openai::parse(&body)?;
+    let value = openai::json_of(&body)?;
+    let session_header = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok());
+    if let Some(task) = super::tasks::recognise(&value, session_header) {
+        return pass_task(app, &headers, &value, task).await;
+    }
+    let req = openai::parse_value(&value)?;
     let message = req
         .messages
         .last()
@@ -376,7 +677,12 @@ async fn complete(
             ))
         }
     };
-    let session = session_of(&app, &campaign, &headers, &req)?;
+    let Routed {
+        session,
+        asked,
+        supersede,
+        log_had,
+    } = session_of(&app, &campaign, &headers, &value, &req)?;
     let conversation = campaign
         .conversation(&session, &app.shutdown)
         .await
@@ -401,6 +707,8 @@ async fn complete(
     if !conversation.relay(Relay {
         message,
         earlier,
+        supersede,
+        log_had,
         system: req.system.clone(),
         model: upstream_model,
         max_tokens: req.max_tokens,
@@ -448,7 +756,9 @@ async fn complete(
                 model: shown_model,
                 include_usage: req.include_usage,
                 campaign: campaign.id.clone(),
+                played: campaign.clone(),
                 session,
+                asked,
                 shown: String::new(),
                 app,
                 done: false,
@@ -466,7 +776,7 @@ async fn complete(
         match event {
             Some(Event::Token(t)) => text.push_str(&t),
             Some(Event::Done(r)) => {
-                let (finish, usage) = match *r {
+                let (finish, usage, exchanges) = match *r {
                     Ok(f) => {
                         if let Some(a) = appendix(&f, &campaign.id, &session) {
                             text.push_str(&a);
@@ -485,7 +795,15 @@ async fn complete(
                             "x-vaultdm-context",
                             if f.full() { "full" } else { "light" },
                         ));
-                        (openai::finish_reason(reply), reply.usage)
+                        (
+                            openai::finish_reason(reply),
+                            Some(openai::usage_counted(
+                                reply.usage,
+                                &f.turn.prepared.request,
+                                &reply.text,
+                            )),
+                            Some(f.exchanges),
+                        )
                     }
                     // Text arrived before the upstream failed: the players keep it, with why
                     // it stops (as a stream ends with its error event after the text).
@@ -496,11 +814,11 @@ async fn complete(
                             &mut headers_out,
                             why.lines().next().unwrap_or(&why),
                         );
-                        ("stop", None)
+                        ("stop", None, None)
                     }
                     Err(e) => return Err(openai::error_of(&e)),
                 };
-                app.remember_reply(&campaign.id, fnv(&text), &session);
+                app.record_turn(&campaign, &session, asked.step(&text, exchanges));
                 let body =
                     openai::completion(&id, created, &shown_model, &text, finish, usage.as_ref());
                 return Ok(with_headers(axum::Json(body).into_response(), headers_out));
@@ -545,12 +863,16 @@ fn stream_response(
         let out = st.next().await?;
         Some((Ok::<_, Infallible>(Bytes::from(out)), st))
     });
-    let r = Response::builder()
+    with_headers(sse(Body::from_stream(body)), headers)
+}
+
+/// A server-sent events response.
+fn sse(body: Body) -> Response {
+    Response::builder()
         .status(StatusCode::OK)
         .header("content-type", "text/event-stream; charset=utf-8")
         .header("cache-control", "no-cache")
         .header("x-accel-buffering", "no")
-        .body(Body::from_stream(body))
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
-    with_headers(r, headers)
+        .body(body)
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }

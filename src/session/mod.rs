@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 
-pub use record::{history_from_records, ContextMode, Record, RecordRole, SystemEvent};
+pub use record::{excluded, history_from_records, ContextMode, Record, RecordRole, SystemEvent};
 pub use store::{
     journal_path, load, lock_path, log_path, transcript_path, Journal, LoadWarning, Loaded, Store,
 };
@@ -76,6 +76,12 @@ pub enum SessionError {
         #[source]
         source: serde_json::Error,
     },
+    /// No session of that name has a log in this vault.
+    #[error("there is no session \"{name}\" in this vault (`vaultdm session list` names them)")]
+    NoSuchSession {
+        /// The name asked for.
+        name: String,
+    },
     /// Another process holds the session's lock.
     #[error("session \"{name}\" is already open in another vaultdm ({holder}); close it there, or play another session with --session NAME")]
     Locked {
@@ -111,8 +117,21 @@ pub enum SessionError {
     },
 }
 
-/// Check that `name` is a safe, portable file stem: 1–100 characters, letters, digits,
-/// spaces, `-`, `_`, `.` (not leading, no `..`), no surrounding whitespace.
+/// Names Windows reserves for devices, whatever the case and whatever follows a dot
+/// (`con`, `Nul.md`, `COM1.txt`): a file so named cannot be made there, and a vault synced to
+/// a Windows machine would break on it.
+const WINDOWS_RESERVED: &[&str] = &[
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
+    "COM9", "COM¹", "COM²", "COM³", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8",
+    "LPT9", "LPT¹", "LPT²", "LPT³",
+];
+
+/// Check that `name` is a safe file stem on every system a vault is synced to (Linux, macOS,
+/// Windows, iOS, Android): 1–100 characters, letters, digits, spaces, `-`, `_`, `.` (not
+/// leading, not trailing, no `..`), no surrounding whitespace, and not a name Windows
+/// reserves (`CON`, `PRN`, `AUX`, `NUL`, `COM1`–`COM9`, `LPT1`–`LPT9`, with or without an
+/// extension). The one rule for every session name: `chat`, `ask`, `prompt`, `serve`'s
+/// header and `session` all come through here (via [`Store::open`]).
 pub fn validate_name(name: &str) -> Result<(), SessionError> {
     let bad = |reason| {
         Err(SessionError::InvalidName {
@@ -143,6 +162,16 @@ pub fn validate_name(name: &str) -> Result<(), SessionError> {
         .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.'))
     {
         return bad("use only letters, digits, spaces, `-`, `_` and `.`");
+    }
+    if name.ends_with('.') {
+        return bad("it ends with `.` (Windows drops it: the file would not be found again)");
+    }
+    let stem = name.split('.').next().unwrap_or(name).trim_end();
+    if WINDOWS_RESERVED
+        .iter()
+        .any(|r| r.to_lowercase() == stem.to_lowercase())
+    {
+        return bad("Windows reserves it for a device (CON, PRN, AUX, NUL, COM1–9, LPT1–9, with or without an extension): a vault synced there would break");
     }
     Ok(())
 }
@@ -196,11 +225,22 @@ pub struct SessionInfo {
     pub last_time: Option<DateTime<FixedOffset>>,
     /// Lines skipped while reading it.
     pub warnings: Vec<LoadWarning>,
+    /// The GM left it out of campaign memory (`vaultdm session exclude`).
+    pub excluded: bool,
 }
 
-/// All sessions of a vault, sorted by name (date names sort chronologically). A vault
-/// without sessions gives an empty list.
+/// The sessions campaign memory reads (recall of earlier play, the last session's
+/// "Previously"): every session but those the GM excluded, sorted by name. See
+/// [`list_all_sessions`] for all of them.
 pub fn list_sessions(vault: &Path) -> Result<Vec<SessionInfo>, SessionError> {
+    let mut all = list_all_sessions(vault)?;
+    all.retain(|s| !s.excluded);
+    Ok(all)
+}
+
+/// All sessions of a vault, excluded ones too, sorted by name (date names sort
+/// chronologically). A vault without sessions gives an empty list.
+pub fn list_all_sessions(vault: &Path) -> Result<Vec<SessionInfo>, SessionError> {
     let dir = vault.join(".vaultdm").join("sessions");
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
@@ -229,11 +269,63 @@ pub fn list_sessions(vault: &Path) -> Result<Vec<SessionInfo>, SessionError> {
             name: name.to_owned(),
             records: loaded.records.len(),
             last_time: loaded.records.last().map(|r| r.time),
+            excluded: excluded(&loaded.records),
             warnings: loaded.warnings,
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
+}
+
+/// Leaves a session out of campaign memory (`true`) or takes it back in (`false`), with a
+/// marker in its log: other sessions no longer recall its play; its own play is unchanged.
+/// Takes the session's lock (a session open elsewhere is refused). Returns whether it was
+/// excluded before.
+pub fn set_excluded(vault: &Path, name: &str, exclude: bool) -> Result<bool, SessionError> {
+    validate_name(name)?;
+    if !log_path(vault, name).is_file() {
+        return Err(SessionError::NoSuchSession {
+            name: name.to_owned(),
+        });
+    }
+    let mut store = Store::open(vault, name)?;
+    let was = excluded(store.records());
+    if was != exclude {
+        store.append(Record::memory(exclude))?;
+    }
+    Ok(was)
+}
+
+/// Deletes a session: its log, its reply journal, its transcript note and its memory note,
+/// all inside the vault (a link is removed, never followed), then its lock. Its canon change
+/// log (`<name>.changes.jsonl`) stays: the canon it wrote is still there, and `/revert` in
+/// another session may need it. Takes the lock first: a session open elsewhere is refused.
+/// Returns the files removed.
+pub fn delete(vault: &Path, name: &str) -> Result<Vec<PathBuf>, SessionError> {
+    validate_name(name)?;
+    if !log_path(vault, name).is_file() {
+        return Err(SessionError::NoSuchSession {
+            name: name.to_owned(),
+        });
+    }
+    let store = Store::open(vault, name)?;
+    let mut removed = Vec::new();
+    let paths = [
+        journal_path(vault, name),
+        transcript_path(vault, name),
+        vault.join(crate::memory::note::rel_path(name)),
+        log_path(vault, name),
+    ];
+    for path in paths {
+        match std::fs::remove_file(&path) {
+            Ok(()) => removed.push(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(SessionError::Io { path, source }),
+        }
+    }
+    drop(store);
+    let _ = std::fs::remove_file(lock_path(vault, name));
+    Ok(removed)
 }
 
 #[cfg(test)]
@@ -245,6 +337,10 @@ mod tests {
     #[case("2026-11-22")]
     #[case("Session 12 - The Sunless Citadel")]
     #[case("dragón_vöyage.v2")]
+    #[case("CONsole")]
+    #[case("com10")]
+    #[case("nullify.v1")]
+    #[case("my con")]
     fn valid_names(#[case] name: &str) {
         assert!(validate_name(name).is_ok(), "{name}");
     }
@@ -261,6 +357,18 @@ mod tests {
     #[case("what?", "only letters")]
     #[case("c:drive", "only letters")]
     #[case("nul\0byte", "only letters")]
+    #[case("abc.", "ends with `.`")]
+    #[case("abc ", "whitespace")]
+    #[case("CON", "Windows reserves")]
+    #[case("con", "Windows reserves")]
+    #[case("Nul.md", "Windows reserves")]
+    #[case("aux.tar.gz", "Windows reserves")]
+    #[case("COM1", "Windows reserves")]
+    #[case("lpt9", "Windows reserves")]
+    #[case("LPT¹", "Windows reserves")]
+    #[case("prn .x", "Windows reserves")]
+    #[case("a<b", "only letters")]
+    #[case("a|b", "only letters")]
     fn invalid_names(#[case] name: &str, #[case] why: &str) {
         let err = validate_name(name)
             .err()

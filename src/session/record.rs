@@ -36,6 +36,11 @@ pub enum ContextMode {
 pub enum SystemEvent {
     /// `/undo`: drop the last exchange from prompt history (nothing is deleted on disk).
     Undo,
+    /// `vaultdm session exclude`: from here on the session stays out of campaign memory (other
+    /// sessions' recall and "Previously"); its own play is unchanged.
+    Exclude,
+    /// `vaultdm session include`: the session is back in campaign memory.
+    Include,
     /// A marker written by a newer vaultdm; ignored.
     #[serde(other)]
     Unknown,
@@ -144,10 +149,37 @@ impl Record {
         }
     }
 
+    /// The marker `session exclude` (`true`) or `session include` (`false`) writes.
+    pub fn memory(excluded: bool) -> Self {
+        Self {
+            event: Some(if excluded {
+                SystemEvent::Exclude
+            } else {
+                SystemEvent::Include
+            }),
+            ..Self::base(RecordRole::System)
+        }
+    }
+
     /// Whether this is an undo marker.
     pub fn is_undo(&self) -> bool {
         self.role == RecordRole::System && self.event == Some(SystemEvent::Undo)
     }
+}
+
+/// Whether the GM left a session out of campaign memory: its last exclude or include marker
+/// says so (none: it is in).
+pub fn excluded(records: &[Record]) -> bool {
+    records
+        .iter()
+        .rev()
+        .filter(|r| r.role == RecordRole::System)
+        .find_map(|r| match r.event {
+            Some(SystemEvent::Exclude) => Some(true),
+            Some(SystemEvent::Include) => Some(false),
+            _ => None,
+        })
+        .unwrap_or(false)
 }
 
 /// Rebuild prompt history from a session log.

@@ -630,6 +630,22 @@ impl Store {
         Ok(true)
     }
 
+    /// Supersedes the last `n` exchanges (a front end's Regenerate, swipe or edit replaced
+    /// them): undo markers until the history is `n` exchanges shorter and no unanswered
+    /// player message is left after it. Nothing is deleted; the log and the transcript say
+    /// so. Returns the markers written.
+    pub fn supersede(&mut self, n: usize) -> Result<usize, SessionError> {
+        let target = self.history().len().saturating_sub(n);
+        let mut written = 0;
+        while self.history().len() > target || unanswered_after_history(&self.records) {
+            if !self.undo()? {
+                break;
+            }
+            written += 1;
+        }
+        Ok(written)
+    }
+
     fn append_transcript(&self, block: &str) -> Result<(), SessionError> {
         let path = &self.transcript_path;
         let err = |source| SessionError::Transcript {
