@@ -1148,7 +1148,7 @@ async fn task_prompts_pass_through_with_no_session() {
         )),
     ])
     .await;
-    let s = start(v.path(), &fake, &[]);
+    let s = start(v.path(), &fake, &["--task-model", "tiny-model"]);
     let c = http();
     let title = "### Task:\nGenerate a concise, 3-5 word title with an emoji summarizing the chat history.\n### Guidelines:\n- Keep it short.\n### Output:\nJSON format: { \"title\": \"your concise title here\" }\n### Chat History:\n<chat_history>\nUSER: We walk into the Brass Canary and look for Odessa Flint.\nASSISTANT: Odessa looks up.\n</chat_history>";
     let r = c
@@ -1180,7 +1180,7 @@ async fn task_prompts_pass_through_with_no_session() {
     let msgs = up["messages"].as_array().expect("messages");
     assert_eq!(msgs.len(), 1, "no vaultdm system prompt: {msgs:?}");
     assert_eq!(msgs[0]["content"], title, "the prompt as it came");
-    assert_eq!(up["model"], "test-model");
+    assert_eq!(up["model"], "tiny-model", "--task-model");
 
     // SillyTavern's summary: a quiet prompt sent last, as a system message, streamed.
     let r = c

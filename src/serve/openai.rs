@@ -168,6 +168,24 @@ pub fn task_prompt(v: &Value) -> Result<crate::llm::ChatRequest, ApiError> {
     })
 }
 
+/// The sampling fields a front end set, as passed on, and the reply length it asked for
+/// (`max_completion_tokens` or `max_tokens`).
+pub fn sampling_of(o: &Map<String, Value>) -> (Map<String, Value>, Option<u32>) {
+    let max_tokens = ["max_completion_tokens", "max_tokens"]
+        .iter()
+        .find_map(|k| o.get(*k).and_then(Value::as_u64))
+        .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    let sampling = OPENAI_SAMPLING
+        .iter()
+        .filter_map(|k| {
+            o.get(*k)
+                .filter(|v| !v.is_null())
+                .map(|v| ((*k).to_owned(), v.clone()))
+        })
+        .collect();
+    (sampling, max_tokens)
+}
+
 /// Reads a parsed request body.
 pub fn parse_value(v: &Value) -> Result<Request, ApiError> {
     let Some(o) = v.as_object() else {
@@ -216,18 +234,7 @@ pub fn parse_value(v: &Value) -> Result<Request, ApiError> {
             ))
         }
     }
-    let max_tokens = ["max_completion_tokens", "max_tokens"]
-        .iter()
-        .find_map(|k| o.get(*k).and_then(Value::as_u64))
-        .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
-    let sampling = OPENAI_SAMPLING
-        .iter()
-        .filter_map(|k| {
-            o.get(*k)
-                .filter(|v| !v.is_null())
-                .map(|v| ((*k).to_owned(), v.clone()))
-        })
-        .collect();
+    let (sampling, max_tokens) = sampling_of(o);
     Ok(Request {
         model: o
             .get("model")

@@ -249,20 +249,13 @@ async fn pass_task(
             format!("campaign `{}` has no upstream model", campaign.id),
         ));
     };
-    // Read the sampling fields as for a turn (a task's body is otherwise like one).
-    let sampling = openai::parse_value(&json!({
-        "messages": [{"role": "user", "content": "-"}],
-        "temperature": body.get("temperature"),
-        "top_p": body.get("top_p"),
-        "stop": body.get("stop"),
-        "presence_penalty": body.get("presence_penalty"),
-        "frequency_penalty": body.get("frequency_penalty"),
-        "seed": body.get("seed"),
-        "max_tokens": body.get("max_tokens").or(body.get("max_completion_tokens")),
-    }))?;
-    let extra = openai::sampling_for(client.config().provider, &sampling.sampling);
+    let (sampling, max_tokens) = body
+        .as_object()
+        .map(openai::sampling_of)
+        .unwrap_or_default();
+    let extra = openai::sampling_for(client.config().provider, &sampling);
     let model_asked = app.task_model.clone().or(upstream_model);
-    let client = client.for_request(model_asked.as_deref(), sampling.max_tokens, extra);
+    let client = client.for_request(model_asked.as_deref(), max_tokens, extra);
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let include_usage = body
         .get("stream_options")
