@@ -1698,10 +1698,26 @@ async fn hundreds_of_conversations_stay_under_the_cap_in_threads_and_memory() {
         .filter(|x| x["open"] == true)
         .count();
     assert!(open <= 8, "{open} open");
-    // The first one was closed along the way; it opens again, its history intact.
-    ask("chat-0".into()).await;
+    // The first one was closed along the way; it opens again and goes on, its history intact.
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .header("X-Vaultdm-Session", "chat-0")
+        .json(&json!({"messages": [
+            {"role": "user", "content": "We look around."},
+            {"role": "assistant", "content": "Reply 0."},
+            {"role": "user", "content": "And then?"},
+        ]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
     let log = log_of(v.path(), "chat-0");
-    assert_eq!(log.len(), 4, "{log:?}");
+    let said: Vec<&str> = log.iter().filter_map(|r| r["text"].as_str()).collect();
+    assert_eq!(
+        said,
+        vec!["We look around.", "Reply 0.", "And then?", "Reply 120."],
+        "{log:?}"
+    );
 }
 
 /// The smaller faults of issue 25: the campaign's name in the model menu, usage counted when
