@@ -30,8 +30,9 @@ impl Table {
         self.last_previously
             .get_or_init(|| {
                 let vault = self.store.vault();
-                let mut list = crate::session::list_sessions(vault).unwrap_or_default();
-                list.sort_by_key(|s| s.last_time);
+                // Listed, not read: the latest written log first.
+                let mut list = crate::session::list_logs(vault).unwrap_or_default();
+                list.sort_by_key(|s| s.modified);
                 list.iter()
                     .rev()
                     .filter(|s| s.name != self.store.name())

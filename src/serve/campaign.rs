@@ -115,6 +115,8 @@ pub struct Campaign {
     opening: tokio::sync::Mutex<()>,
     /// The session notes' memory, indexed once per canon for every conversation.
     note_memory: crate::play::NoteMemory,
+    /// The recall of the campaign's sessions, opened once for every conversation.
+    recall: crate::play::SharedRecall,
     stop: Arc<AtomicBool>,
     watcher: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// How the watcher reads the folder.
@@ -205,6 +207,7 @@ impl Campaign {
             conversations: Mutex::new(HashMap::new()),
             opening: tokio::sync::Mutex::new(()),
             note_memory: crate::play::NoteMemory::default(),
+            recall: crate::play::SharedRecall::default(),
             stop,
             watcher: Mutex::new(Some(watcher)),
             backend,
@@ -256,6 +259,7 @@ impl Campaign {
             history_budget,
             upstream,
             note_memory: self.note_memory.clone(),
+            recall: self.recall.clone(),
             shutdown: shutdown.clone(),
         };
         let c = Arc::new(Conversation::open(name.to_owned(), setup).await?);
