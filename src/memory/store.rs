@@ -414,7 +414,8 @@ impl Recall {
     /// Writes the file from what is indexed (the file's passages and those in memory, deleted
     /// logs' left out), then reads it back; on failure everything stays in memory.
     fn write(&self, inner: &mut Inner) {
-        if inner.unwritable {
+        // No session yet: nothing worth a file (a vault only ever asked `prompt` stays clean).
+        if inner.unwritable || inner.logs.is_empty() {
             return;
         }
         let bytes = match encode(inner, self.fingerprint) {

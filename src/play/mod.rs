@@ -180,6 +180,8 @@ pub struct Table {
     recall: RefCell<Option<std::sync::Arc<crate::memory::store::Recall>>>,
     /// The recall shared by the tables of one campaign (`serve`).
     shared_recall: Option<SharedRecall>,
+    /// The canon the recall's fingerprint was taken of, and the fingerprint.
+    recall_canon: RefCell<Option<(std::sync::Arc<crate::canon::Campaign>, u64)>>,
     /// Notices from the recall, for the next [`Table::take_notices`].
     recall_notices: RefCell<Vec<String>>,
     /// Canon names for the glossary, built once per canon.
@@ -249,6 +251,7 @@ impl Table {
             recall: RefCell::default(),
             shared_recall: None,
             recall_notices: RefCell::default(),
+            recall_canon: RefCell::default(),
         })
     }
 

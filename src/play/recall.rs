@@ -287,6 +287,12 @@ impl Table {
     /// What the recall index's tags depend on: every canon entity's names. An index made
     /// for other names is rebuilt.
     fn canon_fingerprint(&self) -> u64 {
+        let arc = self.engine.campaign_arc();
+        if let Some((c, fp)) = self.recall_canon.borrow().as_ref() {
+            if std::sync::Arc::ptr_eq(c, arc) {
+                return *fp;
+            }
+        }
         let c = self.engine.campaign();
         let mut s = String::new();
         let mut add = |kind: &str, name: &str, aliases: &[String]| {
@@ -306,7 +312,9 @@ impl Table {
             .for_each(|p| add("loc", &p.name, &p.aliases));
         c.threads.iter().for_each(|t| add("thread", &t.title, &[]));
         c.lore.iter().for_each(|p| add("lore", &p.name, &p.aliases));
-        crate::memory::store::checksum(s.as_bytes())
+        let fp = crate::memory::store::checksum(s.as_bytes());
+        *self.recall_canon.borrow_mut() = Some((arc.clone(), fp));
+        fp
     }
 
     /// The campaign's recall of the other sessions, brought up to their logs: opened (read
