@@ -156,7 +156,8 @@ pub fn campaign(
         let mut w = std::io::BufWriter::new(f);
         for i in 0..n {
             let player = format!("{} {}?", rng.sentence(), rng.pick(WORDS));
-            let dm = rng.text(300 + (rng.next() % 600) as usize);
+            let len = 300 + (rng.next() % 600) as usize;
+            let dm = rng.text(len);
             record(&mut w, s, i * 2, "player", &player)?;
             record(&mut w, s, i * 2 + 1, "dm", &dm)?;
         }

@@ -157,35 +157,6 @@ impl Index {
     pub(crate) fn docs(&self) -> impl Iterator<Item = (usize, &[(u32, u32)])> {
         self.docs.iter().map(|d| (d.len, d.tf.as_slice()))
     }
-
-    /// An index from its terms (by id) and passages (length, sorted (term id, count) pairs).
-    pub(crate) fn from_parts(terms: Vec<String>, docs: Vec<(usize, Vec<(u32, u32)>)>) -> Index {
-        let mut df = vec![0u32; terms.len()];
-        let mut total_len = 0;
-        let docs = docs
-            .into_iter()
-            .map(|(len, tf)| {
-                for (id, _) in &tf {
-                    if let Some(d) = df.get_mut(*id as usize) {
-                        *d += 1;
-                    }
-                }
-                total_len += len;
-                Doc { len, tf }
-            })
-            .collect();
-        let ids = terms
-            .into_iter()
-            .enumerate()
-            .map(|(i, t)| (t, i as u32))
-            .collect();
-        Index {
-            ids,
-            df,
-            docs,
-            total_len,
-        }
-    }
 }
 
 /// The size of a collection of passages, for BM25's document frequencies and lengths.

@@ -32,9 +32,9 @@ use crate::session::{self, stream};
 use crate::vault::boundary;
 
 /// Characters of a player message one passage keeps and indexes.
-pub const MAX_PLAYER_CHARS: usize = 600;
+pub const MAX_PLAYER_CHARS: usize = 500;
 /// Characters of a DM reply one passage keeps and indexes.
-pub const MAX_DM_CHARS: usize = 3_000;
+pub const MAX_DM_CHARS: usize = 2_000;
 /// The index file, relative to the vault.
 pub const INDEX_PATH: &str = ".vaultdm/memory/recall.idx";
 /// Passages read from logs since the file was written that make it be written again.
@@ -356,8 +356,19 @@ impl Recall {
             if e.len == log.len && e.mtime == mtime {
                 continue;
             }
-            if log.len < e.done || check_before(&log.path, e.done) != Some(e.check) {
+            if log.len < e.done {
                 return false;
+            }
+            if e.done > 0 {
+                match check_before(&log.path, e.done) {
+                    Some(c) if c != e.check => return false,
+                    Some(_) => {}
+                    // Unreadable for now (a link, permissions): left out until it can be read.
+                    None => {
+                        inner.live[i] = false;
+                        continue;
+                    }
+                }
             }
             let (from, turns) = (e.done, e.turns);
             let mut n = 0u32;
@@ -376,7 +387,8 @@ impl Recall {
                 inner.live[i] = false;
                 continue;
             };
-            if s.undo_beyond {
+            // An undo of an exchange indexed before: only a rebuild can take it out.
+            if s.undo_beyond && from > 0 {
                 return false;
             }
             let e = &mut inner.logs[i];
@@ -430,6 +442,7 @@ impl Recall {
         };
         let written =
             write_file(&self.vault, &bytes.0).and_then(|()| load(&self.vault, self.fingerprint));
+        drop(bytes);
         match written {
             Ok((logs, base)) => {
                 inner.live = vec![true; logs.len()];
@@ -441,14 +454,9 @@ impl Recall {
                 inner.notices.push(format!(
                     "the recall index could not be written ({e}); recall is kept in memory for this run"
                 ));
+                // What is indexed stays as it was: the file opened before (read through its
+                // open handle) and the passages in memory.
                 inner.unwritable = true;
-                // Everything goes back into memory.
-                if inner.base.is_some() {
-                    inner.logs = bytes.1;
-                    inner.live = vec![true; inner.logs.len()];
-                    inner.delta = bytes.2;
-                    inner.base = None;
-                }
             }
         }
     }
@@ -557,7 +565,15 @@ impl View<'_> {
                 .into_iter()
                 .map(|(i, s)| (s, based + i, Err(i))),
         );
-        hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        let best = |a: &(f64, usize, Result<usize, usize>),
+                    b: &(f64, usize, Result<usize, usize>)| {
+            b.0.total_cmp(&a.0).then(b.1.cmp(&a.1))
+        };
+        if hits.len() > k && k > 0 {
+            hits.select_nth_unstable_by(k - 1, best);
+            hits.truncate(k);
+        }
+        hits.sort_by(best);
         hits.truncate(k);
         hits.into_iter()
             .filter_map(|(score, order, at)| {
@@ -803,12 +819,8 @@ fn load(vault: &Path, fingerprint: u64) -> Result<(Vec<LogEntry>, Base), IndexEr
     ))
 }
 
-/// The file's bytes for what `inner` holds (deleted logs' passages left out), and the same
-/// as logs and a segment, to keep in memory if it cannot be written.
-fn encode(
-    inner: &Inner,
-    fingerprint: u64,
-) -> Result<(Vec<u8>, Vec<LogEntry>, Segment), IndexError> {
+/// The file's bytes for what `inner` holds (deleted logs' passages left out), and its logs.
+fn encode(inner: &Inner, fingerprint: u64) -> Result<(Vec<u8>, Vec<LogEntry>), IndexError> {
     // Live logs, renumbered, oldest session first.
     let mut order: Vec<usize> = (0..inner.logs.len()).filter(|i| inner.live[*i]).collect();
     order.sort_by(|a, b| {
@@ -821,70 +833,61 @@ fn encode(
     }
     let logs: Vec<LogEntry> = order.iter().map(|i| inner.logs[*i].clone()).collect();
 
-    // Every passage, as (terms by id, docs, rows) over one vocabulary.
-    let mut terms: Vec<String> = Vec::new();
-    let mut ids: FxHashMap<String, u32> = FxHashMap::default();
-    let mut docs: Vec<(usize, Vec<(u32, u32)>)> = Vec::new();
-    let mut rows: Vec<Row> = Vec::new();
-    let mut take = |t: Vec<String>, d: Vec<(usize, Vec<(u32, u32)>)>, r: Vec<Row>| {
+    // The file's passages, read back (a rewrite with new passages).
+    let from_file = match &inner.base {
+        Some(b) => Some(b.read_all().ok_or_else(|| IndexError::Corrupt {
+            path: PathBuf::from(INDEX_PATH),
+            why: "could not be read back".into(),
+        })?),
+        None => None,
+    };
+    // Every passage over one vocabulary: (new log, turn, length, term counts, its row).
+    let mut terms: Vec<&str> = Vec::new();
+    let mut ids: FxHashMap<&str, u32> = FxHashMap::default();
+    let mut docs: Vec<(u32, u32, usize, Vec<(u32, u32)>, &Row)> = Vec::new();
+    type Source<'a> = (Vec<&'a str>, Vec<(usize, &'a [(u32, u32)])>, &'a [Row]);
+    let mut sources: Vec<Source<'_>> = Vec::new();
+    if let Some((t, d, r)) = &from_file {
+        sources.push((
+            t.iter().map(String::as_str).collect(),
+            d.iter().map(|(l, tf)| (*l, tf.as_slice())).collect(),
+            r,
+        ));
+    }
+    sources.push((
+        inner.delta.index.terms(),
+        inner.delta.index.docs().collect(),
+        &inner.delta.rows,
+    ));
+    for (t, d, r) in &sources {
         let map: Vec<u32> = t
-            .into_iter()
+            .iter()
             .map(|t| {
                 let next = terms.len() as u32;
-                *ids.entry(t.clone()).or_insert_with(|| {
+                *ids.entry(t).or_insert_with(|| {
                     terms.push(t);
                     next
                 })
             })
             .collect();
-        for ((len, tf), row) in d.into_iter().zip(r) {
-            let log = new_id[row.log as usize];
+        for ((len, tf), row) in d.iter().zip(r.iter()) {
+            let log = new_id.get(row.log as usize).copied().unwrap_or(u32::MAX);
             if log == u32::MAX {
                 continue;
             }
-            let mut tf: Vec<(u32, u32)> = tf
-                .into_iter()
-                .map(|(id, c)| (map[id as usize], c))
-                .collect();
+            let mut tf: Vec<(u32, u32)> =
+                tf.iter().map(|(id, c)| (map[*id as usize], *c)).collect();
             tf.sort_unstable();
-            docs.push((len, tf));
-            rows.push(Row { log, ..row });
+            docs.push((log, row.turn, *len, tf, row));
         }
-    };
-    if let Some(b) = &inner.base {
-        let (t, d, r) = b.read_all().ok_or_else(|| IndexError::Corrupt {
-            path: PathBuf::from(INDEX_PATH),
-            why: "could not be read back".into(),
-        })?;
-        take(t, d, r);
     }
-    let dt: Vec<String> = inner
-        .delta
-        .index
-        .terms()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    let dd: Vec<(usize, Vec<(u32, u32)>)> = inner
-        .delta
-        .index
-        .docs()
-        .map(|(l, tf)| (l, tf.to_vec()))
-        .collect();
-    take(dt, dd, inner.delta.rows.clone());
-    drop(take);
-
     // Passages in story order: oldest session first, each in its order.
-    let mut perm: Vec<usize> = (0..rows.len()).collect();
-    perm.sort_by_key(|i| (rows[*i].log, rows[*i].turn));
-    let docs: Vec<(usize, Vec<(u32, u32)>)> =
-        perm.iter().map(|i| std::mem::take(&mut docs[*i])).collect();
-    let rows: Vec<Row> = perm.iter().map(|i| rows[*i].clone()).collect();
+    docs.sort_by_key(|d| (d.0, d.1));
 
     // Postings by term; terms too long for the dictionary's length byte are left out.
     let mut posts: Vec<Vec<(u32, u32)>> = vec![Vec::new(); terms.len()];
     let mut total_len = 0u64;
-    for (d, (len, tf)) in docs.iter().enumerate() {
+    for (d, (_, _, len, tf, _)) in docs.iter().enumerate() {
         total_len += *len as u64;
         for (id, c) in tf {
             posts[*id as usize].push((d as u32, *c));
@@ -909,9 +912,10 @@ fn encode(
         }
         off += p.len() as u64;
     }
-    let mut table = Vec::with_capacity(rows.len() * ROW + dict.len());
+    drop(posts);
+    let mut table = Vec::with_capacity(docs.len() * ROW + dict.len());
     let mut texts = Vec::new();
-    for ((len, _), r) in docs.iter().zip(&rows) {
+    for (log, turn, len, _, r) in &docs {
         let start = texts.len() as u64;
         texts.extend_from_slice(r.player.replace('\0', " ").as_bytes());
         texts.push(0);
@@ -919,8 +923,8 @@ fn encode(
         texts.push(0);
         texts.extend_from_slice(r.tags.join("\n").as_bytes());
         table.extend_from_slice(&(*len as u32).to_le_bytes());
-        table.extend_from_slice(&r.log.to_le_bytes());
-        table.extend_from_slice(&r.turn.to_le_bytes());
+        table.extend_from_slice(&log.to_le_bytes());
+        table.extend_from_slice(&turn.to_le_bytes());
         table.extend_from_slice(&((texts.len() as u64 - start) as u32).to_le_bytes());
         table.extend_from_slice(&start.to_le_bytes());
     }
@@ -930,7 +934,7 @@ fn encode(
         fingerprint,
         caps: (MAX_PLAYER_CHARS, MAX_DM_CHARS),
         logs: logs.clone(),
-        docs: rows.len() as u64,
+        docs: docs.len() as u64,
         terms: n_terms,
         dict_bytes: dict.len() as u64,
         postings: off,
@@ -952,11 +956,7 @@ fn encode(
     out.extend_from_slice(&texts);
     out.extend_from_slice(END);
     out.extend_from_slice(&sum.to_le_bytes());
-    let segment = Segment {
-        index: Index::from_parts(terms, docs),
-        rows,
-    };
-    Ok((out, logs, segment))
+    Ok((out, logs))
 }
 
 /// Writes the index file atomically inside the vault; a link in its place is refused.
