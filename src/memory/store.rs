@@ -104,6 +104,12 @@ struct Base {
     text_bytes: u64,
 }
 
+/// Every passage of the index file: terms by id, each passage's length and term counts, rows.
+type AllPassages = (Vec<String>, Vec<(usize, Vec<(u32, u32)>)>, Vec<Row>);
+
+/// One passage while the file is written: its log, turn, length, term counts and row.
+type Entry<'a> = (u32, u32, usize, Vec<(u32, u32)>, &'a Row);
+
 /// A passage indexed in memory (read from a log since the file was written).
 #[derive(Debug, Clone)]
 struct Row {
@@ -652,7 +658,7 @@ impl Base {
     }
 
     /// Every passage of the file back in memory (to write it again with more).
-    fn read_all(&self) -> Option<(Vec<String>, Vec<(usize, Vec<(u32, u32)>)>, Vec<Row>)> {
+    fn read_all(&self) -> Option<AllPassages> {
         let mut terms = Vec::with_capacity(self.dict.len());
         let mut docs: Vec<(usize, Vec<(u32, u32)>)> = self
             .rows
@@ -844,7 +850,7 @@ fn encode(inner: &Inner, fingerprint: u64) -> Result<(Vec<u8>, Vec<LogEntry>), I
     // Every passage over one vocabulary: (new log, turn, length, term counts, its row).
     let mut terms: Vec<&str> = Vec::new();
     let mut ids: FxHashMap<&str, u32> = FxHashMap::default();
-    let mut docs: Vec<(u32, u32, usize, Vec<(u32, u32)>, &Row)> = Vec::new();
+    let mut docs: Vec<Entry<'_>> = Vec::new();
     type Source<'a> = (Vec<&'a str>, Vec<(usize, &'a [(u32, u32)])>, &'a [Row]);
     let mut sources: Vec<Source<'_>> = Vec::new();
     if let Some((t, d, r)) = &from_file {

@@ -81,10 +81,7 @@ pub fn scan(
     let mut line = Vec::new();
     let mut pending: Option<String> = None;
     let mut held: std::collections::VecDeque<(String, String)> = Default::default();
-    loop {
-        let Some((read, terminated, long)) = next_line(&mut r, &mut line).map_err(io)? else {
-            break;
-        };
+    while let Some((read, terminated, long)) = next_line(&mut r, &mut line).map_err(io)? {
         offset += read as u64;
         if !terminated {
             // A torn last line (a write in progress): read it again next time.
@@ -113,10 +110,12 @@ pub fn scan(
                         }
                     }
                 }
-                "system" if l.event.as_deref() == Some("undo") => {
-                    if pending.take().is_none() && held.pop_back().is_none() {
-                        out.undo_beyond = true;
-                    }
+                "system"
+                    if l.event.as_deref() == Some("undo")
+                        && pending.take().is_none()
+                        && held.pop_back().is_none() =>
+                {
+                    out.undo_beyond = true;
                 }
                 _ => {}
             }
