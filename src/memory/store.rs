@@ -470,16 +470,33 @@ impl Recall {
     /// Runs `f` on a consistent view of the recall.
     pub fn view<R>(&self, f: impl FnOnce(&View<'_>) -> R) -> R {
         let inner = self.lock();
-        f(&View { inner: &inner })
+        f(&View {
+            inner: &inner,
+            postings: Default::default(),
+        })
     }
 }
 
 /// The recall at one moment, for one message's search.
 pub struct View<'a> {
     inner: &'a Inner,
+    /// Postings read for this message (a term's are read once for its count and its scores).
+    postings: std::cell::RefCell<FxHashMap<String, std::rc::Rc<Vec<(u32, u32)>>>>,
 }
 
 impl View<'_> {
+    /// A term's postings in the file, read once per view.
+    fn postings(&self, b: &Base, term: &str) -> std::rc::Rc<Vec<(u32, u32)>> {
+        if let Some(p) = self.postings.borrow().get(term) {
+            return p.clone();
+        }
+        let p = std::rc::Rc::new(b.postings(term));
+        self.postings
+            .borrow_mut()
+            .insert(term.to_string(), p.clone());
+        p
+    }
+
     /// Whether a log's passages count: still on disk and not the session `exclude`.
     fn counts(&self, log: u32, exclude: &str) -> bool {
         let i = self.inner;
@@ -513,8 +530,8 @@ impl View<'_> {
         let i = self.inner;
         let mut n = 0;
         if let Some(b) = &i.base {
-            n += b
-                .postings(term)
+            n += self
+                .postings(b, term)
                 .iter()
                 .filter(|(d, _)| {
                     b.rows
@@ -545,22 +562,24 @@ impl View<'_> {
         let mut hits: Vec<(f64, usize, Result<usize, usize>)> = Vec::new();
         let based = inner.base.as_ref().map_or(0, |b| b.rows.len());
         if let Some(b) = &inner.base {
-            let mut scores: FxHashMap<u32, f64> = FxHashMap::default();
+            // One score a passage, in a dense table (zeroed pages cost nothing until touched).
+            let mut scores = vec![0.0f64; b.rows.len()];
             for (t, w) in query {
-                for (doc, tf) in b.postings(t) {
-                    let Some(row) = b.rows.get(doc as usize) else {
+                for (doc, tf) in self.postings(b, t).iter() {
+                    let Some(row) = b.rows.get(*doc as usize) else {
                         continue;
                     };
                     if allowed(row.log) {
-                        *scores.entry(doc).or_default() += w * bm25(tf, row.len as usize, avg);
+                        scores[*doc as usize] += w * bm25(*tf, row.len as usize, avg);
                     }
                 }
             }
             hits.extend(
                 scores
                     .into_iter()
+                    .enumerate()
                     .filter(|(_, s)| *s > 0.0)
-                    .map(|(d, s)| (s, d as usize, Ok(d as usize))),
+                    .map(|(d, s)| (s, d, Ok(d))),
             );
         }
         let delta = &inner.delta;
