@@ -12,8 +12,9 @@
 //! vault, never through a link).
 //!
 //! The file is rebuilt from the logs when it is missing, unreadable, corrupt (its length,
-//! end mark and checksum are checked), made for other canon (a passage's canon entities are
-//! part of its terms), or when a log was rewritten rather than appended to. A file that
+//! end mark and checksum are checked) or made for other canon (a passage's canon entities are
+//! part of its terms). A log replaced rather than appended to (shorter, or other bytes before
+//! where indexing stopped) has its passages left out and is read again, alone. A file that
 //! cannot be written is never fatal: the index is then kept in memory for the process, with
 //! a notice. One passage contributes at most [`MAX_PLAYER_CHARS`] and [`MAX_DM_CHARS`]
 //! characters, and a log is read line by line with a cap on each line
@@ -246,6 +247,34 @@ fn logs_of(vault: &Path) -> Vec<session::LogFile> {
         .collect()
 }
 
+/// A new entry for log `name`, indexed from its start; its number.
+fn fresh(inner: &mut Inner, seen: &mut Vec<bool>, name: &str) -> usize {
+    inner.logs.push(LogEntry {
+        name: name.to_string(),
+        len: 0,
+        mtime: 0,
+        done: 0,
+        turns: 0,
+        check: checksum(&[]),
+        last_time: None,
+    });
+    inner.live.push(true);
+    seen.push(true);
+    inner.logs.len() - 1
+}
+
+/// Leaves out log `i`'s passages for good (dropped at the next rewrite) and gives the log a
+/// fresh entry; its number.
+fn retire(inner: &mut Inner, seen: &mut Vec<bool>, i: usize) -> usize {
+    let name = std::mem::replace(&mut inner.logs[i].name, format!("\0replaced {i}"));
+    inner.live[i] = false;
+    seen[i] = true;
+    inner.notices.push(format!(
+        "session {name} was replaced, not added to: recall reads it again"
+    ));
+    fresh(inner, seen, &name)
+}
+
 impl Recall {
     /// The recall of the vault's sessions for canon `fingerprint`: the index file when it is
     /// whole and current (brought up to the logs), else rebuilt from the logs and written.
@@ -320,41 +349,21 @@ impl Recall {
     }
 
     fn catch_up(&self, inner: &mut Inner, tagger: Tagger<'_>) {
-        if !self.read_new(inner, tagger) {
-            inner
-                .notices
-                .push("a session log was rewritten: the recall index was rebuilt".into());
-            self.rebuild(inner, tagger);
-            // What was written while rebuilding is read next time.
-            return;
-        }
+        self.read_new(inner, tagger);
         if inner.delta.rows.len() >= COMPACT_AT && !inner.unwritable {
             self.write(inner);
         }
     }
 
-    /// Reads what the logs gained; false when a log was rewritten (a rebuild is due).
-    fn read_new(&self, inner: &mut Inner, tagger: Tagger<'_>) -> bool {
+    /// Reads what the logs gained: new bytes of a log, a new log whole, a replaced log again.
+    fn read_new(&self, inner: &mut Inner, tagger: Tagger<'_>) {
         let now = logs_of(&self.vault);
         let mut seen = vec![false; inner.logs.len()];
         for log in now {
             let mtime = mtime_ns(log.modified);
-            let i = match inner.logs.iter().position(|e| e.name == log.name) {
+            let mut i = match inner.logs.iter().position(|e| e.name == log.name) {
                 Some(i) => i,
-                None => {
-                    inner.logs.push(LogEntry {
-                        name: log.name.clone(),
-                        len: 0,
-                        mtime: 0,
-                        done: 0,
-                        turns: 0,
-                        check: checksum(&[]),
-                        last_time: None,
-                    });
-                    inner.live.push(true);
-                    seen.push(false);
-                    inner.logs.len() - 1
-                }
+                None => fresh(inner, &mut seen, &log.name),
             };
             seen[i] = true;
             inner.live[i] = true;
@@ -362,46 +371,40 @@ impl Recall {
             if e.len == log.len && e.mtime == mtime {
                 continue;
             }
-            if log.len < e.done {
-                return false;
+            // Replaced rather than appended to (shorter, or other bytes before where indexing
+            // stopped): its passages are left out and it is read again as a new log.
+            let replaced = log.len < e.done
+                || (e.done > 0 && check_before(&log.path, e.done).is_some_and(|c| c != e.check));
+            if replaced {
+                i = retire(inner, &mut seen, i);
+            } else if e.done > 0 && check_before(&log.path, e.done).is_none() {
+                // Unreadable for now (a link, permissions): left out until it can be read.
+                inner.live[i] = false;
+                continue;
             }
-            if e.done > 0 {
-                match check_before(&log.path, e.done) {
-                    Some(c) if c != e.check => return false,
-                    Some(_) => {}
-                    // Unreadable for now (a link, permissions): left out until it can be read.
+            let Some(s) = self.scan_into(inner, i, &log.path, tagger) else {
+                inner.live[i] = false;
+                continue;
+            };
+            // An undo of an exchange indexed before: the log is read again from its start.
+            let s = if s.undo_beyond && inner.logs[i].done > 0 {
+                i = retire(inner, &mut seen, i);
+                match self.scan_into(inner, i, &log.path, tagger) {
+                    Some(s) => s,
                     None => {
                         inner.live[i] = false;
                         continue;
                     }
                 }
-            }
-            let (from, turns) = (e.done, e.turns);
-            let mut n = 0u32;
-            let delta = &mut inner.delta;
-            let scanned = stream::scan(
-                &log.path,
-                from,
-                (MAX_PLAYER_CHARS, MAX_DM_CHARS),
-                &mut |p, d| {
-                    delta.add(i as u32, turns + n, p, d, tagger);
-                    n += 1;
-                },
-            );
-            let Ok(s) = scanned else {
-                // Unreadable for now (a link, permissions): left out until it can be read.
-                inner.live[i] = false;
-                continue;
+            } else {
+                s
             };
-            // An undo of an exchange indexed before: only a rebuild can take it out.
-            if s.undo_beyond && from > 0 {
-                return false;
-            }
+            let (from, turns) = (inner.logs[i].done, inner.logs[i].turns);
             let e = &mut inner.logs[i];
             e.len = log.len;
             e.mtime = mtime;
-            e.turns = turns + n;
-            if s.done != e.done {
+            e.turns = turns + s.exchanges as u32;
+            if s.done != from {
                 e.done = s.done;
                 e.check = check_before(&log.path, s.done).unwrap_or(0);
             }
@@ -414,7 +417,24 @@ impl Recall {
                 inner.live[i] = false;
             }
         }
-        true
+    }
+
+    /// Reads log `i`'s exchanges from where its indexing stopped into memory.
+    fn scan_into(
+        &self,
+        inner: &mut Inner,
+        i: usize,
+        path: &Path,
+        tagger: Tagger<'_>,
+    ) -> Option<stream::Scanned> {
+        let (from, turns) = (inner.logs[i].done, inner.logs[i].turns);
+        let mut n = 0u32;
+        let delta = &mut inner.delta;
+        stream::scan(path, from, (MAX_PLAYER_CHARS, MAX_DM_CHARS), &mut |p, d| {
+            delta.add(i as u32, turns + n, p, d, tagger);
+            n += 1;
+        })
+        .ok()
     }
 
     /// Indexes every log again and writes the file.
@@ -424,7 +444,7 @@ impl Recall {
         inner.base = None;
         inner.delta = Segment::default();
         // `read_new` reads every log whole when none is known.
-        let _ = self.read_new(inner, tagger);
+        self.read_new(inner, tagger);
         // Oldest session first (by its last record), as recall labels them.
         self.write(inner);
     }
@@ -477,16 +497,19 @@ impl Recall {
     }
 }
 
+/// A term's (passage, count) pairs, shared while one message is searched.
+type Postings = std::rc::Rc<Vec<(u32, u32)>>;
+
 /// The recall at one moment, for one message's search.
 pub struct View<'a> {
     inner: &'a Inner,
     /// Postings read for this message (a term's are read once for its count and its scores).
-    postings: std::cell::RefCell<FxHashMap<String, std::rc::Rc<Vec<(u32, u32)>>>>,
+    postings: std::cell::RefCell<FxHashMap<String, Postings>>,
 }
 
 impl View<'_> {
     /// A term's postings in the file, read once per view.
-    fn postings(&self, b: &Base, term: &str) -> std::rc::Rc<Vec<(u32, u32)>> {
+    fn postings(&self, b: &Base, term: &str) -> Postings {
         if let Some(p) = self.postings.borrow().get(term) {
             return p.clone();
         }
@@ -1167,20 +1190,36 @@ mod tests {
     }
 
     #[test]
-    fn a_rewritten_log_makes_a_rebuild() {
+    fn a_replaced_log_is_read_again_and_nothing_else() {
         let v = campaign();
         let r = Recall::open(v.path(), 7, &tagger);
-        // Another version of night-1 (a sync tool, `git checkout`): longer, other words.
+        // Another version of night-1 (a sync tool, `git checkout`, deleted and begun again):
+        // longer, other words.
         let p = log_path(v.path(), "night-1");
         let mut text = String::new();
         for _ in 0..25 {
             text += &exchange("we hunt", "A wolf howls beyond the ridge.");
         }
         std::fs::write(&p, text).unwrap_or_else(|e| panic!("{e}"));
-        r.refresh(&tagger);
-        assert!(r.take_notices().iter().any(|n| n.contains("rebuilt")));
+        let tagged = std::cell::Cell::new(0);
+        let counting = |t: &str| {
+            tagged.set(tagged.get() + 1);
+            tagger(t)
+        };
+        r.refresh(&counting);
+        assert!(r.take_notices().iter().any(|n| n.contains("read")));
+        // Only night-1 was read again (night-2 is as it was).
+        assert_eq!(tagged.get(), 25);
         assert!(find(&r, "the adit key", "x").is_empty());
         assert_eq!(find(&r, "the wolf howls", "x").len(), 8);
+        // Shorter this time, and in a new process too.
+        std::fs::write(&p, exchange("we rest", "The owl hoots.")).unwrap_or_else(|e| panic!("{e}"));
+        r.refresh(&tagger);
+        assert!(find(&r, "the wolf howls", "x").is_empty());
+        assert_eq!(find(&r, "the owl hoots", "x")[0].turn, 0);
+        let other = Recall::open(v.path(), 7, &tagger);
+        assert_eq!(find(&other, "the owl hoots", "x")[0].session, "night-1");
+        assert!(find(&other, "the adit key", "x").is_empty());
     }
 
     #[test]
