@@ -267,3 +267,49 @@ fn prompt_reads_a_session_a_chat_holds_without_writing_to_it() {
     drop(held);
     assert_eq!(std::fs::read(&log).expect("log"), before, "nothing written");
 }
+
+#[test]
+fn the_recall_index_is_kept_on_disk_and_rebuilt_when_broken() {
+    let v = common::template_copy();
+    import(v.path(), &session(30, 3), "night-1");
+    let ask = "what did the telegraph boy tell us about the key?";
+    let p = prompt(v.path(), "night-2", ask, 4000);
+    assert!(whole(&p).contains("third stair of the chapel"));
+    let index = v.path().join(".vaultdm/memory/recall.idx");
+    assert!(index.is_file(), "the index is written on first use");
+    // Cut short, then overwritten: rebuilt from the logs, the same recall.
+    let bytes = std::fs::read(&index).expect("index");
+    for broken in [bytes[..bytes.len() / 3].to_vec(), b"garbage".to_vec()] {
+        std::fs::write(&index, &broken).expect("break it");
+        let p = prompt(v.path(), "night-2", ask, 4000);
+        assert!(whole(&p).contains("third stair of the chapel"));
+        assert_eq!(std::fs::read(&index).expect("rewritten"), bytes);
+    }
+    // Another process appends to night-1 after the index was written: its new exchange is
+    // recalled (read from where the index stopped).
+    let log = v.path().join(".vaultdm/sessions/night-1.jsonl");
+    let mut text = std::fs::read_to_string(&log).expect("log");
+    for (role, t) in [
+        ("player", "what about the smelter?"),
+        (
+            "dm",
+            "Mae Sallow says the smelter's ledger is sewn into the organ bellows.",
+        ),
+    ] {
+        text.push_str(
+            &serde_json::json!({"time": "2026-11-26T21:00:00+00:00", "role": role, "text": t})
+                .to_string(),
+        );
+        text.push('\n');
+    }
+    std::fs::write(&log, text).expect("append");
+    let p = prompt(
+        v.path(),
+        "night-2",
+        "where is the smelter ledger hidden?",
+        4000,
+    );
+    assert!(whole(&p).contains("organ bellows"), "{}", whole(&p));
+    // The index file itself was not rewritten for one exchange.
+    assert_eq!(std::fs::read(&index).expect("index"), bytes);
+}

@@ -66,6 +66,28 @@ impl Index {
         self.docs.push(Doc { len, tf });
     }
 
+    /// Passages holding `term`.
+    pub fn df(&self, term: &str) -> u32 {
+        self.ids.get(term).map_or(0, |id| self.df[*id as usize])
+    }
+
+    /// Passages holding `term` among those for which `allowed` holds.
+    pub fn df_where(&self, term: &str, allowed: impl Fn(usize) -> bool) -> u32 {
+        let Some(id) = self.ids.get(term) else {
+            return 0;
+        };
+        self.docs
+            .iter()
+            .enumerate()
+            .filter(|(i, d)| d.tf.binary_search_by_key(id, |(t, _)| *t).is_ok() && allowed(*i))
+            .count() as u32
+    }
+
+    /// Terms in all passages together (the sum of their lengths).
+    pub fn total_len(&self) -> usize {
+        self.total_len
+    }
+
     /// The passages best matching `query` terms (weighted), best first, with their
     /// scores; only passages for which `allowed` holds; at most `k`.
     pub fn search(
@@ -77,22 +99,31 @@ impl Index {
         if self.docs.is_empty() {
             return Vec::new();
         }
-        let n = self.docs.len() as f64;
-        let avg = (self.total_len as f64 / n).max(1.0);
-        let mut q: Vec<(u32, f64)> = Vec::new();
-        for (t, w) in query {
-            if let Some(id) = self.ids.get(t) {
-                let df = f64::from(self.df[*id as usize]);
-                let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-                match q.iter_mut().find(|(i, _)| i == id) {
-                    Some((_, x)) => *x += idf * w,
-                    None => q.push((*id, idf * w)),
-                }
-            }
-        }
+        let stats = Stats {
+            docs: self.docs.len(),
+            total_len: self.total_len,
+        };
+        let q = weigh(query, stats, &|t| self.df(t));
+        self.score(&q, stats, k, allowed)
+    }
+
+    /// BM25 with the query already weighed ([`weigh`]) over a collection this index is one
+    /// part of (`stats`: the whole collection's): best first, at most `k`.
+    pub fn score(
+        &self,
+        query: &[(String, f64)],
+        stats: Stats,
+        k: usize,
+        allowed: impl Fn(usize) -> bool,
+    ) -> Vec<(usize, f64)> {
+        let q: Vec<(u32, f64)> = query
+            .iter()
+            .filter_map(|(t, w)| self.ids.get(t).map(|id| (*id, *w)))
+            .collect();
         if q.is_empty() {
             return Vec::new();
         }
+        let avg = stats.avg();
         let mut scored: Vec<(usize, f64)> = self
             .docs
             .iter()
@@ -102,8 +133,7 @@ impl Index {
                 let mut s = 0.0;
                 for (id, w) in &q {
                     if let Ok(p) = d.tf.binary_search_by_key(id, |(t, _)| *t) {
-                        let f = f64::from(d.tf[p].1);
-                        s += w * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * d.len as f64 / avg));
+                        s += w * bm25(d.tf[p].1, d.len, avg);
                     }
                 }
                 (s > 0.0).then_some((i, s))
@@ -113,6 +143,66 @@ impl Index {
         scored.truncate(k);
         scored
     }
+
+    /// The indexed terms, by id.
+    pub(crate) fn terms(&self) -> Vec<&str> {
+        let mut out = vec![""; self.ids.len()];
+        for (t, id) in &self.ids {
+            out[*id as usize] = t;
+        }
+        out
+    }
+
+    /// Each passage's length and (term id, count) pairs, in the order added.
+    pub(crate) fn docs(&self) -> impl Iterator<Item = (usize, &[(u32, u32)])> {
+        self.docs.iter().map(|d| (d.len, d.tf.as_slice()))
+    }
+}
+
+/// The size of a collection of passages, for BM25's document frequencies and lengths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// Passages.
+    pub docs: usize,
+    /// Their lengths, summed.
+    pub total_len: usize,
+}
+
+impl Stats {
+    /// The average passage length (at least 1).
+    pub fn avg(self) -> f64 {
+        (self.total_len as f64 / self.docs.max(1) as f64).max(1.0)
+    }
+}
+
+/// A query's terms weighed by their inverse document frequency over a collection (`df`: in
+/// how many of its passages a term is); a term given twice counts once with both weights,
+/// and a term no passage holds is left out.
+pub fn weigh(
+    query: &[(String, f64)],
+    stats: Stats,
+    df: &dyn Fn(&str) -> u32,
+) -> Vec<(String, f64)> {
+    let n = stats.docs as f64;
+    let mut q: Vec<(String, f64)> = Vec::new();
+    for (t, w) in query {
+        let df = f64::from(df(t));
+        if df == 0.0 {
+            continue;
+        }
+        let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+        match q.iter_mut().find(|(x, _)| x == t) {
+            Some((_, x)) => *x += idf * w,
+            None => q.push((t.clone(), idf * w)),
+        }
+    }
+    q
+}
+
+/// One term's BM25 contribution, `f` times in a passage of `len` terms.
+pub fn bm25(f: u32, len: usize, avg: f64) -> f64 {
+    let f = f64::from(f);
+    f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len as f64 / avg))
 }
 
 #[cfg(test)]

@@ -18,11 +18,12 @@ pub mod glossary;
 pub mod index;
 pub mod moments;
 pub mod note;
+pub mod store;
 pub mod words;
 
 use crate::context::mentions::{Matcher, Target};
 use crate::llm::prompt::Exchange;
-use index::Index;
+use index::{Index, Stats};
 
 /// Token shares of the memory layers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +59,19 @@ pub struct Recalled {
     pub text: String,
     /// Why it was recalled: the message's words and canon names it shares.
     pub why: Vec<String>,
+    /// The session it is from, when another (`turn` is then its exchange there).
+    pub session: Option<String>,
+}
+
+/// The campaign's recall of its other sessions, searched with a session's own memory.
+#[derive(Clone, Copy)]
+pub struct Prior<'a> {
+    /// The campaign's recall.
+    pub recall: &'a store::Recall,
+    /// This session (its passages are the memory's own).
+    pub session: &'a str,
+    /// A memory tag (`@npc3`) as the recall's stable tag (`@npc:odessa flint`).
+    pub stable: &'a dyn Fn(&str) -> Option<String>,
 }
 
 /// The memory layers for one message.
@@ -134,7 +148,8 @@ fn tag(t: Target) -> Option<String> {
     })
 }
 
-fn tags(m: &Matcher, text: &str) -> Vec<String> {
+/// The canon entities `text` names, as memory tags (`@npc3`), sorted.
+pub fn tags(m: &Matcher, text: &str) -> Vec<String> {
     let mut t: Vec<String> = m
         .find(text)
         .into_iter()
@@ -289,8 +304,24 @@ impl Memory {
         shares: Shares,
         count: &dyn Fn(&str) -> usize,
     ) -> Layers {
+        self.layers_prior(glossary, message, hot_from, m, shares, count, None)
+    }
+
+    /// [`Memory::layers_with`], recalling also from the campaign's other sessions
+    /// (`prior`): their passages and this memory's are ranked together, as one collection.
+    #[allow(clippy::too_many_arguments)]
+    pub fn layers_prior(
+        &self,
+        glossary: &[glossary::Term],
+        message: &str,
+        hot_from: usize,
+        m: &Matcher,
+        shares: Shares,
+        count: &dyn Fn(&str) -> usize,
+        prior: Option<Prior<'_>>,
+    ) -> Layers {
         let mut out = Layers::default();
-        if self.exchanges.is_empty() {
+        if self.exchanges.is_empty() && prior.is_none_or(|p| p.recall.is_empty()) {
             return out;
         }
         let q = self.query(message, m);
@@ -367,11 +398,13 @@ impl Memory {
         }
 
         // Recalled passages, best first, shown in the order they happened.
-        if shares.recalled > 0 && hot_from > 0 {
-            let hits = self.index.search(&q, 8, |i| i < hot_from);
+        let any = hot_from > 0 || prior.is_some_and(|p| !p.recall.is_empty());
+        if shares.recalled > 0 && any {
+            let hits = self.hits(&q, hot_from, prior);
             let head = "Recalled from earlier in this campaign:\n";
             let mut used = count(head);
-            let mut chosen: Vec<Recalled> = Vec::new();
+            // (recalled, label, order): the order they happened in.
+            let mut chosen: Vec<(Recalled, String, (u8, usize))> = Vec::new();
             // What the message names, found once (each passage's names were tagged when
             // it was indexed).
             let asked: Vec<_> = m
@@ -380,15 +413,61 @@ impl Memory {
                 .filter(|x| !x.ambiguous)
                 .filter_map(|x| tag(x.target).map(|t| (x, t)))
                 .collect();
-            for (turn, score) in hits {
-                let (player, dm) = &self.exchanges[turn];
+            for hit in hits {
+                let (player, dm, tagged, label, order, turn, session, score) = match &hit {
+                    Hit::Own(turn, score) => {
+                        let (player, dm) = &self.exchanges[*turn];
+                        let label = match &self.origin[*turn] {
+                            Some(o) => o.clone(),
+                            None => format!("exchange {}", turn - self.prior + 1),
+                        };
+                        let order = if *turn < self.prior {
+                            (0, *turn)
+                        } else {
+                            (2, *turn)
+                        };
+                        let tagged: Vec<String> = self.tags[*turn].clone();
+                        (
+                            player.as_str(),
+                            dm.as_str(),
+                            tagged,
+                            label,
+                            order,
+                            *turn,
+                            None,
+                            *score,
+                        )
+                    }
+                    Hit::Prior(p) => {
+                        let stable = prior.map(|x| x.stable);
+                        // The message's tags as this passage's stable ones.
+                        let tagged: Vec<String> = asked
+                            .iter()
+                            .filter(|(_, t)| {
+                                stable
+                                    .and_then(|f| f(t))
+                                    .is_some_and(|s| p.tags.contains(&s))
+                            })
+                            .map(|(_, t)| t.clone())
+                            .collect();
+                        (
+                            p.player.as_str(),
+                            p.dm.as_str(),
+                            tagged,
+                            format!("session {}", p.session),
+                            (1, p.order),
+                            p.turn,
+                            Some(p.session.clone()),
+                            p.score,
+                        )
+                    }
+                };
                 let text = excerpt(player, dm, &|s| overlap(s));
                 let n = count(&text) + 2;
                 if used + n > shares.recalled {
                     continue;
                 }
                 used += n;
-                let (player, dm) = &self.exchanges[turn];
                 let doc = words::terms(&format!("{player} {dm}"));
                 let mut why: Vec<String> = qterms
                     .iter()
@@ -397,33 +476,92 @@ impl Memory {
                     .collect();
                 why.dedup();
                 for (x, t) in &asked {
-                    if self.tags[turn].contains(t) && !why.contains(&x.text) {
+                    if tagged.contains(t) && !why.contains(&x.text) {
                         why.push(x.text.clone());
                     }
                 }
-                chosen.push(Recalled {
-                    turn,
-                    score,
-                    text,
-                    why,
-                });
+                chosen.push((
+                    Recalled {
+                        turn,
+                        score,
+                        text,
+                        why,
+                        session,
+                    },
+                    label,
+                    order,
+                ));
             }
             if !chosen.is_empty() {
-                let mut shown = chosen.clone();
-                shown.sort_by_key(|r| r.turn);
+                let mut shown: Vec<&(Recalled, String, (u8, usize))> = chosen.iter().collect();
+                shown.sort_by_key(|c| c.2);
                 let mut block = String::from(head);
-                for r in &shown {
-                    let from = match &self.origin[r.turn] {
-                        Some(o) => o.clone(),
-                        None => format!("exchange {}", r.turn - self.prior + 1),
-                    };
+                for (r, from, _) in shown {
                     block.push_str(&format!("- ({from}) {}\n", r.text));
                 }
                 out.recalled = block;
-                out.passages = chosen;
+                out.passages = chosen.into_iter().map(|c| c.0).collect();
             }
         }
         out
+    }
+}
+
+/// A passage found for a message: this memory's (its turn) or another session's.
+enum Hit {
+    Own(usize, f64),
+    Prior(store::Passage),
+}
+
+impl Memory {
+    /// The 8 passages best matching the query: this memory's before `hot_from` and the
+    /// campaign's other sessions', ranked as one collection (one BM25 over both).
+    fn hits(&self, q: &[(String, f64)], hot_from: usize, prior: Option<Prior<'_>>) -> Vec<Hit> {
+        const K: usize = 8;
+        let own = Stats {
+            docs: self.index.len(),
+            total_len: self.index.total_len(),
+        };
+        let Some(p) = prior else {
+            return self
+                .index
+                .search(q, K, |i| i < hot_from)
+                .into_iter()
+                .map(|(t, s)| Hit::Own(t, s))
+                .collect();
+        };
+        let stable = |t: &str| -> String {
+            if t.starts_with('@') {
+                (p.stable)(t).unwrap_or_else(|| t.to_string())
+            } else {
+                t.to_string()
+            }
+        };
+        p.recall.view(|v| {
+            let theirs = v.stats(p.session);
+            let stats = Stats {
+                docs: own.docs + theirs.docs,
+                total_len: own.total_len + theirs.total_len,
+            };
+            let df = |t: &str| self.index.df(t) + v.df(&stable(t), p.session);
+            let weighed = index::weigh(q, stats, &df);
+            let mine = self.index.score(&weighed, stats, K, |i| i < hot_from);
+            let stable_q: Vec<(String, f64)> =
+                weighed.iter().map(|(t, w)| (stable(t), *w)).collect();
+            let others = v.search(&stable_q, stats, K, p.session);
+            // Best first; on a tie, this session's (the newer) first.
+            let mut all: Vec<(f64, u8, usize, Hit)> = mine
+                .into_iter()
+                .map(|(t, s)| (s, 1, t, Hit::Own(t, s)))
+                .chain(
+                    others
+                        .into_iter()
+                        .map(|x| (x.score, 0, x.order, Hit::Prior(x))),
+                )
+                .collect();
+            all.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)));
+            all.into_iter().take(K).map(|x| x.3).collect()
+        })
     }
 }
 

@@ -136,6 +136,11 @@ pub type NoteMemory = std::sync::Arc<
     >,
 >;
 
+/// The campaign's recall of its sessions ([`crate::memory::store::Recall`]), opened once and
+/// shared by every table that plays it (one per conversation behind `serve`).
+pub type SharedRecall =
+    std::sync::Arc<std::sync::Mutex<Option<std::sync::Arc<crate::memory::store::Recall>>>>;
+
 /// One running session with the DM.
 pub struct Table {
     engine: Engine,
@@ -171,6 +176,14 @@ pub struct Table {
     front_end_history: std::cell::Cell<bool>,
     /// The memory of the GM's session notes, shared by the tables of one campaign (`serve`).
     note_memory: Option<NoteMemory>,
+    /// The campaign's recall of the other sessions, opened on the first message.
+    recall: RefCell<Option<std::sync::Arc<crate::memory::store::Recall>>>,
+    /// The recall shared by the tables of one campaign (`serve`).
+    shared_recall: Option<SharedRecall>,
+    /// The canon the recall's fingerprint was taken of, and the fingerprint.
+    recall_canon: RefCell<Option<(std::sync::Arc<crate::canon::Campaign>, u64)>>,
+    /// Notices from the recall, for the next [`Table::take_notices`].
+    recall_notices: RefCell<Vec<String>>,
     /// Canon names for the glossary, built once per canon.
     known: RefCell<Option<std::rc::Rc<recall::KnownNames>>>,
     /// When the canon in `engine` was read: a note modified after it is newer than what the
@@ -246,6 +259,10 @@ impl Table {
             front_end_history: std::cell::Cell::new(false),
             note_memory: None,
             unsaved: None,
+            recall: RefCell::default(),
+            shared_recall: None,
+            recall_notices: RefCell::default(),
+            recall_canon: RefCell::default(),
         })
     }
 
@@ -722,6 +739,7 @@ impl Table {
     pub fn take_notices(&mut self) -> Vec<String> {
         let mut n = self.store.take_notices();
         n.append(&mut self.notices);
+        n.append(self.recall_notices.get_mut());
         n
     }
 

@@ -131,9 +131,6 @@ impl Table {
         let m = self.engine.matcher();
         if mem.len() - mem.prior() > history.len() || mem.is_empty() {
             *mem = self.notes_memory(m, &known);
-            for (origin, e) in self.log_passages() {
-                mem.add_prior(&e, &origin, m, &known);
-            }
         }
         let have = mem.len() - mem.prior();
         for e in &history[have.min(history.len())..] {
@@ -266,23 +263,111 @@ impl Table {
         out
     }
 
-    /// The exchanges of the vault's other sessions, oldest session first.
-    fn log_passages(&self) -> Vec<(String, Exchange)> {
-        let mut out = Vec::new();
-        let vault = self.store.vault();
-        let mut list = crate::session::list_sessions(vault).unwrap_or_default();
-        list.sort_by_key(|s| s.last_time);
-        for info in list {
-            if info.name == self.store.name() || info.name.starts_with("prompt-") {
-                continue;
-            }
-            if let Ok(l) = crate::session::load(vault, &info.name) {
-                for e in crate::session::history_from_records(&l.records) {
-                    out.push((format!("session {}", info.name), e));
-                }
+    /// A memory tag (`@npc3`, canon's third NPC) as a tag that outlives canon's order
+    /// (`@npc:odessa flint`): what the campaign's recall index keeps.
+    fn stable_tag(&self, tag: &str) -> Option<String> {
+        let c = self.engine.campaign();
+        let n = |p: &str| tag.strip_prefix(p).and_then(|i| i.parse::<usize>().ok());
+        let (kind, name) = if let Some(i) = n("@pc") {
+            ("pc", &c.pcs.get(i)?.name)
+        } else if let Some(i) = n("@npc") {
+            ("npc", &c.npcs.get(i)?.name)
+        } else if let Some(i) = n("@loc") {
+            ("loc", &c.locations.get(i)?.name)
+        } else if let Some(i) = n("@thread") {
+            ("thread", &c.threads.get(i)?.title)
+        } else if let Some(i) = n("@lore") {
+            ("lore", &c.lore.get(i)?.name)
+        } else {
+            return None;
+        };
+        Some(format!("@{kind}:{}", norm_key(name)))
+    }
+
+    /// What the recall index's tags depend on: every canon entity's names. An index made
+    /// for other names is rebuilt.
+    fn canon_fingerprint(&self) -> u64 {
+        let arc = self.engine.campaign_arc();
+        if let Some((c, fp)) = self.recall_canon.borrow().as_ref() {
+            if std::sync::Arc::ptr_eq(c, arc) {
+                return *fp;
             }
         }
-        out
+        let c = self.engine.campaign();
+        let mut s = String::new();
+        let mut add = |kind: &str, name: &str, aliases: &[String]| {
+            s.push_str(kind);
+            s.push(':');
+            s.push_str(&norm_key(name));
+            for a in aliases {
+                s.push('|');
+                s.push_str(&norm_key(a));
+            }
+            s.push('\n');
+        };
+        c.pcs.iter().for_each(|p| add("pc", &p.name, &p.aliases));
+        c.npcs.iter().for_each(|p| add("npc", &p.name, &p.aliases));
+        c.locations
+            .iter()
+            .for_each(|p| add("loc", &p.name, &p.aliases));
+        c.threads.iter().for_each(|t| add("thread", &t.title, &[]));
+        c.lore.iter().for_each(|p| add("lore", &p.name, &p.aliases));
+        let fp = crate::memory::store::checksum(s.as_bytes());
+        *self.recall_canon.borrow_mut() = Some((arc.clone(), fp));
+        fp
+    }
+
+    /// The campaign's recall of the other sessions, brought up to their logs: opened (read
+    /// from `.vaultdm/memory/`, or rebuilt) on first use, shared with the campaign's other
+    /// tables behind `serve`.
+    pub(super) fn campaign_recall(&self) -> std::sync::Arc<crate::memory::store::Recall> {
+        use crate::memory::store::Recall;
+        let m = self.engine.matcher();
+        let tagger = |text: &str| -> Vec<String> {
+            crate::memory::tags(m, text)
+                .iter()
+                .filter_map(|t| self.stable_tag(t))
+                .collect()
+        };
+        let fingerprint = self.canon_fingerprint();
+        let mut mine = self.recall.borrow_mut();
+        let recall = match mine.as_ref().filter(|r| r.fingerprint() == fingerprint) {
+            Some(r) => {
+                r.refresh(&tagger);
+                r.clone()
+            }
+            None => {
+                let open =
+                    || std::sync::Arc::new(Recall::open(self.store.vault(), fingerprint, &tagger));
+                match &self.shared_recall {
+                    Some(shared) => {
+                        let mut slot = shared.lock().unwrap_or_else(|p| p.into_inner());
+                        match slot.as_ref().filter(|r| r.fingerprint() == fingerprint) {
+                            Some(r) => {
+                                r.refresh(&tagger);
+                                r.clone()
+                            }
+                            None => {
+                                let r = open();
+                                *slot = Some(r.clone());
+                                r
+                            }
+                        }
+                    }
+                    None => open(),
+                }
+            }
+        };
+        *mine = Some(recall.clone());
+        self.recall_notices
+            .borrow_mut()
+            .extend(recall.take_notices());
+        recall
+    }
+
+    /// Shares the campaign's recall with the other tables of the campaign.
+    pub fn share_recall(&mut self, shared: super::SharedRecall) {
+        self.shared_recall = Some(shared);
     }
 
     /// A memory holding the GM's session notes (the first passages before this session):
@@ -372,6 +457,7 @@ impl Table {
         while hot_from > 0 && plan.kept.contains(&(hot_from - 1)) {
             hot_from -= 1;
         }
+        let recall = self.campaign_recall();
         let mem = self.memory.borrow();
         // The hot window is the newest exchanges of the history; memory's own are the same
         // newest ones of the log.
@@ -379,12 +465,24 @@ impl Table {
         let hot_from = mem.len().saturating_sub(hot).max(mem.prior());
         // The memory note is read once per message, for all three layers it feeds.
         let note = self.read_note();
-        let mut layers = match self.note_glossary(&mem, note.as_ref()) {
-            Some(g) => {
-                mem.layers_with(&g, message, hot_from, self.engine.matcher(), shares, &count)
-            }
-            None => mem.layers(message, hot_from, self.engine.matcher(), shares, &count),
+        let glossary = self
+            .note_glossary(&mem, note.as_ref())
+            .unwrap_or_else(|| mem.glossary().to_vec());
+        let stable = |t: &str| self.stable_tag(t);
+        let prior = crate::memory::Prior {
+            recall: &recall,
+            session: self.store.name(),
+            stable: &stable,
         };
+        let mut layers = mem.layers_prior(
+            &glossary,
+            message,
+            hot_from,
+            self.engine.matcher(),
+            shares,
+            &count,
+            Some(prior),
+        );
         // Moments the provider extracted (or the GM wrote) in the memory note come first.
         if let Some(note) = note.as_ref().filter(|n| !n.moments.is_empty()) {
             let c = &self.memory_config;

@@ -30,11 +30,14 @@ impl Table {
         self.last_previously
             .get_or_init(|| {
                 let vault = self.store.vault();
-                let mut list = crate::session::list_sessions(vault).unwrap_or_default();
-                list.sort_by_key(|s| s.last_time);
+                // Listed, not read: the latest written log first; the sessions the GM left
+                // out of campaign memory are skipped (the recall index knows which).
+                let recall = self.campaign_recall();
+                let mut list = crate::session::list_logs(vault).unwrap_or_default();
+                list.sort_by_key(|s| s.modified);
                 list.iter()
                     .rev()
-                    .filter(|s| s.name != self.store.name())
+                    .filter(|s| s.name != self.store.name() && !recall.excluded(&s.name))
                     .find_map(|s| {
                         let rel = crate::memory::note::rel_path(&s.name);
                         let text =

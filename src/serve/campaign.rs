@@ -118,6 +118,8 @@ pub struct Campaign {
     opening: tokio::sync::Mutex<()>,
     /// The session notes' memory, indexed once per canon for every conversation.
     note_memory: crate::play::NoteMemory,
+    /// The recall of the campaign's sessions, opened once for every conversation.
+    recall: crate::play::SharedRecall,
     stop: Arc<AtomicBool>,
     watcher: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// How the watcher reads the folder.
@@ -218,6 +220,7 @@ impl Campaign {
             max_conversations: super::DEFAULT_MAX_CONVERSATIONS,
             opening: tokio::sync::Mutex::new(()),
             note_memory: crate::play::NoteMemory::default(),
+            recall: crate::play::SharedRecall::default(),
             stop,
             watcher: Mutex::new(Some(watcher)),
             backend,
@@ -269,6 +272,7 @@ impl Campaign {
             history_budget,
             upstream,
             note_memory: self.note_memory.clone(),
+            recall: self.recall.clone(),
             shutdown: shutdown.clone(),
         };
         self.make_room().await.map_err(OpenError::Full)?;

@@ -99,6 +99,8 @@ pub struct Setup {
     pub upstream: Option<crate::llm::LlmConfig>,
     /// The campaign's shared memory of its session notes.
     pub note_memory: crate::play::NoteMemory,
+    /// The campaign's shared recall of its sessions.
+    pub recall: crate::play::SharedRecall,
     /// Becomes true when the server stops.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -203,6 +205,7 @@ fn open_table(name: &str, setup: &Setup, snap: &Snapshot) -> Result<Table, Strin
     .map_err(|e| e.to_string())?;
     table.set_review(snap.review);
     table.share_note_memory(setup.note_memory.clone());
+    table.share_recall(setup.recall.clone());
     // The front end keeps the conversation: no cold summaries (they would hold up the end of
     // every reply); the story so far comes from this session's log, recall from the
     // campaign's other sessions (those the GM did not exclude).

@@ -34,6 +34,7 @@
 pub mod import;
 mod record;
 mod store;
+pub mod stream;
 
 use std::path::{Path, PathBuf};
 
@@ -229,18 +230,22 @@ pub struct SessionInfo {
     pub excluded: bool,
 }
 
-/// The sessions campaign memory reads (recall of earlier play, the last session's
-/// "Previously"): every session but those the GM excluded, sorted by name. See
-/// [`list_all_sessions`] for all of them.
-pub fn list_sessions(vault: &Path) -> Result<Vec<SessionInfo>, SessionError> {
-    let mut all = list_all_sessions(vault)?;
-    all.retain(|s| !s.excluded);
-    Ok(all)
+/// One session log as the folder lists it: nothing in it is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogFile {
+    /// Session name.
+    pub name: String,
+    /// `<vault>/.vaultdm/sessions/<name>.jsonl`.
+    pub path: PathBuf,
+    /// Its length in bytes.
+    pub len: u64,
+    /// When it was last written, if the system says.
+    pub modified: Option<std::time::SystemTime>,
 }
 
-/// All sessions of a vault, excluded ones too, sorted by name (date names sort
-/// chronologically). A vault without sessions gives an empty list.
-pub fn list_all_sessions(vault: &Path) -> Result<Vec<SessionInfo>, SessionError> {
+/// The session logs of a vault (not the change logs), sorted by name, from the folder
+/// listing alone: no log is opened. A vault without sessions gives an empty list.
+pub fn list_logs(vault: &Path) -> Result<Vec<LogFile>, SessionError> {
     let dir = vault.join(".vaultdm").join("sessions");
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
@@ -264,16 +269,47 @@ pub fn list_all_sessions(vault: &Path) -> Result<Vec<SessionInfo>, SessionError>
         if name.ends_with(".changes") || validate_name(name).is_err() {
             continue;
         }
-        let loaded = store::load_file(&path)?;
-        out.push(SessionInfo {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            continue;
+        }
+        out.push(LogFile {
             name: name.to_owned(),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            path,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// The sessions campaign memory reads: every session but those the GM excluded, sorted by
+/// name. See [`list_all_sessions`] for all of them. Every log is read: for a listing, not for
+/// play (recall keeps its own index, `memory/store.rs`).
+pub fn list_sessions(vault: &Path) -> Result<Vec<SessionInfo>, SessionError> {
+    let mut all = list_all_sessions(vault)?;
+    all.retain(|s| !s.excluded);
+    Ok(all)
+}
+
+/// All sessions of a vault, excluded ones too, sorted by name (date names sort
+/// chronologically). A vault without sessions gives an empty list. Every log is read: for a
+/// listing, not for play.
+pub fn list_all_sessions(vault: &Path) -> Result<Vec<SessionInfo>, SessionError> {
+    let mut out = Vec::new();
+    for log in list_logs(vault)? {
+        let loaded = store::load_file(&log.path)?;
+        out.push(SessionInfo {
+            name: log.name,
             records: loaded.records.len(),
             last_time: loaded.records.last().map(|r| r.time),
             excluded: excluded(&loaded.records),
             warnings: loaded.warnings,
         });
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
 
