@@ -541,8 +541,7 @@ impl View<'_> {
     fn counts(&self, log: u32, exclude: &str) -> bool {
         let i = self.inner;
         i.live.get(log as usize) == Some(&true)
-            && i
-                .logs
+            && i.logs
                 .get(log as usize)
                 .is_some_and(|e| e.name != exclude && !e.excluded)
     }
@@ -1172,6 +1171,36 @@ mod tests {
             assert_eq!(find(&r, "the adit key", "x"), want);
             assert_eq!(std::fs::read(&file).unwrap_or_default(), whole);
         }
+    }
+
+    /// `vaultdm session exclude` appends a marker to the log: from the next refresh the
+    /// session is never recalled, in this process and in a new one reading the file, until
+    /// `session include` appends the other marker.
+    #[test]
+    fn a_session_the_gm_excludes_is_not_recalled_until_included() {
+        let v = campaign();
+        let marker = |event: &str| {
+            serde_json::json!({"time": "2026-11-26T21:00:00+00:00", "role": "system", "event": event})
+                .to_string()
+                + "\n"
+        };
+        let r = Recall::open(v.path(), 7, &tagger);
+        assert_eq!(find(&r, "the adit key", "x")[0].session, "night-1");
+        assert!(!r.excluded("night-1"));
+        append(v.path(), "night-1", &marker("exclude"));
+        r.refresh(&tagger);
+        assert!(r.excluded("night-1"));
+        assert!(find(&r, "the adit key", "x").is_empty());
+        {
+            let mut inner = r.lock();
+            r.write(&mut inner);
+        }
+        let other = Recall::open(v.path(), 7, &tagger);
+        assert!(other.excluded("night-1"));
+        assert!(find(&other, "the adit key", "x").is_empty());
+        append(v.path(), "night-1", &marker("include"));
+        r.refresh(&tagger);
+        assert_eq!(find(&r, "the adit key", "x")[0].session, "night-1");
     }
 
     #[test]
