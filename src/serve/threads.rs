@@ -20,7 +20,7 @@
 //! Each turn is also appended to `<vault>/.vaultdm/serve-conversations.jsonl` (session and the
 //! three states, no text), which [`Threads::load`] replays when the server starts again, so a
 //! conversation without the header continues its session after a restart. The file is a
-//! cache: a line that cannot be read is skipped, and past [`MAX_STATES`] lines it starts anew.
+//! cache: a line that cannot be read is skipped, and past `MAX_STATES` lines it starts anew.
 
 use crate::llm::{ChatMessage, Role};
 use std::collections::HashMap;
@@ -339,7 +339,7 @@ impl Threads {
     }
 
     /// How many of `session`'s turns a request replaces: the turns from the one that
-    /// continued from where it continues on (0: it continues the last one). See [`branch`].
+    /// continued from where it continues on (0: it continues the last one). See `branch`.
     pub fn superseded(&self, session: &str, asked: &Asked) -> usize {
         self.turns.get(session).map_or(0, |turns| {
             branch(turns, asked.from, asked.from_tail, asked.asked).map_or(0, |k| turns.len() - k)
