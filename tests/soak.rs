@@ -134,7 +134,13 @@ async fn a_long_session_survives_cuts_kills_and_replacements() {
     let v = common::template_copy();
     let cfg = v.path().join("vaultdm.toml");
     let text = std::fs::read_to_string(&cfg).expect("toml");
-    std::fs::write(&cfg, format!("{text}\n[llm]\nmax_retries = 0\n")).expect("write");
+    // One scripted reply per turn: no retries, and no cold-summary calls (which a long
+    // session makes to the provider, and which would take the next turn's reply).
+    std::fs::write(
+        &cfg,
+        format!("{text}\n[llm]\nmax_retries = 0\n\n[memory]\nsummarise = false\n"),
+    )
+    .expect("write");
     let mut scripts: Vec<Scripted> = faults
         .iter()
         .enumerate()
