@@ -41,6 +41,30 @@ fn ask_args<'a>(msg: &'a str, session: &'a str, base: &'a str) -> Vec<&'a str> {
     ]
 }
 
+/// `vaultdm ask` as a whole process, run off the async test's threads (the fake server
+/// answers on them).
+async fn ask_off_thread(
+    vault: &Path,
+    msg: &str,
+    session: &str,
+    base: &str,
+) -> std::process::Output {
+    let (root, msg, session, base) = (
+        vault.to_path_buf(),
+        msg.to_owned(),
+        session.to_owned(),
+        base.to_owned(),
+    );
+    tokio::task::spawn_blocking(move || {
+        vaultdm(&root)
+            .args(ask_args(&msg, &session, &base))
+            .output()
+            .expect("run")
+    })
+    .await
+    .expect("join")
+}
+
 /// A stream that sends a word every 20 ms for a long time.
 fn slow_stream() -> Scripted {
     Scripted::sse_steps(vec![Step::Repeat(
@@ -1014,16 +1038,7 @@ async fn a_transcript_hard_linked_out_of_the_vault_is_not_written() {
     ])
     .await;
     let base = fake.base_url_v1();
-    let root = v.path().to_path_buf();
-    let b = base.clone();
-    let first = tokio::task::spawn_blocking(move || {
-        vaultdm(&root)
-            .args(ask_args("Hello.", "night", &b))
-            .output()
-            .expect("run")
-    })
-    .await
-    .expect("join");
+    let first = ask_off_thread(v.path(), "Hello.", "night", &base).await;
     assert!(first.status.success(), "{first:?}");
     // The transcript gets a second name outside the vault (same filesystem: tmp dirs).
     let transcript = v.path().join("sessions/night.md");
@@ -1032,15 +1047,7 @@ async fn a_transcript_hard_linked_out_of_the_vault_is_not_written() {
         return; // another filesystem: a hard link cannot be made there
     }
     let before = std::fs::read(&other).expect("read");
-    let root = v.path().to_path_buf();
-    let out = tokio::task::spawn_blocking(move || {
-        vaultdm(&root)
-            .args(ask_args("Again.", "night", &base))
-            .output()
-            .expect("run")
-    })
-    .await
-    .expect("join");
+    let out = ask_off_thread(v.path(), "Again.", "night", &base).await;
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(std::fs::read(&other).expect("read"), before, "{err}");
     assert!(err.contains("hard link"), "{err}");
