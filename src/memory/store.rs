@@ -157,6 +157,10 @@ struct Inner {
     notices: Vec<String>,
     /// The file could not be written in this process: do not try again at every message.
     unwritable: bool,
+    /// When every log was last looked at.
+    scanned: Option<std::time::Instant>,
+    /// Logs this process wrote to since then ([`Recall::touch`]).
+    touched: Vec<String>,
 }
 
 /// A passage recalled from another session.
@@ -216,6 +220,11 @@ pub enum IndexError {
     #[error(transparent)]
     Write(#[from] boundary::BoundaryError),
 }
+
+/// How long [`Recall::refresh_recent`] trusts its last look at every log: a session written
+/// by another process (a `chat` beside `serve`) reaches recall at most this late; the logs
+/// this process writes reach it at once ([`Recall::touch`]).
+pub const RESCAN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// FNV-1a: a checksum stable across builds and platforms.
 pub fn checksum(bytes: &[u8]) -> u64 {
@@ -327,6 +336,21 @@ impl Recall {
             .any(|e| e.name == name && e.excluded)
     }
 
+    /// The sessions in campaign memory (on disk, not excluded by the GM), the latest written
+    /// first, as their logs were when last read.
+    pub fn latest_first(&self) -> Vec<String> {
+        let inner = self.lock();
+        let mut logs: Vec<&LogEntry> = inner
+            .logs
+            .iter()
+            .zip(&inner.live)
+            .filter(|(e, live)| **live && !e.excluded)
+            .map(|(e, _)| e)
+            .collect();
+        logs.sort_by(|a, b| (b.mtime, &b.name).cmp(&(a.mtime, &a.name)));
+        logs.into_iter().map(|e| e.name.clone()).collect()
+    }
+
     /// The canon fingerprint it was made for.
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint
@@ -362,6 +386,30 @@ impl Recall {
         self.catch_up(&mut inner, tagger);
     }
 
+    /// [`Recall::refresh`] when every log was last looked at more than [`RESCAN`] ago; else
+    /// only the logs this process wrote since ([`Recall::touch`]) are read. A busy server's
+    /// messages then cost a `stat` per log they touched, not one per session of the campaign.
+    pub fn refresh_recent(&self, tagger: Tagger<'_>) {
+        let mut inner = self.lock();
+        if inner.scanned.is_some_and(|t| t.elapsed() < RESCAN) {
+            self.read_touched(&mut inner, tagger);
+            if inner.delta.rows.len() >= COMPACT_AT && !inner.unwritable {
+                self.write(&mut inner);
+            }
+        } else {
+            self.catch_up(&mut inner, tagger);
+        }
+    }
+
+    /// Tells the recall that this process wrote to session `name`'s log: the next
+    /// [`Recall::refresh_recent`] reads it, however recent its last look at every log.
+    pub fn touch(&self, name: &str) {
+        let mut inner = self.lock();
+        if !inner.touched.iter().any(|t| t == name) {
+            inner.touched.push(name.to_owned());
+        }
+    }
+
     fn catch_up(&self, inner: &mut Inner, tagger: Tagger<'_>) {
         self.read_new(inner, tagger);
         if inner.delta.rows.len() >= COMPACT_AT && !inner.unwritable {
@@ -369,70 +417,116 @@ impl Recall {
         }
     }
 
+    /// Each log's entry by name.
+    fn entries(inner: &Inner) -> FxHashMap<String, usize> {
+        inner
+            .logs
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.name.clone(), i))
+            .collect()
+    }
+
     /// Reads what the logs gained: new bytes of a log, a new log whole, a replaced log again.
     fn read_new(&self, inner: &mut Inner, tagger: Tagger<'_>) {
         let now = logs_of(&self.vault);
         let mut seen = vec![false; inner.logs.len()];
+        // One lookup per log, not a walk of every entry.
+        let at = Self::entries(inner);
         for log in now {
-            let mtime = mtime_ns(log.modified);
-            let mut i = match inner.logs.iter().position(|e| e.name == log.name) {
-                Some(i) => i,
-                None => fresh(inner, &mut seen, &log.name),
-            };
-            seen[i] = true;
-            inner.live[i] = true;
-            let e = &inner.logs[i];
-            if e.len == log.len && e.mtime == mtime {
-                continue;
-            }
-            // Replaced rather than appended to (shorter, or other bytes before where indexing
-            // stopped): its passages are left out and it is read again as a new log.
-            let replaced = log.len < e.done
-                || (e.done > 0 && check_before(&log.path, e.done).is_some_and(|c| c != e.check));
-            if replaced {
-                i = retire(inner, &mut seen, i);
-            } else if e.done > 0 && check_before(&log.path, e.done).is_none() {
-                // Unreadable for now (a link, permissions): left out until it can be read.
-                inner.live[i] = false;
-                continue;
-            }
-            let Some(s) = self.scan_into(inner, i, &log.path, tagger) else {
-                inner.live[i] = false;
-                continue;
-            };
-            // An undo of an exchange indexed before: the log is read again from its start.
-            let s = if s.undo_beyond && inner.logs[i].done > 0 {
-                i = retire(inner, &mut seen, i);
-                match self.scan_into(inner, i, &log.path, tagger) {
-                    Some(s) => s,
-                    None => {
-                        inner.live[i] = false;
-                        continue;
-                    }
-                }
-            } else {
-                s
-            };
-            let (from, turns) = (inner.logs[i].done, inner.logs[i].turns);
-            let e = &mut inner.logs[i];
-            e.len = log.len;
-            e.mtime = mtime;
-            e.turns = turns + s.exchanges as u32;
-            if s.done != from {
-                e.done = s.done;
-                e.check = check_before(&log.path, s.done).unwrap_or(0);
-            }
-            if s.last_time.is_some() {
-                e.last_time = s.last_time;
-            }
-            if let Some(excluded) = s.excluded {
-                e.excluded = excluded;
-            }
+            self.read_log(inner, &mut seen, &at, log, tagger);
         }
         for (i, s) in seen.into_iter().enumerate() {
             if !s {
                 inner.live[i] = false;
             }
+        }
+        inner.scanned = Some(std::time::Instant::now());
+        inner.touched.clear();
+    }
+
+    /// Reads what the logs this process wrote to gained (a log deleted is left out).
+    fn read_touched(&self, inner: &mut Inner, tagger: Tagger<'_>) {
+        let touched = std::mem::take(&mut inner.touched);
+        if touched.is_empty() {
+            return;
+        }
+        let mut seen = vec![false; inner.logs.len()];
+        let at = Self::entries(inner);
+        for name in touched {
+            match session::log_file(&self.vault, &name).filter(|l| !l.name.starts_with("prompt-")) {
+                Some(log) => self.read_log(inner, &mut seen, &at, log, tagger),
+                None => {
+                    if let Some(&i) = at.get(&name) {
+                        inner.live[i] = false;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads what log `log` gained since its entry was last brought up to it.
+    fn read_log(
+        &self,
+        inner: &mut Inner,
+        seen: &mut Vec<bool>,
+        at: &FxHashMap<String, usize>,
+        log: session::LogFile,
+        tagger: Tagger<'_>,
+    ) {
+        let mtime = mtime_ns(log.modified);
+        let mut i = match at.get(&log.name) {
+            Some(&i) => i,
+            None => fresh(inner, seen, &log.name),
+        };
+        seen[i] = true;
+        inner.live[i] = true;
+        let e = &inner.logs[i];
+        if e.len == log.len && e.mtime == mtime {
+            return;
+        }
+        // Replaced rather than appended to (shorter, or other bytes before where indexing
+        // stopped): its passages are left out and it is read again as a new log.
+        let replaced = log.len < e.done
+            || (e.done > 0 && check_before(&log.path, e.done).is_some_and(|c| c != e.check));
+        if replaced {
+            i = retire(inner, seen, i);
+        } else if e.done > 0 && check_before(&log.path, e.done).is_none() {
+            // Unreadable for now (a link, permissions): left out until it can be read.
+            inner.live[i] = false;
+            return;
+        }
+        let Some(s) = self.scan_into(inner, i, &log.path, tagger) else {
+            inner.live[i] = false;
+            return;
+        };
+        // An undo of an exchange indexed before: the log is read again from its start.
+        let s = if s.undo_beyond && inner.logs[i].done > 0 {
+            i = retire(inner, seen, i);
+            match self.scan_into(inner, i, &log.path, tagger) {
+                Some(s) => s,
+                None => {
+                    inner.live[i] = false;
+                    return;
+                }
+            }
+        } else {
+            s
+        };
+        let (from, turns) = (inner.logs[i].done, inner.logs[i].turns);
+        let e = &mut inner.logs[i];
+        e.len = log.len;
+        e.mtime = mtime;
+        e.turns = turns + s.exchanges as u32;
+        if s.done != from {
+            e.done = s.done;
+            e.check = check_before(&log.path, s.done).unwrap_or(0);
+        }
+        if s.last_time.is_some() {
+            e.last_time = s.last_time;
+        }
+        if let Some(excluded) = s.excluded {
+            e.excluded = excluded;
         }
     }
 
@@ -1201,6 +1295,51 @@ mod tests {
         append(v.path(), "night-1", &marker("include"));
         r.refresh(&tagger);
         assert_eq!(find(&r, "the adit key", "x")[0].session, "night-1");
+    }
+
+    /// A busy server looks at every log at most once per [`RESCAN`]: in between, only the
+    /// logs this process touched are read, so what it writes is recalled at once and what
+    /// another process writes at the next look at every log.
+    #[test]
+    fn recent_refreshes_read_the_touched_logs_and_every_log_after_rescan() {
+        let v = campaign();
+        let r = Recall::open(v.path(), 7, &tagger);
+        let lantern = "where is the brass lantern?";
+        assert!(find(&r, lantern, "x").is_empty());
+        // Written by "another process": not read before the next look at every log.
+        append(
+            v.path(),
+            "night-9",
+            &exchange(
+                "we search the loft",
+                "Under the hay: the brass lantern, still warm.",
+            ),
+        );
+        r.refresh_recent(&tagger);
+        assert!(find(&r, lantern, "x").is_empty());
+        // Written here and touched: read now.
+        r.touch("night-9");
+        r.refresh_recent(&tagger);
+        assert_eq!(find(&r, lantern, "x")[0].session, "night-9");
+        // A touched log that was deleted leaves recall.
+        std::fs::remove_file(log_path(v.path(), "night-9")).unwrap_or_else(|e| panic!("{e}"));
+        r.touch("night-9");
+        r.refresh_recent(&tagger);
+        assert!(find(&r, lantern, "x").is_empty());
+        // Another process's log, untouched: read once the last look is older than RESCAN.
+        append(
+            v.path(),
+            "night-10",
+            &exchange(
+                "and the cellar?",
+                "The brass lantern's twin hangs by the cellar door.",
+            ),
+        );
+        r.refresh_recent(&tagger);
+        assert!(find(&r, lantern, "x").is_empty());
+        r.lock().scanned = std::time::Instant::now().checked_sub(RESCAN);
+        r.refresh_recent(&tagger);
+        assert_eq!(find(&r, lantern, "x")[0].session, "night-10");
     }
 
     #[test]

@@ -333,7 +333,7 @@ impl Table {
         let mut mine = self.recall.borrow_mut();
         let recall = match mine.as_ref().filter(|r| r.fingerprint() == fingerprint) {
             Some(r) => {
-                r.refresh(&tagger);
+                r.refresh_recent(&tagger);
                 r.clone()
             }
             None => {
@@ -344,7 +344,7 @@ impl Table {
                         let mut slot = shared.lock().unwrap_or_else(|p| p.into_inner());
                         match slot.as_ref().filter(|r| r.fingerprint() == fingerprint) {
                             Some(r) => {
-                                r.refresh(&tagger);
+                                r.refresh_recent(&tagger);
                                 r.clone()
                             }
                             None => {
@@ -365,9 +365,23 @@ impl Table {
         recall
     }
 
-    /// Shares the campaign's recall with the other tables of the campaign.
+    /// Shares the campaign's recall with the other tables of the campaign. Whoever runs the
+    /// tables calls [`Table::log_changed`] after each turn, so the others recall it at once.
     pub fn share_recall(&mut self, shared: super::SharedRecall) {
         self.shared_recall = Some(shared);
+    }
+
+    /// Tells the campaign's recall that this session's log changed (a turn played, a reply
+    /// superseded): the campaign's other tables read it at their next message, not only at
+    /// the recall's next look at every log ([`crate::memory::store::RESCAN`]).
+    pub fn log_changed(&self) {
+        let shared = self
+            .shared_recall
+            .as_ref()
+            .and_then(|s| s.lock().unwrap_or_else(|p| p.into_inner()).clone());
+        if let Some(r) = shared.or_else(|| self.recall.borrow().clone()) {
+            r.touch(self.store.name());
+        }
     }
 
     /// A memory holding the GM's session notes (the first passages before this session):

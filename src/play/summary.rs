@@ -30,21 +30,27 @@ impl Table {
         self.last_previously
             .get_or_init(|| {
                 let vault = self.store.vault();
-                // Listed, not read: the latest written log first; the sessions the GM left
-                // out of campaign memory are skipped (the recall index knows which).
+                // Listed, not read: the latest written log first, from the recall's own table
+                // of logs (brought up to date for this message, the sessions the GM left out
+                // of campaign memory not in it); only sessions with a memory note are opened.
                 let recall = self.campaign_recall();
-                let mut list = crate::session::list_logs(vault).unwrap_or_default();
-                list.sort_by_key(|s| s.modified);
-                list.iter()
-                    .rev()
-                    .filter(|s| s.name != self.store.name() && !recall.excluded(&s.name))
-                    .find_map(|s| {
-                        let rel = crate::memory::note::rel_path(&s.name);
+                let notes: std::collections::HashSet<std::ffi::OsString> =
+                    crate::vault::boundary::list_inside(vault, std::path::Path::new("sessions"))
+                        .unwrap_or_default()
+                        .into_iter()
+                        .collect();
+                recall
+                    .latest_first()
+                    .into_iter()
+                    .filter(|name| name != self.store.name())
+                    .find_map(|name| {
+                        let rel = crate::memory::note::rel_path(&name);
+                        notes.contains(rel.file_name()?).then_some(())?;
                         let text =
                             crate::vault::boundary::read_text_inside(vault, &rel, 4 << 20).ok()?;
                         let n = crate::memory::note::parse(&text)?;
                         (!n.previously.is_empty())
-                            .then(|| format!("(session {}) {}", s.name, n.previously))
+                            .then(|| format!("(session {name}) {}", n.previously))
                     })
             })
             .clone()

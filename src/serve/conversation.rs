@@ -309,6 +309,7 @@ fn run(
                 let _ = tx.send(result.map_err(|e| e.to_string()));
             }
         }
+        table.log_changed();
         for n in table.take_notices() {
             eprintln!("vaultdm serve: session {name}: {n}");
         }

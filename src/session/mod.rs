@@ -170,7 +170,7 @@ pub fn validate_name(name: &str) -> Result<(), SessionError> {
     let stem = name.split('.').next().unwrap_or(name).trim_end();
     if WINDOWS_RESERVED
         .iter()
-        .any(|r| r.to_lowercase() == stem.to_lowercase())
+        .any(|r| r.eq_ignore_ascii_case(stem))
     {
         return bad("Windows reserves it for a device (CON, PRN, AUX, NUL, COM1–9, LPT1–9, with or without an extension): a vault synced there would break");
     }
@@ -243,6 +243,23 @@ pub struct LogFile {
     pub modified: Option<std::time::SystemTime>,
 }
 
+/// Session `name`'s log as [`list_logs`] would list it; `None` when it is not there (or is
+/// a folder).
+pub fn log_file(vault: &Path, name: &str) -> Option<LogFile> {
+    validate_name(name).ok()?;
+    let path = vault
+        .join(".vaultdm")
+        .join("sessions")
+        .join(format!("{name}.jsonl"));
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    (!meta.is_dir()).then(|| LogFile {
+        name: name.to_owned(),
+        len: meta.len(),
+        modified: meta.modified().ok(),
+        path,
+    })
+}
+
 /// The session logs of a vault (not the change logs), sorted by name, from the folder
 /// listing alone: no log is opened. A vault without sessions gives an empty list.
 pub fn list_logs(vault: &Path) -> Result<Vec<LogFile>, SessionError> {
@@ -269,7 +286,9 @@ pub fn list_logs(vault: &Path) -> Result<Vec<LogFile>, SessionError> {
         if name.ends_with(".changes") || validate_name(name).is_err() {
             continue;
         }
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        // Of the entry itself, never through a link, and looked up in the open folder (not
+        // from the root again: a campaign's hundreds of logs are listed at every message).
+        let Ok(meta) = entry.metadata() else {
             continue;
         };
         if meta.is_dir() {

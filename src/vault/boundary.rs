@@ -145,6 +145,19 @@ pub fn read_text_inside(root: &Path, rel: &Path, max: u64) -> Result<String, Bou
     Ok(text.strip_prefix('\u{feff}').unwrap_or(&text).to_string())
 }
 
+/// The names in the vault's folder `root/rel` (none when it does not exist), refusing a
+/// folder that is a link out of the vault.
+pub fn list_inside(root: &Path, rel: &Path) -> Result<Vec<std::ffi::OsString>, BoundaryError> {
+    let real = match check_inside(root, rel) {
+        Err(e) if e.is_not_found() => return Ok(Vec::new()),
+        r => r?,
+    };
+    let entries = std::fs::read_dir(&real).map_err(io(&real))?;
+    Ok(entries
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect())
+}
+
 /// Makes sure the folder `root/rel` exists and lies inside the vault, creating the missing
 /// parts one level at a time (never through a link out of the vault). Returns its path
 /// under `root`.
