@@ -1638,13 +1638,14 @@ fn rss_kb(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// Hundreds of conversations (a front end's every new chat) keep at most
+/// Two thousand conversations (a front end's every new chat, four at a time) keep at most
 /// `--max-conversations` open: the least recently used idle one is closed, saved and
 /// unlocked, so threads and memory stay bounded; a closed one opens again when used.
 #[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hundreds_of_conversations_stay_under_the_cap_in_threads_and_memory() {
-    const N: usize = 120;
+async fn thousands_of_conversations_stay_under_the_cap_in_threads_and_memory() {
+    const N: usize = 2_000;
+    const AT_ONCE: usize = 4;
     let v = template();
     let script: Vec<Scripted> = (0..N + 1)
         .map(|i| {
@@ -1678,10 +1679,16 @@ async fn hundreds_of_conversations_stay_under_the_cap_in_threads_and_memory() {
         ask(format!("chat-{i}")).await;
     }
     let (threads_20, rss_20) = (threads_of(s.pid()), rss_kb(s.pid()));
-    for i in 20..N {
-        ask(format!("chat-{i}")).await;
+    let mut open_max = 0;
+    for batch in (20..N).collect::<Vec<_>>().chunks(AT_ONCE) {
+        futures_util::future::join_all(batch.iter().map(|i| ask(format!("chat-{i}")))).await;
+        open_max = open_max.max(threads_of(s.pid()));
     }
     let (threads_n, rss_n) = (threads_of(s.pid()), rss_kb(s.pid()));
+    assert!(
+        open_max <= threads_20 + 2 + AT_ONCE,
+        "threads reached {open_max} (after 20 conversations: {threads_20})"
+    );
     assert!(
         threads_n <= threads_20 + 2,
         "threads grew from {threads_20} to {threads_n}"
@@ -1715,7 +1722,7 @@ async fn hundreds_of_conversations_stay_under_the_cap_in_threads_and_memory() {
     let said: Vec<&str> = log.iter().filter_map(|r| r["text"].as_str()).collect();
     assert_eq!(
         said,
-        vec!["We look around.", "Reply 0.", "And then?", "Reply 120."],
+        vec!["We look around.", "Reply 0.", "And then?", "Reply 2000."],
         "{log:?}"
     );
 }
