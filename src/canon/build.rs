@@ -1412,13 +1412,34 @@ fn sheets_are_the_characters(c: &mut Campaign) {
 /// `party = "…"` names in `vaultdm.toml`, else the one whose members' notes were saved most
 /// recently. The others' PCs leave the party line, with the reason.
 fn settle_parties(c: &mut Campaign, config: &Config) {
-    // Start from what each note says; groups found last time are found again.
+    start_from_notes(c);
+    drop_non_parties(c);
+    if c.parties.is_empty() {
+        c.parties = folder_groups(c);
+    }
+    if c.parties.is_empty() {
+        sessions_party(c);
+        return;
+    }
+    let (idx, why) = party_in_play(c, config);
+    leave_other_groups(c, idx);
+    c.active_party = Some((idx, why));
+}
+
+/// Each PC in play or not as its own note says (groups found last time are found again),
+/// and the notes beside a character sheet out.
+fn start_from_notes(c: &mut Campaign) {
     for p in c.pcs.iter_mut() {
         p.active = p.out_by_note.is_none();
         p.inactive_reason = p.out_by_note.clone();
     }
     c.active_party = None;
     sheets_are_the_characters(c);
+}
+
+/// Keeps the party notes that can be the party: notes with members, not a lone PC's old
+/// group, not a group within a larger one.
+fn drop_non_parties(c: &mut Campaign) {
     c.parties
         .retain(|p| p.id.to_lowercase().ends_with(".md") && !p.members.is_empty());
     // A group holding one PC of several is that PC's old crew or order, not a party; so is
@@ -1440,37 +1461,42 @@ fn settle_parties(c: &mut Campaign, config: &Config) {
         k += 1;
         !within_larger[k - 1]
     });
-    if c.parties.is_empty() {
-        // Implicit groups: active PCs by their folder.
-        let mut by_folder: Vec<(String, Vec<String>)> = Vec::new();
-        for p in c.pcs.iter().filter(|p| p.active) {
-            let folder = p.id.rsplit_once('/').map_or("", |(d, _)| d).to_string();
-            match by_folder.iter_mut().find(|(f, _)| *f == folder) {
-                Some((_, v)) => v.push(p.id.clone()),
-                None => by_folder.push((folder, vec![p.id.clone()])),
-            }
-        }
-        let groups: Vec<_> = by_folder
-            .into_iter()
-            .filter(|(_, m)| m.len() >= 2)
-            .collect();
-        if groups.len() >= 2 {
-            c.parties = groups
-                .into_iter()
-                .map(|(folder, members)| Party {
-                    name: folder.rsplit('/').next().unwrap_or(&folder).to_string(),
-                    id: folder.clone(),
-                    aliases: vec![],
-                    source: Source::new(&members[0], 1),
-                    members,
-                })
-                .collect();
+}
+
+/// Implicit groups: the active PCs by their folder, when two folders or more hold two PCs
+/// or more (else none).
+fn folder_groups(c: &Campaign) -> Vec<Party> {
+    let mut by_folder: Vec<(String, Vec<String>)> = Vec::new();
+    for p in c.pcs.iter().filter(|p| p.active) {
+        let folder = p.id.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+        match by_folder.iter_mut().find(|(f, _)| *f == folder) {
+            Some((_, v)) => v.push(p.id.clone()),
+            None => by_folder.push((folder, vec![p.id.clone()])),
         }
     }
-    if c.parties.is_empty() {
-        sessions_party(c);
-        return;
+    let groups: Vec<_> = by_folder
+        .into_iter()
+        .filter(|(_, m)| m.len() >= 2)
+        .collect();
+    if groups.len() < 2 {
+        return Vec::new();
     }
+    groups
+        .into_iter()
+        .map(|(folder, members)| Party {
+            name: folder.rsplit('/').next().unwrap_or(&folder).to_string(),
+            id: folder.clone(),
+            aliases: vec![],
+            source: Source::new(&members[0], 1),
+            members,
+        })
+        .collect()
+}
+
+/// The index of the party in play and why: the one `party = "…"` names in the
+/// configuration, else the only one, else the one whose members' notes were saved most
+/// recently.
+fn party_in_play(c: &Campaign, config: &Config) -> (usize, String) {
     let modified = |p: &Party| {
         p.members
             .iter()
@@ -1487,7 +1513,7 @@ fn settle_parties(c: &mut Campaign, config: &Config) {
                 || norm_key(p.id.rsplit('/').next().unwrap_or("")) == key
         })
     });
-    let (idx, why) = match chosen {
+    match chosen {
         Some(i) => (
             i,
             format!(
@@ -1506,7 +1532,11 @@ fn settle_parties(c: &mut Campaign, config: &Config) {
                 .unwrap_or(0);
             (i, "its members' notes were edited most recently; party = \"…\" in vaultdm.toml picks another".to_string())
         }
-    };
+    }
+}
+
+/// The active PCs outside party `idx` leave the party line, with the reason.
+fn leave_other_groups(c: &mut Campaign, idx: usize) {
     let members: std::collections::HashSet<String> =
         c.parties[idx].members.iter().cloned().collect();
     let name = c.parties[idx].name.clone();
@@ -1526,7 +1556,6 @@ fn settle_parties(c: &mut Campaign, config: &Config) {
             None => format!("not a member of the party in play ({name})"),
         });
     }
-    c.active_party = Some((idx, why));
 }
 
 /// The sections of an NPC's body [`build_npc`] reads for the voice: `## Voice`, else
@@ -1618,12 +1647,39 @@ pub(crate) fn build_kinded(
     kinds: Vec<NoteKind>,
 ) -> Built {
     debug_assert_eq!(kinds.len(), vault.notes.len());
-    let mut cx = Ctx {
-        vault,
-        kinds: &kinds,
-        diags: Vec::new(),
-    };
-    let mut c = Campaign {
+    let mut c = named_campaign(config, files);
+    // One note is the campaign's timeline; other notes read as timelines are reference.
+    let timeline = campaign_timeline(vault, &kinds);
+    let chosen = timeline.as_ref().map(|t| t.0);
+    // Type every note in parallel (each with its own diagnostics), then gather in path order.
+    let typed: Vec<(Typed, Vec<Diagnostic>)> = vault
+        .notes
+        .par_iter()
+        .enumerate()
+        .map(|(i, note)| type_note(vault, &kinds, chosen, i, note))
+        .collect();
+    let mut diags = Vec::new();
+    let found = gather(&mut c, typed, &mut diags);
+    diags.extend(settle(&mut c, vault, config));
+    tell_missing_lists(&c, vault, found, &mut diags);
+    if let Some((i, others)) = &timeline {
+        c.timeline = Some(vault.notes[*i].path.clone());
+        tell_timeline_choice(vault, *i, others, &mut diags);
+    }
+    set_clock(&mut c, vault, &kinds, files, found.timeline, &mut diags);
+    duplicate_names(&c, vault, &mut diags);
+    parent_loops(&c, &mut diags);
+    Built {
+        campaign: std::sync::Arc::new(c),
+        diagnostics: diags,
+        kinds,
+    }
+}
+
+/// An empty campaign with its name (`name` in the configuration, else the vault folder's,
+/// title-cased) and setting line.
+fn named_campaign(config: &Config, files: &CanonFiles) -> Campaign {
+    Campaign {
         name: text::clean(
             &config
                 .name
@@ -1633,94 +1689,103 @@ pub(crate) fn build_kinded(
         ),
         setting: text::clean_opt(config.setting.clone(), text::LINE),
         ..Campaign::default()
+    }
+}
+
+/// Types note `i` as its kind says, with the problems found doing so. `chosen` is the
+/// campaign's timeline note, if any.
+fn type_note(
+    vault: &Vault,
+    kinds: &[NoteKind],
+    chosen: Option<usize>,
+    i: usize,
+    note: &Note,
+) -> (Typed, Vec<Diagnostic>) {
+    let mut cx = Ctx {
+        vault,
+        kinds,
+        diags: Vec::new(),
     };
-    // One note is the campaign's timeline; other notes read as timelines are reference.
-    let timeline = campaign_timeline(vault, &kinds);
-    let chosen = timeline.as_ref().map(|t| t.0);
-    // Type every note in parallel (each with its own diagnostics), then gather in path order.
-    let typed: Vec<(Typed, Vec<Diagnostic>)> = vault
-        .notes
-        .par_iter()
-        .enumerate()
-        .map(|(i, note)| {
-            let mut cx = Ctx {
-                vault,
-                kinds: &kinds,
-                diags: Vec::new(),
-            };
-            let lore = |note: &Note| {
-                Typed::Lore(Box::new(
-                    Lore {
-                        id: note.path.clone(),
-                        name: note.name(),
-                        aliases: note.aliases(),
-                        summary: first_paragraph(note),
-                        source: source(note),
-                    }
-                    .cleaned(),
-                ))
-            };
-            let t = if note.path == OPEN_THREADS {
-                let threads = parse_threads(note, &mut cx.diags);
-                Typed::Threads(threads.into_iter().map(Clean::cleaned).collect())
-            } else if note.path == TIMELINE {
-                let events = parse_timeline(note, &mut cx.diags, false);
-                Typed::Events(events.into_iter().map(Clean::cleaned).collect())
-            } else {
-                match kinds[i] {
-                    NoteKind::Pc => Typed::Pc(Box::new(build_pc(&mut cx, note).cleaned())),
-                    NoteKind::Npc => Typed::Npc(Box::new(build_npc(&mut cx, note).cleaned())),
-                    NoteKind::Location => {
-                        Typed::Location(Box::new(build_location(&mut cx, note).cleaned()))
-                    }
-                    NoteKind::Thread => match quest_list(note) {
-                        Some(threads) => {
-                            Typed::Threads(threads.into_iter().map(Clean::cleaned).collect())
-                        }
-                        None => Typed::Thread(Box::new(
-                            build_thread_note(note, &mut cx.diags).cleaned(),
-                        )),
-                    },
-                    NoteKind::Session => {
-                        Typed::Session(Box::new(build_session(&cx, note).cleaned()))
-                    }
-                    NoteKind::Party => {
-                        let party = build_party(&cx, note);
-                        if party.members.is_empty() {
-                            // A group of NPCs (a cult, a crew): lore with a card.
-                            lore(note)
-                        } else {
-                            Typed::Party(Box::new(party.cleaned()))
-                        }
-                    }
-                    NoteKind::Timeline if chosen == Some(i) && note.path != TIMELINE => {
-                        let events = parse_timeline(note, &mut cx.diags, true);
-                        Typed::Events(events.into_iter().map(Clean::cleaned).collect())
-                    }
-                    NoteKind::Timeline | NoteKind::Lore => lore(note),
-                    NoteKind::Meta => match quest_section(note) {
-                        Some(threads) => {
-                            Typed::Threads(threads.into_iter().map(Clean::cleaned).collect())
-                        }
-                        None => Typed::Nothing,
-                    },
-                    NoteKind::Player => Typed::Nothing,
+    let threads = |t: Vec<Thread>| Typed::Threads(t.into_iter().map(Clean::cleaned).collect());
+    let events = |e: Vec<Event>| Typed::Events(e.into_iter().map(Clean::cleaned).collect());
+    let t = if note.path == OPEN_THREADS {
+        threads(parse_threads(note, &mut cx.diags))
+    } else if note.path == TIMELINE {
+        events(parse_timeline(note, &mut cx.diags, false))
+    } else {
+        match kinds[i] {
+            NoteKind::Pc => Typed::Pc(Box::new(build_pc(&mut cx, note).cleaned())),
+            NoteKind::Npc => Typed::Npc(Box::new(build_npc(&mut cx, note).cleaned())),
+            NoteKind::Location => {
+                Typed::Location(Box::new(build_location(&mut cx, note).cleaned()))
+            }
+            NoteKind::Thread => match quest_list(note) {
+                Some(t) => threads(t),
+                None => Typed::Thread(Box::new(build_thread_note(note, &mut cx.diags).cleaned())),
+            },
+            NoteKind::Session => Typed::Session(Box::new(build_session(&cx, note).cleaned())),
+            NoteKind::Party => {
+                let party = build_party(&cx, note);
+                if party.members.is_empty() {
+                    // A group of NPCs (a cult, a crew): lore with a card.
+                    typed_lore(note)
+                } else {
+                    Typed::Party(Box::new(party.cleaned()))
                 }
-            };
-            (t, cx.diags)
-        })
-        .collect();
-    let mut has_threads_file = false;
-    let mut has_timeline = false;
+            }
+            NoteKind::Timeline if chosen == Some(i) && note.path != TIMELINE => {
+                events(parse_timeline(note, &mut cx.diags, true))
+            }
+            NoteKind::Timeline | NoteKind::Lore => typed_lore(note),
+            NoteKind::Meta => quest_section(note).map_or(Typed::Nothing, threads),
+            NoteKind::Player => Typed::Nothing,
+        }
+    };
+    (t, cx.diags)
+}
+
+/// A note as lore: its name, aliases and summary.
+fn typed_lore(note: &Note) -> Typed {
+    Typed::Lore(Box::new(
+        Lore {
+            id: note.path.clone(),
+            name: note.name(),
+            aliases: note.aliases(),
+            summary: first_paragraph(note),
+            source: source(note),
+        }
+        .cleaned(),
+    ))
+}
+
+/// Which lists of their own the notes gave: a threads file or quest list, a timeline.
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    /// Some note is a list of threads (`canon/open-threads.md`, a quest list or section).
+    threads: bool,
+    /// Some note is the campaign's timeline.
+    timeline: bool,
+}
+
+/// Moves the typed notes into the campaign, in path order, and their problems into `diags`.
+fn gather(
+    c: &mut Campaign,
+    typed: Vec<(Typed, Vec<Diagnostic>)>,
+    diags: &mut Vec<Diagnostic>,
+) -> Found {
+    let mut found = Found {
+        threads: false,
+        timeline: false,
+    };
     for (t, d) in typed {
-        cx.diags.extend(d);
+        diags.extend(d);
         match t {
             Typed::Threads(t) => {
-                has_threads_file = true;
+                found.threads = true;
                 c.threads.extend(t);
             }
             Typed::Events(e) => {
-                has_timeline = true;
+                found.timeline = true;
                 c.events.extend(e);
             }
             Typed::Pc(p) => c.pcs.push(*p),
@@ -1733,9 +1798,12 @@ pub(crate) fn build_kinded(
             Typed::Nothing => {}
         }
     }
-    cx.diags.extend(settle(&mut c, vault, config));
-    let mut diags = cx.diags;
-    if has_threads_file && c.threads.is_empty() {
+    found
+}
+
+/// Tells the GM when no threads or no timeline were found, and where they can go.
+fn tell_missing_lists(c: &Campaign, vault: &Vault, found: Found, diags: &mut Vec<Diagnostic>) {
+    if found.threads && c.threads.is_empty() {
         diags.push(Diagnostic::new(
             OPEN_THREADS,
             0,
@@ -1747,7 +1815,7 @@ pub(crate) fn build_kinded(
     // A vault vaultdm did not lay out (no `canon/` folder) is told where things can go in
     // its own terms.
     let own_layout = vault.notes.iter().any(|n| n.path.starts_with("canon/"));
-    if !has_threads_file && c.threads.is_empty() {
+    if !found.threads && c.threads.is_empty() {
         let (path, msg) = if own_layout {
             (OPEN_THREADS, "missing: no open threads will be injected (create it with ## Urgent / ## High / ## Medium / ## Low sections)")
         } else {
@@ -1761,7 +1829,7 @@ pub(crate) fn build_kinded(
             msg,
         ));
     }
-    if !has_timeline {
+    if !found.timeline {
         let (path, msg) = if own_layout {
             (TIMELINE, "missing: no recent events will be injected (create it with ## Day N headings and bullet events)")
         } else {
@@ -1775,28 +1843,43 @@ pub(crate) fn build_kinded(
             msg,
         ));
     }
-    if let Some((i, others)) = &timeline {
-        c.timeline = Some(vault.notes[*i].path.clone());
-        if !others.is_empty() {
-            let names: Vec<&str> = others
-                .iter()
-                .map(|&k| vault.notes[k].path.as_str())
-                .collect();
-            diags.push(Diagnostic::new(
-                &vault.notes[*i].path,
-                1,
-                Severity::Info,
-                Code::TimelineChoice,
-                format!(
-                    "the campaign's timeline: recent events are read here and `/event` writes here; {} {} read as reference (name the campaign's timeline `Timeline` or give it `type: timeline` to choose another)",
-                    names.join(", "),
-                    if names.len() == 1 { "is" } else { "are" }
-                ),
-            ));
-        }
+}
+
+/// Tells the GM which note is the campaign's timeline (note `i`) when `others` were read
+/// as timelines too.
+fn tell_timeline_choice(vault: &Vault, i: usize, others: &[usize], diags: &mut Vec<Diagnostic>) {
+    if others.is_empty() {
+        return;
     }
-    c.clock = clock_home(vault, &kinds, files);
-    let (day, time) = read_clock(vault, &c.clock, files, &mut diags);
+    let names: Vec<&str> = others
+        .iter()
+        .map(|&k| vault.notes[k].path.as_str())
+        .collect();
+    diags.push(Diagnostic::new(
+        &vault.notes[i].path,
+        1,
+        Severity::Info,
+        Code::TimelineChoice,
+        format!(
+            "the campaign's timeline: recent events are read here and `/event` writes here; {} {} read as reference (name the campaign's timeline `Timeline` or give it `type: timeline` to choose another)",
+            names.join(", "),
+            if names.len() == 1 { "is" } else { "are" }
+        ),
+    ));
+}
+
+/// The campaign's day and time: read from its clock, else the latest `Day N` event's day;
+/// a current day the timeline (`has_timeline`) has no events up to is worth a word.
+fn set_clock(
+    c: &mut Campaign,
+    vault: &Vault,
+    kinds: &[NoteKind],
+    files: &CanonFiles,
+    has_timeline: bool,
+    diags: &mut Vec<Diagnostic>,
+) {
+    c.clock = clock_home(vault, kinds, files);
+    let (day, time) = read_clock(vault, &c.clock, files, diags);
     c.day = day.or_else(|| c.events.iter().filter(|e| e.numbered).map(|e| e.day).max());
     c.time = text::clean_opt(time, text::SHORT);
     // Only `Day N` events have days a clock counts (a calendar's are places in the timeline).
@@ -1824,13 +1907,6 @@ pub(crate) fn build_kinded(
                 format!("every event is after the current day {d} from {TEMPORAL_INDEX}"),
             ));
         }
-    }
-    duplicate_names(&c, vault, &mut diags);
-    parent_loops(&c, &mut diags);
-    Built {
-        campaign: std::sync::Arc::new(c),
-        diagnostics: diags,
-        kinds,
     }
 }
 

@@ -478,70 +478,123 @@ fn pick<'a, T: Entity>(v: &'a [T], notes: Option<&BTreeSet<String>>) -> Vec<&'a 
     }
 }
 
+/// The diff behind [`diff`], [`diff_with_renames`] and [`diff_notes`]: the campaign-wide
+/// fields, then each kind of entity in turn.
 fn diff_inner(
     old: &Campaign,
     new: &Campaign,
     renames: &[(String, String)],
     notes: Option<&BTreeSet<String>>,
 ) -> Vec<Change> {
-    let renames: HashMap<&str, &str> = renames
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let mut out = Out {
-        changes: Vec::new(),
+    let mut d = Differ {
+        old,
+        new,
+        renames: renames
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect(),
+        notes,
+        out: Out {
+            changes: Vec::new(),
+        },
     };
-
-    let camp = new.name.as_str();
-    let w = Who::new(EntityType::Campaign, "", camp);
-    out.field(w, "name", "name", old.name.clone(), new.name.clone());
-    if old.setting != new.setting {
-        out.prose(w, "setting", old.setting.as_deref(), new.setting.as_deref());
-    }
-    let (was, now) = (
-        day_time(old.day, old.time.as_deref()),
-        day_time(new.day, new.time.as_deref()),
+    d.campaign_wide();
+    d.pcs();
+    d.npcs();
+    d.locations();
+    d.threads();
+    events(&mut d.out, &old.events, &new.events);
+    whole(
+        &mut d.out,
+        EntityType::Lore,
+        &pick(&old.lore, notes),
+        &pick(&new.lore, notes),
+        &d.renames,
+        |_| None,
     );
-    if was != now {
-        let text = format!("{was} -> {now}");
-        out.changes.push(
-            Change::new(ChangeKind::Changed, EntityType::Time, "", "time", text).values(
-                Some("day"),
-                Some(was),
-                Some(now),
-            ),
+    d.out.changes
+}
+
+/// One diff: the two campaigns, what is compared, and the changes found so far; one method
+/// per kind of entity.
+struct Differ<'a> {
+    old: &'a Campaign,
+    new: &'a Campaign,
+    /// Notes known to have moved: old path to new path.
+    renames: HashMap<&'a str, &'a str>,
+    /// The notes whose NPCs, locations and lore are compared (all, when `None`).
+    notes: Option<&'a BTreeSet<String>>,
+    out: Out,
+}
+
+impl<'a> Differ<'a> {
+    /// The campaign's name and setting, and the day and time.
+    fn campaign_wide(&mut self) {
+        let (old, new) = (self.old, self.new);
+        let w = Who::new(EntityType::Campaign, "", new.name.as_str());
+        self.out
+            .field(w, "name", "name", old.name.clone(), new.name.clone());
+        if old.setting != new.setting {
+            self.out
+                .prose(w, "setting", old.setting.as_deref(), new.setting.as_deref());
+        }
+        let (was, now) = (
+            day_time(old.day, old.time.as_deref()),
+            day_time(new.day, new.time.as_deref()),
         );
+        if was != now {
+            let text = format!("{was} -> {now}");
+            self.out.changes.push(
+                Change::new(ChangeKind::Changed, EntityType::Time, "", "time", text).values(
+                    Some("day"),
+                    Some(was),
+                    Some(now),
+                ),
+            );
+        }
     }
 
-    let place = |c: &Campaign, id: &Option<String>, text: &Option<String>| {
+    /// The display name of a place as campaign `c` (one of the two) names it: the location
+    /// `id`, else the place's `text`, else `none`.
+    fn place(&self, c: &Campaign, id: &Option<String>, text: &Option<String>) -> String {
         // With `notes`, `old` may hold only those notes' places: a place from any other
         // note did not change, so its name is read from `new`.
-        let untouched = |i: &str| notes.is_some_and(|n| !n.contains(i));
+        let untouched = |i: &str| self.notes.is_some_and(|n| !n.contains(i));
         let name = id
             .as_deref()
             .and_then(|i| {
                 c.location(i)
-                    .or_else(|| new.location(i).filter(|_| untouched(i)))
+                    .or_else(|| self.new.location(i).filter(|_| untouched(i)))
             })
             .map(|l| l.name.clone())
             .or_else(|| text.clone());
         opt(name.as_deref())
-    };
+    }
 
-    for (o, n) in whole(
-        &mut out,
-        EntityType::Pc,
-        // Every PC: the party in play can change with any note.
-        &pick(&old.pcs, None),
-        &pick(&new.pcs, None),
-        &renames,
-        |p| {
-            new.place_name(p.location.as_deref(), p.location_text.as_deref())
-                .map(|l| format!("at {l}"))
-        },
-    ) {
+    /// Every PC: the party in play can change with any note.
+    fn pcs(&mut self) {
+        let new = self.new;
+        let pairs = whole(
+            &mut self.out,
+            EntityType::Pc,
+            &pick(&self.old.pcs, None),
+            &pick(&new.pcs, None),
+            &self.renames,
+            |p| {
+                new.place_name(p.location.as_deref(), p.location_text.as_deref())
+                    .map(|l| format!("at {l}"))
+            },
+        );
+        for (o, n) in pairs {
+            self.pc(o, n);
+        }
+    }
+
+    /// What changed in one PC.
+    fn pc(&mut self, o: &Pc, n: &Pc) {
         let w = Who::new(EntityType::Pc, &n.id, &n.name);
         let (t, id, name) = (w.t, w.id, w.name);
+        let out = &mut self.out;
         out.field(w, "status", "status", o.status.clone(), n.status.clone());
         if o.active != n.active && o.status == n.status {
             let text = if n.active {
@@ -564,13 +617,10 @@ fn diff_inner(
             hp(o.hp_current, o.hp_max),
             hp(n.hp_current, n.hp_max),
         );
-        out.field(
-            w,
-            "location",
-            "location",
-            place(old, &o.location, &o.location_text),
-            place(new, &n.location, &n.location_text),
-        );
+        let was = self.place(self.old, &o.location, &o.location_text);
+        let now = self.place(self.new, &n.location, &n.location_text);
+        let out = &mut self.out;
+        out.field(w, "location", "location", was, now);
         out.field(
             w,
             "conditions",
@@ -600,18 +650,29 @@ fn diff_inner(
         out.prose(w, "summary", o.summary.as_deref(), n.summary.as_deref());
     }
 
-    for (o, n) in whole(
-        &mut out,
-        EntityType::Npc,
-        &pick(&old.npcs, notes),
-        &pick(&new.npcs, notes),
-        &renames,
-        |p| {
-            new.place_name(p.location.as_deref(), p.location_text.as_deref())
-                .map(|l| format!("at {l}"))
-        },
-    ) {
+    /// The NPCs of the notes compared.
+    fn npcs(&mut self) {
+        let new = self.new;
+        let pairs = whole(
+            &mut self.out,
+            EntityType::Npc,
+            &pick(&self.old.npcs, self.notes),
+            &pick(&new.npcs, self.notes),
+            &self.renames,
+            |p| {
+                new.place_name(p.location.as_deref(), p.location_text.as_deref())
+                    .map(|l| format!("at {l}"))
+            },
+        );
+        for (o, n) in pairs {
+            self.npc(o, n);
+        }
+    }
+
+    /// What changed in one NPC.
+    fn npc(&mut self, o: &Npc, n: &Npc) {
         let w = Who::new(EntityType::Npc, &n.id, &n.name);
+        let out = &mut self.out;
         out.field(w, "status", "status", o.status.clone(), n.status.clone());
         out.field(
             w,
@@ -621,13 +682,10 @@ fn diff_inner(
             hp(n.hp_current, n.hp_max),
         );
         out.field(w, "ac", "AC", num(o.ac), num(n.ac));
-        out.field(
-            w,
-            "location",
-            "location",
-            place(old, &o.location, &o.location_text),
-            place(new, &n.location, &n.location_text),
-        );
+        let was = self.place(self.old, &o.location, &o.location_text);
+        let now = self.place(self.new, &n.location, &n.location_text);
+        let out = &mut self.out;
+        out.field(w, "location", "location", was, now);
         out.field(
             w,
             "disposition",
@@ -656,27 +714,34 @@ fn diff_inner(
         out.prose(w, "summary", o.summary.as_deref(), n.summary.as_deref());
     }
 
-    for (o, n) in whole(
-        &mut out,
-        EntityType::Location,
-        &pick(&old.locations, notes),
-        &pick(&new.locations, notes),
-        &renames,
-        |l| {
-            l.parent
-                .as_deref()
-                .and_then(|p| new.location(p))
-                .map(|p| format!("in {}", p.name))
-        },
-    ) {
-        let w = Who::new(EntityType::Location, &n.id, &n.name);
-        out.field(
-            w,
-            "parent",
-            "inside",
-            place(old, &o.parent, &None),
-            place(new, &n.parent, &None),
+    /// The locations of the notes compared.
+    fn locations(&mut self) {
+        let new = self.new;
+        let pairs = whole(
+            &mut self.out,
+            EntityType::Location,
+            &pick(&self.old.locations, self.notes),
+            &pick(&new.locations, self.notes),
+            &self.renames,
+            |l| {
+                l.parent
+                    .as_deref()
+                    .and_then(|p| new.location(p))
+                    .map(|p| format!("in {}", p.name))
+            },
         );
+        for (o, n) in pairs {
+            self.location(o, n);
+        }
+    }
+
+    /// What changed in one location.
+    fn location(&mut self, o: &Location, n: &Location) {
+        let w = Who::new(EntityType::Location, &n.id, &n.name);
+        let was = self.place(self.old, &o.parent, &None);
+        let now = self.place(self.new, &n.parent, &None);
+        let out = &mut self.out;
+        out.field(w, "parent", "inside", was, now);
         out.field(
             w,
             "kind",
@@ -693,15 +758,25 @@ fn diff_inner(
         );
     }
 
-    for (o, n) in whole(
-        &mut out,
-        EntityType::Thread,
-        &pick(&old.threads, None),
-        &pick(&new.threads, None),
-        &renames,
-        |t| Some(t.priority.as_str().to_string()),
-    ) {
+    /// Every thread.
+    fn threads(&mut self) {
+        let pairs = whole(
+            &mut self.out,
+            EntityType::Thread,
+            &pick(&self.old.threads, None),
+            &pick(&self.new.threads, None),
+            &self.renames,
+            |t| Some(t.priority.as_str().to_string()),
+        );
+        for (o, n) in pairs {
+            self.thread(o, n);
+        }
+    }
+
+    /// What changed in one thread.
+    fn thread(&mut self, o: &Thread, n: &Thread) {
         let w = Who::new(EntityType::Thread, &n.id, &n.title);
+        let out = &mut self.out;
         out.field(
             w,
             "priority",
@@ -721,19 +796,6 @@ fn diff_inner(
         );
         out.field(w, "aliases", "aliases", list(&o.aliases), list(&n.aliases));
     }
-
-    events(&mut out, &old.events, &new.events);
-
-    whole(
-        &mut out,
-        EntityType::Lore,
-        &pick(&old.lore, notes),
-        &pick(&new.lore, notes),
-        &renames,
-        |_| None,
-    );
-
-    out.changes
 }
 
 fn event_line(e: &Event) -> String {

@@ -1000,6 +1000,7 @@ impl LineIndex {
     }
 }
 
+/// A block being read: its text so far and what it opened with.
 struct Open {
     kind: BlockKind,
     text: String,
@@ -1010,119 +1011,159 @@ struct Open {
     words: bool,
 }
 
-/// Parses a body. `base_offset` is the body's byte offset in the file and `lines` indexes
-/// the whole file, so every line reported is a file line.
-pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBody {
-    let cleaned = blank_comments(body);
+impl Open {
+    /// A block of `kind` starting at body offset `start`, its text built in `text` (a
+    /// buffer reused from an earlier block).
+    fn new(kind: BlockKind, text: String, start: usize) -> Self {
+        Self {
+            kind,
+            text,
+            start,
+            strong_prefix: None,
+            strong_depth: None,
+            words: false,
+        }
+    }
+}
+
+/// A wikilink or embed being read.
+struct OpenLink {
+    /// Its index in the parse's links.
+    index: usize,
+    /// Its child text is what it shows (a `|pothole`, or an embed's own text); without one
+    /// the child text is the raw destination and the note name is shown instead.
+    pothole: bool,
+    /// Its text is written (or, for an embedded picture, never will be).
+    wrote: bool,
+}
+
+/// The parser options a body is read with.
+fn body_options() -> Options {
     let mut opts = Options::empty();
     opts.insert(Options::ENABLE_WIKILINKS);
     opts.insert(Options::ENABLE_TABLES);
     opts.insert(Options::ENABLE_STRIKETHROUGH);
     opts.insert(Options::ENABLE_TASKLISTS);
-    let line_of = |off: usize| lines.line(base_offset + off);
+    opts
+}
 
+/// Parses a body. `base_offset` is the body's byte offset in the file and `lines` indexes
+/// the whole file, so every line reported is a file line.
+pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBody {
+    let cleaned = blank_comments(body);
     // What a parse collects grows in vectors and buffers this thread reuses from note to
     // note; the note gets its blocks and links at their exact size (one allocation each,
     // not one per doubling).
     let mut scratch = SCRATCH.with_borrow_mut(std::mem::take);
-    let mut out = ParsedBody {
-        body: Body {
-            sections: vec![Section {
-                heading: None,
-                level: 0,
-                line: super::line32(line_of(0)),
-            }],
-            blocks: std::mem::take(&mut scratch.blocks),
-            ..Body::default()
-        },
-        links: std::mem::take(&mut scratch.links),
-        ..ParsedBody::default()
-    };
-    let mut spare = std::mem::take(&mut scratch.texts);
-    let mut stack: Vec<Open> = Vec::new();
-    let mut list_depth = 0usize;
-    let mut quote_depth = 0usize;
-    let mut callout: Option<std::sync::Arc<str>> = None;
-    let mut callout_pending = false;
-    let mut skip_code = 0usize;
-    // The links being read: index in `out.links`, has a pothole, wrote its text.
-    let mut in_link: Vec<(usize, bool, bool)> = Vec::new();
-    let mut strong = 0usize;
-    let mut image_depth = 0usize;
-    let mut row: Option<(Vec<String>, usize)> = None;
+    let mut parser = BodyParser::new(&cleaned, base_offset, lines, &mut scratch);
+    for (event, range) in Parser::new_ext(&cleaned, body_options()).into_offset_iter() {
+        parser.event(event, range);
+    }
+    let out = parser.finish(&mut scratch);
+    scratch.keep_small();
+    // An Admonition's own parse (nested in this one) left its scratch there: this one's has
+    // grown more.
+    SCRATCH.set(scratch);
+    out
+}
 
-    // Block texts are built in buffers reused from block to block: a block keeps an exact
-    // copy of its trimmed text (one allocation), not a buffer sized for its source and then
-    // shrunk (two, and a copy).
-    let flush = |open: Open,
-                 out: &mut ParsedBody,
-                 depth: usize,
-                 callout: &Option<std::sync::Arc<str>>,
-                 spare: &mut Vec<String>| {
-        let mut buf = open.text;
-        {
-            let stripped;
-            let text: &str = if has_byte(&buf, b':') {
-                stripped = strip_icons(crate::names::trim(&buf));
-                &stripped
-            } else {
-                crate::names::trim(&buf)
-            };
-            let text = strip_block_id(text);
-            if !text.is_empty() || matches!(open.kind, BlockKind::Heading(_)) {
-                let line = line_of(open.start);
-                let prose = open.words || matches!(open.kind, BlockKind::Heading(_));
-                if let BlockKind::Heading(level) = open.kind {
-                    out.body.sections.push(Section {
-                        heading: Some(text.into()),
-                        level,
-                        line: super::line32(line),
-                    });
-                }
-                // A block with a `::` holds inline fields (read from the lines as written,
-                // below), not facts.
-                let has_field = find_pair(text, ':').is_some();
-                if !has_field {
-                    for (k, v, i) in fact_fields(
-                        text,
-                        open.kind.clone(),
-                        open.strong_prefix.as_deref(),
-                        callout.as_deref(),
-                    ) {
-                        out.fields.push(InlineField {
-                            key: field_key(&k),
-                            value: v,
-                            line: line + i,
-                            span: None,
-                        });
-                    }
-                }
-                out.body.blocks.push(Block {
-                    kind: open.kind,
-                    text: text.into(),
-                    line: super::line32(line),
-                    section: (out.body.sections.len() - 1) as u32,
-                    strong_prefix: open.strong_prefix.map(String::into_boxed_str),
-                    callout: callout.clone(),
-                    depth: depth.min(u16::MAX as usize) as u16,
-                    prose,
-                });
-            }
-        }
-        buf.clear();
-        if buf.capacity() <= 4096 {
-            spare.push(buf);
-        }
-    };
+/// One body parse: a small state machine over pulldown-cmark's events, one method per
+/// kind of event, collecting into a [`ParsedBody`].
+struct BodyParser<'a> {
+    /// The body with its comments blanked (offsets are the body's).
+    cleaned: &'a str,
+    /// The body's byte offset in the file.
+    base_offset: usize,
+    /// The whole file's line starts.
+    lines: &'a LineIndex,
+    /// What the parse has read so far.
+    out: ParsedBody,
+    /// Text buffers for the next blocks. Block texts are built in buffers reused from block
+    /// to block: a block keeps an exact copy of its trimmed text (one allocation), not a
+    /// buffer sized for its source and then shrunk (two, and a copy).
+    spare: Vec<String>,
+    /// The blocks open, innermost last.
+    stack: Vec<Open>,
+    list_depth: usize,
+    quote_depth: usize,
+    /// The type of the callout being read (lower case).
+    callout: Option<std::sync::Arc<str>>,
+    /// A top-level quote began: its first paragraph may name a callout type.
+    callout_pending: bool,
+    /// Code blocks open: what is inside is not text.
+    skip_code: usize,
+    /// The links being read, innermost last.
+    in_link: Vec<OpenLink>,
+    /// `**strong**` spans open.
+    strong: usize,
+    /// Markdown images open: their alt text is not the note's text.
+    image_depth: usize,
+    /// The table row being read: its cells and its offset.
+    row: Option<(Vec<String>, usize)>,
+    /// The statblock being read: its YAML so far and its line.
+    statblock: Option<(String, usize)>,
+    /// The Admonition being read: its type, its text and the offset of that text.
+    admonition: Option<(String, String, Option<usize>)>,
+    /// What is not text, where a `key:: value` is no field: code blocks, inline code, HTML.
+    not_text: Vec<std::ops::Range<usize>>,
+}
 
-    // The statblock being read: its YAML so far and its line.
-    let mut statblock: Option<(String, usize)> = None;
-    // The Admonition being read: its type, its text and the offset of that text.
-    let mut admonition: Option<(String, String, Option<usize>)> = None;
-    // What is not text, where a `key:: value` is no field: code blocks, inline code, HTML.
-    let mut not_text: Vec<std::ops::Range<usize>> = Vec::new();
-    for (event, range) in Parser::new_ext(&cleaned, opts).into_offset_iter() {
-        if skip_code == 0
+impl<'a> BodyParser<'a> {
+    /// A parse of `cleaned` collecting into the vectors and buffers of `scratch`.
+    fn new(
+        cleaned: &'a str,
+        base_offset: usize,
+        lines: &'a LineIndex,
+        scratch: &mut Scratch,
+    ) -> Self {
+        let out = ParsedBody {
+            body: Body {
+                sections: vec![Section {
+                    heading: None,
+                    level: 0,
+                    line: super::line32(lines.line(base_offset)),
+                }],
+                blocks: std::mem::take(&mut scratch.blocks),
+                ..Body::default()
+            },
+            links: std::mem::take(&mut scratch.links),
+            ..ParsedBody::default()
+        };
+        Self {
+            cleaned,
+            base_offset,
+            lines,
+            out,
+            spare: std::mem::take(&mut scratch.texts),
+            stack: Vec::new(),
+            list_depth: 0,
+            quote_depth: 0,
+            callout: None,
+            callout_pending: false,
+            skip_code: 0,
+            in_link: Vec::new(),
+            strong: 0,
+            image_depth: 0,
+            row: None,
+            statblock: None,
+            admonition: None,
+            not_text: Vec::new(),
+        }
+    }
+
+    /// The file line of body offset `off`.
+    fn line_of(&self, off: usize) -> usize {
+        self.lines.line(self.base_offset + off)
+    }
+
+    /// A text buffer for a new block.
+    fn buffer(&mut self) -> String {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Reads one event at body range `range`.
+    fn event(&mut self, event: Event<'a>, range: std::ops::Range<usize>) {
+        if self.skip_code == 0
             && matches!(
                 event,
                 Event::Start(Tag::CodeBlock(_))
@@ -1132,193 +1173,42 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                     | Event::InlineHtml(_)
             )
         {
-            not_text.push(range.clone());
+            self.not_text.push(range.clone());
         }
-        if skip_code > 0 {
-            match event {
-                Event::End(TagEnd::CodeBlock) => {
-                    skip_code -= 1;
-                    if let Some(sb) = statblock.take() {
-                        out.body.statblocks.push(sb);
-                    }
-                    if let Some((kind, text, Some(at))) = admonition.take() {
-                        admonition_blocks(&mut out, &kind, &text, base_offset + at, lines);
-                    }
-                }
-                Event::Text(t) => {
-                    if let Some((yaml, _)) = statblock.as_mut() {
-                        yaml.push_str(&t);
-                    }
-                    if let Some((_, text, at)) = admonition.as_mut() {
-                        at.get_or_insert(range.start);
-                        text.push_str(&t);
-                    }
-                }
-                _ => {}
-            }
-            continue;
+        if self.skip_code > 0 {
+            self.in_code(event, range);
+            return;
         }
         match event {
-            Event::Start(Tag::CodeBlock(kind)) => {
-                if let CodeBlockKind::Fenced(lang) = &kind {
-                    let lang = lang.trim().to_lowercase();
-                    if lang == "statblock" || lang.starts_with("statblock ") {
-                        statblock = Some((String::new(), line_of(range.start)));
-                    } else if let Some(kind) = lang.strip_prefix("ad-") {
-                        // The Admonition plugin renders these as callouts: they are content.
-                        let kind = kind.split_whitespace().next().unwrap_or("note").to_string();
-                        admonition = Some((kind, String::new(), None));
-                    }
-                }
-                skip_code += 1;
-            }
+            Event::Start(Tag::CodeBlock(kind)) => self.start_code(&kind, range.start),
             Event::Start(Tag::Heading { level, .. }) => {
-                stack.push(Open {
-                    kind: BlockKind::Heading(level as u8),
-                    text: spare.pop().unwrap_or_default(),
-                    start: range.start,
-                    strong_prefix: None,
-                    strong_depth: None,
-                    words: false,
-                });
+                let text = self.buffer();
+                let open = Open::new(BlockKind::Heading(level as u8), text, range.start);
+                self.stack.push(open);
             }
-            Event::Start(Tag::Paragraph) => {
-                let reuse = matches!(stack.last(), Some(o) if o.kind == BlockKind::ListItem && o.text.trim().is_empty());
-                if !reuse {
-                    stack.push(Open {
-                        kind: BlockKind::Paragraph,
-                        text: spare.pop().unwrap_or_default(),
-                        start: range.start,
-                        strong_prefix: None,
-                        strong_depth: None,
-                        words: false,
-                    });
-                }
-            }
+            Event::Start(Tag::Paragraph) => self.start_paragraph(range.start),
             Event::Start(Tag::Item) => {
-                stack.push(Open {
-                    kind: BlockKind::ListItem,
-                    text: spare.pop().unwrap_or_default(),
-                    start: range.start,
-                    strong_prefix: None,
-                    strong_depth: None,
-                    words: false,
-                });
+                let text = self.buffer();
+                let open = Open::new(BlockKind::ListItem, text, range.start);
+                self.stack.push(open);
             }
-            Event::Start(Tag::List(_)) => {
-                // An item's own text ends where its nested list begins.
-                if let Some(o) = stack.last_mut() {
-                    if o.kind == BlockKind::ListItem && !o.text.trim().is_empty() {
-                        let taken = Open {
-                            kind: BlockKind::ListItem,
-                            text: std::mem::replace(&mut o.text, spare.pop().unwrap_or_default()),
-                            start: o.start,
-                            strong_prefix: o.strong_prefix.take(),
-                            strong_depth: None,
-                            words: std::mem::take(&mut o.words),
-                        };
-                        flush(taken, &mut out, list_depth, &callout, &mut spare);
-                    }
-                }
-                list_depth += 1;
-            }
-            Event::End(TagEnd::List(_)) => list_depth = list_depth.saturating_sub(1),
-            Event::Start(Tag::BlockQuote(_)) => {
-                quote_depth += 1;
-                if quote_depth == 1 {
-                    callout_pending = true;
-                }
-            }
-            Event::End(TagEnd::BlockQuote(_)) => {
-                quote_depth = quote_depth.saturating_sub(1);
-                if quote_depth == 0 {
-                    callout = None;
-                    callout_pending = false;
-                }
-            }
-            Event::End(TagEnd::Heading(_)) | Event::End(TagEnd::Item) => {
-                if let Some(o) = stack.pop() {
-                    let depth = if o.kind == BlockKind::ListItem {
-                        list_depth
-                    } else {
-                        0
-                    };
-                    flush(o, &mut out, depth, &callout, &mut spare);
-                }
-            }
-            Event::End(TagEnd::Paragraph) => {
-                if matches!(stack.last(), Some(o) if o.kind == BlockKind::Paragraph) {
-                    if let Some(mut o) = stack.pop() {
-                        if callout_pending {
-                            callout_pending = false;
-                            let t = o.text.trim_start();
-                            if let Some(rest) = t.strip_prefix("[!") {
-                                if let Some(end) = rest.find(']') {
-                                    // `[!infobox|no-t right]`: the type, not its
-                                    // display options.
-                                    let kind = rest[..end].split('|').next().unwrap_or("");
-                                    callout = Some(
-                                        kind.trim()
-                                            .trim_end_matches(['-', '+'])
-                                            .to_lowercase()
-                                            .into(),
-                                    );
-                                    o.text =
-                                        rest[end + 1..].trim_start_matches(['-', '+']).to_string();
-                                }
-                            }
-                        }
-                        flush(o, &mut out, 0, &callout, &mut spare);
-                    }
-                }
-            }
+            Event::Start(Tag::List(_)) => self.start_list(),
+            Event::End(TagEnd::List(_)) => self.list_depth = self.list_depth.saturating_sub(1),
+            Event::Start(Tag::BlockQuote(_)) => self.start_quote(),
+            Event::End(TagEnd::BlockQuote(_)) => self.end_quote(),
+            Event::End(TagEnd::Heading(_)) | Event::End(TagEnd::Item) => self.end_block(),
+            Event::End(TagEnd::Paragraph) => self.end_paragraph(),
             Event::Start(Tag::TableRow) | Event::Start(Tag::TableHead) => {
-                row = Some((Vec::new(), range.start));
+                self.row = Some((Vec::new(), range.start));
             }
             Event::Start(Tag::TableCell) => {
-                if let Some((cells, _)) = row.as_mut() {
+                if let Some((cells, _)) = self.row.as_mut() {
                     cells.push(String::new());
                 }
             }
-            Event::End(TagEnd::TableRow) | Event::End(TagEnd::TableHead) => {
-                if let Some((cells, start)) = row.take() {
-                    let open = Open {
-                        kind: BlockKind::TableRow,
-                        text: cells
-                            .iter()
-                            .map(|c| c.trim())
-                            .collect::<Vec<_>>()
-                            .join(" | "),
-                        start,
-                        strong_prefix: None,
-                        strong_depth: None,
-                        words: true,
-                    };
-                    flush(open, &mut out, 0, &callout, &mut spare);
-                }
-            }
-            Event::Start(Tag::Strong) => {
-                strong += 1;
-                if let Some(o) = stack.last_mut() {
-                    // A checklist item's box comes before its bold title
-                    // (`- [ ] **The Debt:** …`).
-                    let lead = o.text.trim();
-                    if (lead.is_empty() || lead == "[ ]" || lead == "[x]")
-                        && o.strong_prefix.is_none()
-                    {
-                        o.strong_depth = Some(strong);
-                        o.strong_prefix = Some(String::new());
-                    }
-                }
-            }
-            Event::End(TagEnd::Strong) => {
-                if let Some(o) = stack.last_mut() {
-                    if o.strong_depth == Some(strong) {
-                        o.strong_depth = None;
-                    }
-                }
-                strong = strong.saturating_sub(1);
-            }
+            Event::End(TagEnd::TableRow) | Event::End(TagEnd::TableHead) => self.end_row(),
+            Event::Start(Tag::Strong) => self.start_strong(),
+            Event::End(TagEnd::Strong) => self.end_strong(),
             Event::Start(Tag::Link {
                 link_type: LinkType::WikiLink { has_pothole },
                 dest_url,
@@ -1328,117 +1218,386 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
                 link_type: LinkType::WikiLink { has_pothole },
                 dest_url,
                 ..
-            }) => {
-                let raw = &cleaned[range.clone()];
-                let embed = raw.starts_with('!');
-                // Parse the link as written: pulldown-cmark hands over the destination
-                // without the `|alias`, which would otherwise be lost.
-                let inner = raw
-                    .trim_start_matches('!')
-                    .strip_prefix("[[")
-                    .and_then(|r| r.strip_suffix("]]"))
-                    .filter(|i| i.starts_with(dest_url.as_ref()) || i.contains(dest_url.as_ref()));
-                let target = LinkTarget::parse(inner.unwrap_or(&dest_url));
-                // An embedded image shows the picture, not words: its `|200` size is not
-                // text (`wrote` set, so nothing of it is written).
-                let media = embed && is_media(&target.note);
-                in_link.push((out.links.len(), has_pothole || embed, media));
-                out.links.push(BodyLink {
-                    target,
-                    embed,
-                    line: line_of(range.start),
-                });
-            }
+            }) => self.start_wikilink(has_pothole, &dest_url, range),
             // A Markdown image's alt text is not the note's text.
-            Event::Start(Tag::Image { .. }) => image_depth += 1,
-            Event::End(TagEnd::Image) if image_depth > 0 => image_depth -= 1,
-            Event::Text(_) if image_depth > 0 => {}
-            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
-                if let Some((link, _, wrote)) = in_link.pop() {
-                    if !wrote {
-                        push_text(&mut stack, &mut row, out.links[link].target.shown());
-                    }
+            Event::Start(Tag::Image { .. }) => self.image_depth += 1,
+            Event::End(TagEnd::Image) if self.image_depth > 0 => self.image_depth -= 1,
+            Event::Text(_) if self.image_depth > 0 => {}
+            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => self.end_link(),
+            Event::Text(t) => self.text(&t, true, range.start),
+            Event::Code(t) => self.text(&t, false, range.start),
+            Event::SoftBreak | Event::HardBreak => self.push_text("\n"),
+            Event::TaskListMarker(done) => self.push_text(if done { "[x] " } else { "[ ] " }),
+            _ => {}
+        }
+    }
+
+    /// A code block begins: a statblock's or an Admonition's is read, any other skipped.
+    fn start_code(&mut self, kind: &CodeBlockKind, start: usize) {
+        if let CodeBlockKind::Fenced(lang) = kind {
+            let lang = lang.trim().to_lowercase();
+            if lang == "statblock" || lang.starts_with("statblock ") {
+                self.statblock = Some((String::new(), self.line_of(start)));
+            } else if let Some(kind) = lang.strip_prefix("ad-") {
+                // The Admonition plugin renders these as callouts: they are content.
+                let kind = kind.split_whitespace().next().unwrap_or("note").to_string();
+                self.admonition = Some((kind, String::new(), None));
+            }
+        }
+        self.skip_code += 1;
+    }
+
+    /// An event inside a code block: only a statblock's or an Admonition's text is kept.
+    fn in_code(&mut self, event: Event<'a>, range: std::ops::Range<usize>) {
+        match event {
+            Event::End(TagEnd::CodeBlock) => {
+                self.skip_code -= 1;
+                if let Some(sb) = self.statblock.take() {
+                    self.out.body.statblocks.push(sb);
+                }
+                if let Some((kind, text, Some(at))) = self.admonition.take() {
+                    let at = self.base_offset + at;
+                    admonition_blocks(&mut self.out, &kind, &text, at, self.lines);
                 }
             }
-            Event::Text(_) | Event::Code(_) => {
-                let is_text = matches!(event, Event::Text(_));
-                let (Event::Text(t) | Event::Code(t)) = event else {
-                    continue;
-                };
-                if let Some((link, pothole, wrote)) = in_link.last_mut() {
-                    // Without a pothole the child text is the raw destination: show the note name.
-                    if !*wrote {
-                        let shown = if *pothole {
-                            &t
-                        } else {
-                            out.links[*link].target.shown()
-                        };
-                        push_text(&mut stack, &mut row, shown);
-                        *wrote = true;
-                    }
-                    continue;
+            Event::Text(t) => {
+                if let Some((yaml, _)) = self.statblock.as_mut() {
+                    yaml.push_str(&t);
                 }
-                if is_text {
-                    scan_tags(&t, |tag| out.tags.push((tag, line_of(range.start))));
-                } else if t.starts_with('=') || t.starts_with("$=") {
-                    continue; // an inline Dataview query: its result is not in the file
+                if let Some((_, text, at)) = self.admonition.as_mut() {
+                    at.get_or_insert(range.start);
+                    text.push_str(&t);
                 }
-                // The Dice Roller plugin's `dice: 2d4` shows a roll of the formula.
-                let t: &str = if is_text {
-                    &t
-                } else {
-                    t.strip_prefix("dice:").map_or(&t, str::trim)
-                };
-                if let Some(o) = stack.last_mut() {
-                    if !o.words && has_words(t) {
-                        o.words = true;
-                    }
-                }
-                push_text(&mut stack, &mut row, t);
-            }
-            Event::SoftBreak | Event::HardBreak => push_text(&mut stack, &mut row, "\n"),
-            Event::TaskListMarker(done) => {
-                push_text(&mut stack, &mut row, if done { "[x] " } else { "[ ] " })
             }
             _ => {}
         }
     }
-    while let Some(o) = stack.pop() {
-        flush(o, &mut out, list_depth, &callout, &mut spare);
+
+    /// A paragraph begins; the first paragraph of a list item is the item's own text.
+    fn start_paragraph(&mut self, start: usize) {
+        let reuse = matches!(self.stack.last(), Some(o) if o.kind == BlockKind::ListItem && o.text.trim().is_empty());
+        if !reuse {
+            let text = self.buffer();
+            self.stack
+                .push(Open::new(BlockKind::Paragraph, text, start));
+        }
     }
-    // Inline fields, from the lines as written (comments blanked), outside what is not text.
-    if find_pair(&cleaned, ':').is_some() {
+
+    /// A list begins: an item's own text ends where its nested list begins.
+    fn start_list(&mut self) {
+        let own_text = matches!(self.stack.last(), Some(o) if o.kind == BlockKind::ListItem && !o.text.trim().is_empty());
+        if own_text {
+            let fresh = self.buffer();
+            if let Some(o) = self.stack.last_mut() {
+                let taken = Open {
+                    kind: BlockKind::ListItem,
+                    text: std::mem::replace(&mut o.text, fresh),
+                    start: o.start,
+                    strong_prefix: o.strong_prefix.take(),
+                    strong_depth: None,
+                    words: std::mem::take(&mut o.words),
+                };
+                self.flush(taken, self.list_depth);
+            }
+        }
+        self.list_depth += 1;
+    }
+
+    /// A quote begins: a top-level one may be a callout.
+    fn start_quote(&mut self) {
+        self.quote_depth += 1;
+        if self.quote_depth == 1 {
+            self.callout_pending = true;
+        }
+    }
+
+    /// A quote ends: leaving the top-level one leaves its callout.
+    fn end_quote(&mut self) {
+        self.quote_depth = self.quote_depth.saturating_sub(1);
+        if self.quote_depth == 0 {
+            self.callout = None;
+            self.callout_pending = false;
+        }
+    }
+
+    /// A heading or a list item ends.
+    fn end_block(&mut self) {
+        if let Some(o) = self.stack.pop() {
+            let depth = if o.kind == BlockKind::ListItem {
+                self.list_depth
+            } else {
+                0
+            };
+            self.flush(o, depth);
+        }
+    }
+
+    /// A paragraph ends; a quote's first one may open with a callout's `[!type]`.
+    fn end_paragraph(&mut self) {
+        if !matches!(self.stack.last(), Some(o) if o.kind == BlockKind::Paragraph) {
+            return;
+        }
+        if let Some(mut o) = self.stack.pop() {
+            if self.callout_pending {
+                self.callout_pending = false;
+                self.read_callout_type(&mut o);
+            }
+            self.flush(o, 0);
+        }
+    }
+
+    /// Takes a callout's `[!type]` off the front of its first paragraph, as the callout
+    /// now being read.
+    fn read_callout_type(&mut self, o: &mut Open) {
+        let t = o.text.trim_start();
+        let Some(rest) = t.strip_prefix("[!") else {
+            return;
+        };
+        let Some(end) = rest.find(']') else {
+            return;
+        };
+        // `[!infobox|no-t right]`: the type, not its display options.
+        let kind = rest[..end].split('|').next().unwrap_or("");
+        self.callout = Some(
+            kind.trim()
+                .trim_end_matches(['-', '+'])
+                .to_lowercase()
+                .into(),
+        );
+        o.text = rest[end + 1..].trim_start_matches(['-', '+']).to_string();
+    }
+
+    /// A table row ends: its cells, joined, are a block.
+    fn end_row(&mut self) {
+        if let Some((cells, start)) = self.row.take() {
+            let text = cells
+                .iter()
+                .map(|c| c.trim())
+                .collect::<Vec<_>>()
+                .join(" | ");
+            let mut open = Open::new(BlockKind::TableRow, text, start);
+            open.words = true;
+            self.flush(open, 0);
+        }
+    }
+
+    /// A `**strong**` span begins: at the front of a block, it is the block's strong prefix.
+    fn start_strong(&mut self) {
+        self.strong += 1;
+        if let Some(o) = self.stack.last_mut() {
+            // A checklist item's box comes before its bold title
+            // (`- [ ] **The Debt:** …`).
+            let lead = o.text.trim();
+            if (lead.is_empty() || lead == "[ ]" || lead == "[x]") && o.strong_prefix.is_none() {
+                o.strong_depth = Some(self.strong);
+                o.strong_prefix = Some(String::new());
+            }
+        }
+    }
+
+    /// A `**strong**` span ends.
+    fn end_strong(&mut self) {
+        if let Some(o) = self.stack.last_mut() {
+            if o.strong_depth == Some(self.strong) {
+                o.strong_depth = None;
+            }
+        }
+        self.strong = self.strong.saturating_sub(1);
+    }
+
+    /// A wikilink or embed begins at `range`.
+    fn start_wikilink(&mut self, has_pothole: bool, dest_url: &str, range: std::ops::Range<usize>) {
+        let raw = &self.cleaned[range.clone()];
+        let embed = raw.starts_with('!');
+        // Parse the link as written: pulldown-cmark hands over the destination
+        // without the `|alias`, which would otherwise be lost.
+        let inner = raw
+            .trim_start_matches('!')
+            .strip_prefix("[[")
+            .and_then(|r| r.strip_suffix("]]"))
+            .filter(|i| i.starts_with(dest_url) || i.contains(dest_url));
+        let target = LinkTarget::parse(inner.unwrap_or(dest_url));
+        // An embedded image shows the picture, not words: its `|200` size is not
+        // text (`wrote` set, so nothing of it is written).
+        let media = embed && is_media(&target.note);
+        self.in_link.push(OpenLink {
+            index: self.out.links.len(),
+            pothole: has_pothole || embed,
+            wrote: media,
+        });
+        let line = self.line_of(range.start);
+        self.out.links.push(BodyLink {
+            target,
+            embed,
+            line,
+        });
+    }
+
+    /// A link ends: one that wrote no text shows its note's name.
+    fn end_link(&mut self) {
+        if let Some(link) = self.in_link.pop() {
+            if !link.wrote {
+                let shown = self.out.links[link.index].target.shown();
+                push_text(&mut self.stack, &mut self.row, shown);
+            }
+        }
+    }
+
+    /// Text (`is_text`) or inline code at body offset `start`.
+    fn text(&mut self, t: &str, is_text: bool, start: usize) {
+        if let Some(link) = self.in_link.last_mut() {
+            // Without a pothole the child text is the raw destination: show the note name.
+            if !link.wrote {
+                let shown = if link.pothole {
+                    t
+                } else {
+                    self.out.links[link.index].target.shown()
+                };
+                push_text(&mut self.stack, &mut self.row, shown);
+                link.wrote = true;
+            }
+            return;
+        }
+        if is_text {
+            let line = self.line_of(start);
+            scan_tags(t, |tag| self.out.tags.push((tag, line)));
+        } else if t.starts_with('=') || t.starts_with("$=") {
+            return; // an inline Dataview query: its result is not in the file
+        }
+        // The Dice Roller plugin's `dice: 2d4` shows a roll of the formula.
+        let t: &str = if is_text {
+            t
+        } else {
+            t.strip_prefix("dice:").map_or(t, str::trim)
+        };
+        if let Some(o) = self.stack.last_mut() {
+            if !o.words && has_words(t) {
+                o.words = true;
+            }
+        }
+        self.push_text(t);
+    }
+
+    /// Adds `t` to the table cell or the block being read.
+    fn push_text(&mut self, t: &str) {
+        push_text(&mut self.stack, &mut self.row, t);
+    }
+
+    /// Ends a block at list depth `depth`: its text, if any, becomes a [`Block`] (a
+    /// heading also a [`Section`]), with the facts it states; its buffer goes back to
+    /// `spare`.
+    fn flush(&mut self, open: Open, depth: usize) {
+        let Open {
+            kind,
+            text: mut buf,
+            start,
+            strong_prefix,
+            words,
+            ..
+        } = open;
+        {
+            let stripped;
+            let text: &str = if has_byte(&buf, b':') {
+                stripped = strip_icons(crate::names::trim(&buf));
+                &stripped
+            } else {
+                crate::names::trim(&buf)
+            };
+            let text = strip_block_id(text);
+            if !text.is_empty() || matches!(kind, BlockKind::Heading(_)) {
+                let line = self.line_of(start);
+                let prose = words || matches!(kind, BlockKind::Heading(_));
+                if let BlockKind::Heading(level) = kind {
+                    self.out.body.sections.push(Section {
+                        heading: Some(text.into()),
+                        level,
+                        line: super::line32(line),
+                    });
+                }
+                self.push_facts(text, &kind, strong_prefix.as_deref(), line);
+                self.out.body.blocks.push(Block {
+                    kind,
+                    text: text.into(),
+                    line: super::line32(line),
+                    section: (self.out.body.sections.len() - 1) as u32,
+                    strong_prefix: strong_prefix.map(String::into_boxed_str),
+                    callout: self.callout.clone(),
+                    depth: depth.min(u16::MAX as usize) as u16,
+                    prose,
+                });
+            }
+        }
+        buf.clear();
+        if buf.capacity() <= 4096 {
+            self.spare.push(buf);
+        }
+    }
+
+    /// The facts a block at file line `line` states (`**Race:** Elf`, an infobox row).
+    fn push_facts(&mut self, text: &str, kind: &BlockKind, strong: Option<&str>, line: usize) {
+        // A block with a `::` holds inline fields (read from the lines as written, in
+        // `read_inline_fields`), not facts.
+        if find_pair(text, ':').is_some() {
+            return;
+        }
+        let callout = self.callout.as_deref();
+        for (k, v, i) in fact_fields(text, kind.clone(), strong, callout) {
+            self.out.fields.push(InlineField {
+                key: field_key(&k),
+                value: v,
+                line: line + i,
+                span: None,
+            });
+        }
+    }
+
+    /// Inline fields, from the lines as written (comments blanked), outside what is not text.
+    fn read_inline_fields(&mut self) {
+        if find_pair(self.cleaned, ':').is_none() {
+            return;
+        }
         let mut at = 0;
-        for l in cleaned.split_inclusive('\n') {
+        for l in self.cleaned.split_inclusive('\n') {
             let start = at;
             at += l.len();
             let text = l.trim_end_matches(['\n', '\r']);
             for (k, v) in inline_fields(text) {
                 let (a, z) = (start + k.start, start + v.end);
-                if not_text.iter().any(|r| r.start < z.max(a + 1) && a < r.end) {
+                if self
+                    .not_text
+                    .iter()
+                    .any(|r| r.start < z.max(a + 1) && a < r.end)
+                {
                     continue;
                 }
-                out.fields.push(InlineField {
+                let line = self.line_of(start);
+                self.out.fields.push(InlineField {
                     key: field_key(&text[k]),
                     value: text[v.clone()].to_string(),
-                    line: line_of(start),
+                    line,
                     span: Some(v),
                 });
             }
         }
         // In the note's order, facts and fields alike (the first of a key is the one read).
-        out.fields.sort_by_key(|f| f.line);
+        self.out.fields.sort_by_key(|f| f.line);
     }
-    scratch.blocks = std::mem::take(&mut out.body.blocks);
-    out.body.blocks = exact(&mut scratch.blocks);
-    scratch.links = std::mem::take(&mut out.links);
-    out.links = exact(&mut scratch.links);
-    scratch.texts = spare;
-    scratch.keep_small();
-    // An Admonition's own parse (nested in this one) left its scratch there: this one's has
-    // grown more.
-    SCRATCH.set(scratch);
-    out
+
+    /// Ends the parse: the blocks still open, then the inline fields; the blocks and links
+    /// go out at their exact size and the vectors and buffers back to `scratch`.
+    fn finish(mut self, scratch: &mut Scratch) -> ParsedBody {
+        while let Some(o) = self.stack.pop() {
+            self.flush(o, self.list_depth);
+        }
+        self.read_inline_fields();
+        let mut out = self.out;
+        scratch.blocks = std::mem::take(&mut out.body.blocks);
+        out.body.blocks = exact(&mut scratch.blocks);
+        scratch.links = std::mem::take(&mut out.links);
+        out.links = exact(&mut scratch.links);
+        scratch.texts = self.spare;
+        out
+    }
 }
 
 /// The vectors and text buffers a parse collects into, kept per thread between notes.
@@ -1513,13 +1672,13 @@ fn admonition_blocks(out: &mut ParsedBody, kind: &str, text: &str, at: usize, li
     out.tags.extend(inner.tags);
 }
 
-/// Whether a text holds words of its own, not only icons, ornaments and separators.
 /// Whether `t` holds the ASCII byte `b` (a vectorised search: these run on every text of
 /// every block).
 fn has_byte(t: &str, b: u8) -> bool {
     memchr::memchr(b, t.as_bytes()).is_some()
 }
 
+/// Whether a text holds words of its own, not only icons, ornaments and separators.
 fn has_words(t: &str) -> bool {
     let stripped = if has_byte(t, b':') {
         std::borrow::Cow::Owned(strip_icons(t))

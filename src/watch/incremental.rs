@@ -180,19 +180,75 @@ pub(crate) fn update(
     removals: &[String],
     full: bool,
 ) -> Before {
-    // What changed about how notes are found: lookup keys and kinds, before and after.
-    let mut changed_keys: HashSet<Key> = HashSet::new();
-    let mut name_seeds: Vec<Key> = Vec::new();
+    let found = learn_changes(vault, built, config, deps, &upserts, removals);
+    if full
+        || upserts.len() + removals.len() > MAX_CHANGED
+        || built.kinds.len() != vault.notes.len()
+    {
+        vault.update_notes(upserts, removals);
+        return build_whole(vault, built, config, files);
+    }
+    let mut rebuilt = apply(vault, built, upserts, found.kinds, removals);
+    add_referrers(&mut rebuilt, deps, found.changed_keys);
+    add_name_groups(&mut rebuilt, vault, deps, found.name_seeds);
+    rebuilt.retain(|p| vault.note_index(p).is_some());
+    add_campaign_wide(&mut rebuilt, vault, built);
+    if rebuilt.len() > MAX_REBUILT {
+        return build_whole(vault, built, config, files);
+    }
+    let mini = small_vault(vault, built, &rebuilt);
+    let part = build(&mini, config, files);
+    let was = splice(built, part, &rebuilt, removals);
+    // The campaign-wide pass, over the whole spliced campaign.
+    built
+        .diagnostics
+        .retain(|d| d.code != "no-location" && d.code != "no-party");
+    let settled = crate::canon::build::settle(Arc::make_mut(&mut built.campaign), vault, config);
+    built.diagnostics.extend(settled);
+    rebuilt.extend(removals.iter().cloned());
+    Before::Notes(rebuilt, Box::new(was))
+}
+
+/// Canon built whole again; the campaign as it was.
+fn build_whole(vault: &Vault, built: &mut Built, config: &Config, files: &CanonFiles) -> Before {
+    let was = std::mem::replace(built, build(vault, config, files));
+    Before::Whole(was.campaign)
+}
+
+/// What changed about how notes are found, from [`learn_changes`].
+struct KeyChanges {
+    /// The lookup keys of notes whose keys or kind changed, before and after.
+    changed_keys: HashSet<Key>,
+    /// The names and aliases of the changed notes, before and after.
+    name_seeds: Vec<Key>,
+    /// The kind of each upserted note.
+    kinds: Vec<NoteKind>,
+}
+
+/// Compares each changed note with the vault's copy (lookup keys and kinds, before and
+/// after) and brings `deps` up to date; the vault itself is not touched yet.
+fn learn_changes(
+    vault: &Vault,
+    built: &Built,
+    config: &Config,
+    deps: &mut Deps,
+    upserts: &[Note],
+    removals: &[String],
+) -> KeyChanges {
+    let mut found = KeyChanges {
+        changed_keys: HashSet::new(),
+        name_seeds: Vec::new(),
+        kinds: Vec::with_capacity(upserts.len()),
+    };
     for r in removals {
         if let Some(i) = vault.note_index(r) {
             let old = &vault.notes[i];
-            changed_keys.extend(link_keys(old));
-            name_seeds.extend(name_keys(old));
+            found.changed_keys.extend(link_keys(old));
+            found.name_seeds.extend(name_keys(old));
             deps.forget(old);
         }
     }
-    let mut kinds_new: Vec<NoteKind> = Vec::with_capacity(upserts.len());
-    for u in &upserts {
+    for u in upserts {
         let kind = kind_of(u, config);
         // Compared as texts, not hashes: two key sets that hash alike must not hide a change.
         let new_keys = link_key_texts(u);
@@ -201,29 +257,30 @@ pub(crate) fn update(
                 let old = &vault.notes[i];
                 let old_keys = link_key_texts(old);
                 if old_keys != new_keys || built.kinds.get(i) != Some(&kind) {
-                    changed_keys.extend(hashed(&old_keys));
-                    changed_keys.extend(hashed(&new_keys));
+                    found.changed_keys.extend(hashed(&old_keys));
+                    found.changed_keys.extend(hashed(&new_keys));
                 }
-                name_seeds.extend(name_keys(old));
+                found.name_seeds.extend(name_keys(old));
                 deps.forget(old);
             }
-            None => changed_keys.extend(hashed(&new_keys)),
+            None => found.changed_keys.extend(hashed(&new_keys)),
         }
-        name_seeds.extend(name_keys(u));
+        found.name_seeds.extend(name_keys(u));
         deps.learn(u);
-        kinds_new.push(kind);
+        found.kinds.push(kind);
     }
+    found
+}
 
-    if full
-        || upserts.len() + removals.len() > MAX_CHANGED
-        || built.kinds.len() != vault.notes.len()
-    {
-        vault.update_notes(upserts, removals);
-        let was = std::mem::replace(built, build(vault, config, files));
-        return Before::Whole(was.campaign);
-    }
-
-    // Apply to the vault, keeping `built.kinds` aligned with its notes.
+/// Applies the changes to the vault, keeping `built.kinds` aligned with its notes; the
+/// paths of the upserted notes.
+fn apply(
+    vault: &mut Vault,
+    built: &mut Built,
+    upserts: Vec<Note>,
+    kinds: Vec<NoteKind>,
+    removals: &[String],
+) -> BTreeSet<String> {
     for r in removals {
         if let Some(i) = vault.note_index(r) {
             vault.remove_note(r);
@@ -231,7 +288,7 @@ pub(crate) fn update(
         }
     }
     let mut rebuilt: BTreeSet<String> = BTreeSet::new();
-    for (u, kind) in upserts.into_iter().zip(kinds_new) {
+    for (u, kind) in upserts.into_iter().zip(kinds) {
         let path = u.path.clone();
         let replaced = vault.upsert_note(u).is_some();
         if let Some(i) = vault.note_index(&path) {
@@ -243,22 +300,36 @@ pub(crate) fn update(
         }
         rebuilt.insert(path);
     }
+    rebuilt
+}
 
-    // Notes whose references may resolve differently now.
-    if !changed_keys.is_empty() {
-        // Sorted, and searched: the vault's reference keys are tens of thousands, and
-        // hashing each of them again was most of a rename's reload.
-        let mut changed: Vec<Key> = changed_keys.into_iter().collect();
-        changed.sort_unstable();
-        for (path, keys) in &deps.refs {
-            if keys.iter().any(|k| changed.binary_search(k).is_ok()) {
-                rebuilt.insert(path.to_string());
-            }
+/// Adds the notes whose references may resolve differently now: those with a possible
+/// reference under one of `changed_keys`.
+fn add_referrers(rebuilt: &mut BTreeSet<String>, deps: &Deps, changed_keys: HashSet<Key>) {
+    if changed_keys.is_empty() {
+        return;
+    }
+    // Sorted, and searched: the vault's reference keys are tens of thousands, and
+    // hashing each of them again was most of a rename's reload.
+    let mut changed: Vec<Key> = changed_keys.into_iter().collect();
+    changed.sort_unstable();
+    for (path, keys) in &deps.refs {
+        if keys.iter().any(|k| changed.binary_search(k).is_ok()) {
+            rebuilt.insert(path.to_string());
         }
     }
-    // Whole duplicate-name groups of everything rebuilt.
+}
+
+/// Adds whole duplicate-name groups of everything rebuilt and of `name_seeds`, closed
+/// transitively (stopping once past [`MAX_REBUILT`]).
+fn add_name_groups(
+    rebuilt: &mut BTreeSet<String>,
+    vault: &Vault,
+    deps: &Deps,
+    name_seeds: Vec<Key>,
+) {
     let mut queue = name_seeds;
-    for p in &rebuilt {
+    for p in rebuilt.iter() {
         if let Some(i) = vault.note_index(p) {
             queue.extend(name_keys(&vault.notes[i]));
         }
@@ -279,14 +350,16 @@ pub(crate) fn update(
             break;
         }
     }
-    rebuilt.retain(|p| vault.note_index(p).is_some());
+}
+
+/// Adds the notes that carry the campaign-wide parts: the threads file and timeline, party
+/// notes (their members are body links) and timelines, and the note that keeps the clock.
+fn add_campaign_wide(rebuilt: &mut BTreeSet<String>, vault: &Vault, built: &Built) {
     for p in [OPEN_THREADS, TIMELINE] {
         if vault.note_index(p).is_some() {
             rebuilt.insert(p.to_string());
         }
     }
-    // Campaign-wide notes: party notes (their members are body links) and timelines, and
-    // the note that keeps the clock.
     for (i, k) in built.kinds.iter().enumerate() {
         if matches!(k, NoteKind::Party | NoteKind::Timeline) {
             rebuilt.insert(vault.notes[i].path.clone());
@@ -297,14 +370,13 @@ pub(crate) fn update(
             rebuilt.insert(path.clone());
         }
     }
-    if rebuilt.len() > MAX_REBUILT {
-        let was = std::mem::replace(built, build(vault, config, files));
-        return Before::Whole(was.campaign);
-    }
+}
 
-    // The small vault: the rebuilt notes and everything their references resolve to.
+/// The small vault `S`: the `rebuilt` notes and everything their references resolve to,
+/// every PC note, and a thread note when none of those is one.
+fn small_vault(vault: &Vault, built: &Built, rebuilt: &BTreeSet<String>) -> Vault {
     let mut small: BTreeSet<usize> = BTreeSet::new();
-    for p in &rebuilt {
+    for p in rebuilt {
         let Some(i) = vault.note_index(p) else {
             continue;
         };
@@ -332,17 +404,7 @@ pub(crate) fn update(
         }
     }
     let notes: Vec<Note> = small.iter().map(|&i| vault.notes[i].clone()).collect();
-    let mini = Vault::from_notes(vault.root.clone(), notes, Vec::new());
-    let part = build(&mini, config, files);
-    let was = splice(built, part, &rebuilt, removals);
-    // The campaign-wide pass, over the whole spliced campaign.
-    built
-        .diagnostics
-        .retain(|d| d.code != "no-location" && d.code != "no-party");
-    let settled = crate::canon::build::settle(Arc::make_mut(&mut built.campaign), vault, config);
-    built.diagnostics.extend(settled);
-    rebuilt.extend(removals.iter().cloned());
-    Before::Notes(rebuilt, Box::new(was))
+    Vault::from_notes(vault.root.clone(), notes, Vec::new())
 }
 
 /// What canon was before [`update`], for telling what changed.

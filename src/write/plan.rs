@@ -682,6 +682,157 @@ fn section_of(p: Priority) -> &'static str {
     }
 }
 
+/// The entity a `set` changes: who, its name, and its note's path and text before the
+/// change.
+struct SetOn {
+    who: Who,
+    path: String,
+    name: String,
+    text: String,
+}
+
+/// A PC's or an NPC's numbers as canon read them.
+struct Stats {
+    hp: Option<i64>,
+    hp_max: Option<i64>,
+    ac: Option<i64>,
+}
+
+/// The HP, max HP and AC of `who`.
+fn stats(c: &Campaign, who: Who) -> Stats {
+    let (hp, hp_max, ac) = match who {
+        Who::Pc(i) => (c.pcs[i].hp_current, c.pcs[i].hp_max, c.pcs[i].ac),
+        Who::Npc(i) => (c.npcs[i].hp_current, c.npcs[i].hp_max, c.npcs[i].ac),
+    };
+    Stats { hp, hp_max, ac }
+}
+
+/// A number in a diff line (`unset` when there is none).
+fn shown_number(n: Option<i64>) -> String {
+    n.map_or("unset".to_string(), |n| n.to_string())
+}
+
+/// HP in a diff line: `17/27`, or the current HP alone when there is no maximum.
+fn shown_hp(cur: Option<i64>, max: Option<i64>) -> String {
+    match max {
+        Some(m) => format!("{}/{m}", shown_number(cur)),
+        None => shown_number(cur),
+    }
+}
+
+/// A new quest note's frontmatter: the model note's keys, in its order, with the new
+/// quest's values.
+struct QuestFront {
+    /// The keys and values, in order.
+    keys: Vec<(String, Scalar)>,
+    /// The model's tags key and how many keys come before it.
+    tags_key: Option<(String, usize)>,
+    /// The summary went into a key (else it goes in the body).
+    has_summary: bool,
+    /// The next step went into a key (else it goes in the body).
+    has_next: bool,
+}
+
+/// The frontmatter of a new quest note `title` (priority `p`, open as `open_word`) with the
+/// keys of the model's frontmatter `fm`: its name, type, status, priority, summary and next
+/// step keys; a priority other than medium is written even when the model has no key for it.
+fn quest_front(
+    fm: &crate::vault::frontmatter::Frontmatter,
+    title: &str,
+    p: Priority,
+    summary: &str,
+    next: Option<&str>,
+    open_word: &str,
+) -> QuestFront {
+    let mut keys_in_order: Vec<(usize, String)> = fm
+        .iter()
+        .map(|(k, _)| (fm.line_of(k), k.to_string()))
+        .collect();
+    keys_in_order.sort();
+    let mut out = QuestFront {
+        keys: Vec::new(),
+        tags_key: None,
+        has_summary: false,
+        has_next: false,
+    };
+    let mut has_priority = false;
+    let front = &mut out.keys;
+    for (_, k) in &keys_in_order {
+        let k = k.as_str();
+        if matches!(k, "tags" | "tag") {
+            out.tags_key = Some((k.to_string(), front.len()));
+        } else if matches!(k, "name" | "title") {
+            front.push((k.into(), Scalar::Text(title.to_string())));
+        } else if matches!(k, "type" | "kind" | "category") {
+            if let Some(v) = fm.text(&[k]) {
+                front.push((k.into(), Scalar::Text(v)));
+            }
+        } else if keys::THREAD_STATUS.contains(&k) {
+            front.push((k.into(), Scalar::Text(open_word.to_string())));
+        } else if keys::PRIORITY.contains(&k) {
+            has_priority = true;
+            let word = section_of(p).to_lowercase();
+            front.push((k.into(), Scalar::Text(cased_like(&word, fm.text(&[k])))));
+        } else if keys::SUMMARY.contains(&k) && !summary.is_empty() {
+            out.has_summary = true;
+            front.push((k.into(), Scalar::Text(summary.to_string())));
+        } else if matches!(k, "next" | "next_step") {
+            if let Some(n) = next {
+                out.has_next = true;
+                front.push((k.into(), Scalar::Text(n.to_string())));
+            }
+        }
+    }
+    if !has_priority && p != Priority::Medium {
+        front.push((
+            "priority".into(),
+            Scalar::Text(section_of(p).to_lowercase()),
+        ));
+    }
+    out
+}
+
+/// `word` capitalised when `like` (a value as the vault wrote it) is.
+fn cased_like(word: &str, like: Option<String>) -> String {
+    match like {
+        Some(l) if l.chars().next().is_some_and(char::is_uppercase) => {
+            let mut c = word.chars();
+            c.next()
+                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                .unwrap_or_default()
+        }
+        _ => word.to_string(),
+    }
+}
+
+/// A new quest note's `text` with the `tags` its folder's notes share under the model's
+/// tags key (`tags_key`: the key and how many keys come before it): a flow list in the
+/// model's place among the keys, or one item at a time when a tag needs quoting.
+fn with_quest_tags(
+    mut text: String,
+    tags_key: Option<(String, usize)>,
+    tags: &[String],
+) -> Result<String, String> {
+    let Some((k, at)) = tags_key.filter(|_| !tags.is_empty()) else {
+        return Ok(text);
+    };
+    let plain = |t: &String| {
+        t.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '/' | '-' | '_'))
+    };
+    if tags.iter().all(plain) {
+        // In the model's place among the keys, as a flow list.
+        let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+        lines.insert(at + 1, format!("{k}: [{}]", tags.join(", ")));
+        text = lines.join("\n");
+    } else {
+        for t in tags {
+            text = edit::list_add(&text, &[k.as_str()], t).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(text)
+}
+
 impl Cx<'_, '_> {
     /// [`number`], remembering the value it came to.
     fn number(
@@ -775,207 +926,259 @@ impl Cx<'_, '_> {
     }
 
     fn set(&mut self, who: Who, f: Field, value: &serde_json::Value) -> Result<String, String> {
-        let c = self.c;
-        let path = who.path(c).to_string();
-        let name = who.name(c).to_string();
-        let (hp, hp_max, ac) = match who {
-            Who::Pc(i) => (c.pcs[i].hp_current, c.pcs[i].hp_max, c.pcs[i].ac),
-            Who::Npc(i) => (c.npcs[i].hp_current, c.npcs[i].hp_max, c.npcs[i].ac),
-        };
-        let show = |n: Option<i64>| n.map_or("unset".to_string(), |n| n.to_string());
-        let hp_show = |cur: Option<i64>, max: Option<i64>| match max {
-            Some(m) => format!("{}/{m}", show(cur)),
-            None => show(cur),
-        };
+        let path = who.path(self.c).to_string();
+        let name = who.name(self.c).to_string();
         let text = self.files.text(&path)?;
+        let on = SetOn {
+            who,
+            path,
+            name,
+            text,
+        };
         match f {
-            Field::Hp => {
-                let n = self.number(value, hp, f)?;
-                let (value, new_max) = match edit::get_field(&text, keys::HP) {
-                    // `hp: 17/27` keeps its maximum beside it.
-                    Some((_, raw)) if raw.contains('/') => {
-                        let max = raw.split('/').nth(1).unwrap_or("").trim().to_string();
-                        (Scalar::Text(format!("{n}/{max}")), hp_max)
-                    }
-                    _ => (Scalar::Int(n), hp_max),
-                };
-                let flag = match (hp_out_of_bounds(n, new_max), self.hp_bounds) {
-                    (Some(why), HpBounds::Refuse) => {
-                        return Err(format!(
-                            "HP {n} would be {why} for {name} (change max hp first, or set `[write] hp_bounds = \"flag\"` to write it anyway)"
-                        ))
-                    }
-                    (Some(why), HpBounds::Flag) => format!(" (flagged: {why})"),
-                    (None, _) => String::new(),
-                };
-                self.set_key(&path, keys::HP, value)?;
-                Ok(format!(
-                    "{name}: HP {} -> {}{flag}",
-                    hp_show(hp, hp_max),
-                    hp_show(Some(n), new_max)
-                ))
-            }
-            Field::MaxHp => {
-                let n = self.number(value, hp_max, f)?;
-                if n <= 0 {
-                    return Err(format!("max HP must be above 0, not {n}"));
-                }
-                match edit::get_field(&text, keys::HP) {
-                    Some((_, raw))
-                        if raw.contains('/') && edit::get_field(&text, keys::HP_MAX).is_none() =>
-                    {
-                        let cur = raw.split('/').next().unwrap_or("").trim().to_string();
-                        self.set_key(&path, keys::HP, Scalar::Text(format!("{cur}/{n}")))?;
-                    }
-                    _ => self.set_key(&path, keys::HP_MAX, Scalar::Int(n))?,
-                }
-                Ok(format!("{name}: max HP {} -> {n}", show(hp_max)))
-            }
+            Field::Hp => self.set_hp(&on, value),
+            Field::MaxHp => self.set_max_hp(&on, value),
             Field::Ac => {
-                let n = self.number(value, ac, f)?;
-                self.set_key(&path, keys::AC, Scalar::Int(n))?;
-                Ok(format!("{name}: AC {} -> {n}", show(ac)))
+                let old = stats(self.c, who).ac;
+                let n = self.number(value, old, f)?;
+                self.set_key(&on.path, keys::AC, Scalar::Int(n))?;
+                Ok(format!("{}: AC {} -> {n}", on.name, shown_number(old)))
             }
             Field::Level => {
                 let Who::Pc(i) = who else {
-                    return Err(format!("{name} is an NPC; only PCs have a level"));
+                    return Err(format!("{} is an NPC; only PCs have a level", on.name));
                 };
-                let old = c.pcs[i].level;
+                let old = self.c.pcs[i].level;
                 let n = self.number(value, old, f)?;
-                self.set_key(&path, keys::LEVEL, Scalar::Int(n))?;
-                Ok(format!("{name}: level {} -> {n}", show(old)))
+                self.set_key(&on.path, keys::LEVEL, Scalar::Int(n))?;
+                Ok(format!("{}: level {} -> {n}", on.name, shown_number(old)))
             }
-            Field::Gold => {
-                let Who::Pc(i) = who else {
-                    return Err(format!("{name} is an NPC; gold is kept for PCs"));
-                };
-                let old = c.pcs[i].gold;
-                let n = self.number(value, old, f)?;
-                if n < 0 {
-                    return Err(format!(
-                        "{name} has {} gold; that would leave {n}",
-                        show(old)
-                    ));
-                }
-                self.set_key(&path, keys::GOLD, Scalar::Int(n))?;
-                Ok(format!("{name}: gold {} -> {n}", show(old)))
-            }
-            Field::Status => {
-                let new =
-                    text_value(value).ok_or("a status is a word like active, dead, missing")?;
-                let new = clean_line(&new, "status")?.to_lowercase();
-                let (keys, old) = match who {
-                    Who::Pc(i) => (keys::PC_STATUS, c.pcs[i].status.clone()),
-                    Who::Npc(i) => (keys::NPC_STATUS, c.npcs[i].status.clone()),
-                };
-                let held = edit::get_field(&text, keys);
-                // No status key, but a status tag (`npc/alive`): the tag is changed.
-                if held.is_none() {
-                    if let Some(tag) = status_tag_of(&text) {
-                        let new_tag = self.status_tag(&tag, &new)?;
-                        self.files.edit(
-                            &path,
-                            Op::Tag {
-                                old: tag.clone(),
-                                new: new_tag.clone(),
-                            },
-                        )?;
-                        let now = status_tag_of(&self.files.text(&path)?)
-                            .and_then(|t| keys::tag_status(&t).map(|(_, s)| s));
-                        if now.as_deref() != Some(status_read_as(&new_tag).as_str()) {
-                            return Err(format!(
-                                "{name}'s status is kept in more than one tag; change them by hand"
-                            ));
-                        }
-                        return Ok(format!(
-                            "{name}: status {old} -> {new} (tag {tag} -> {new_tag})"
-                        ));
-                    }
-                }
-                // `alive: true/false`, as some GMs keep it.
-                let value = match &held {
-                    Some((k, _)) if k.eq_ignore_ascii_case("alive") => Scalar::Text(
-                        if matches!(new.as_str(), "alive" | "active") {
-                            "true"
-                        } else {
-                            "false"
-                        }
-                        .into(),
-                    ),
-                    Some((_, raw)) if !raw.trim().is_empty() => Scalar::Text(same_case(&new, raw)),
-                    _ => Scalar::Text(same_case(&new, &self.status_sample(keys))),
-                };
-                let shown = match (&held, &value) {
-                    (Some((k, _)), _) if k.eq_ignore_ascii_case("alive") => new.clone(),
-                    (_, Scalar::Text(t)) => t.clone(),
-                    _ => new.clone(),
-                };
-                self.set_key(&path, keys, value)?;
-                // A status tag beside the key says the same after the change.
-                let mut also = String::new();
-                if let Some(tag) = status_tag_of(&self.files.text(&path)?) {
-                    match self.status_tag(&tag, &new) {
-                        Ok(new_tag) if !new_tag.eq_ignore_ascii_case(&tag) => {
-                            self.files.edit(
-                                &path,
-                                Op::Tag {
-                                    old: tag.clone(),
-                                    new: new_tag.clone(),
-                                },
-                            )?;
-                            also = format!(" (and tag {tag} -> {new_tag})");
-                        }
-                        Ok(_) => {}
-                        Err(_) => also = format!(" (the tag {tag} is left as it is)"),
-                    }
-                }
-                Ok(format!("{name}: status {old} -> {shown}{also}"))
-            }
-            Field::Disposition | Field::Role => {
-                let Who::Npc(i) = who else {
-                    return Err(format!("{name} is a PC; {} is kept for NPCs", f.label()));
-                };
-                let new = text_value(value).ok_or("expected a word or a phrase")?;
-                let new = clean_line(&new, f.label())?;
-                let (keys, old) = if f == Field::Role {
-                    (keys::ROLE, c.npcs[i].role.clone())
-                } else {
-                    (keys::DISPOSITION, c.npcs[i].disposition.clone())
-                };
-                // No attitude key, but an attitude tag (`iff/positive`): the tag is changed.
-                if f == Field::Disposition && edit::get_field(&text, keys).is_none() {
-                    let mut tags: Vec<String> = edit::tags_as_written(&text)
-                        .into_iter()
-                        .filter(|t| keys::tag_disposition(t).is_some())
-                        .collect();
-                    tags.sort_by_key(|t| t.to_lowercase());
-                    if let Some(tag) = tags.into_iter().next() {
-                        let new_tag = self.disposition_tag(&tag, &new)?;
-                        self.files.edit(
-                            &path,
-                            Op::Tag {
-                                old: tag.clone(),
-                                new: new_tag.clone(),
-                            },
-                        )?;
-                        return Ok(format!(
-                            "{name}: disposition {} -> {} (tag {tag} -> {new_tag})",
-                            old.as_deref().unwrap_or("unset"),
-                            keys::tag_disposition(&new_tag).map_or(new.clone(), |(_, d)| d)
-                        ));
-                    }
-                }
-                self.set_key(&path, keys, Scalar::Text(new.clone()))?;
-                Ok(format!(
-                    "{name}: {} {} -> {new}",
-                    f.label(),
-                    old.as_deref().unwrap_or("unset")
-                ))
-            }
+            Field::Gold => self.set_gold(&on, value),
+            Field::Status => self.set_status(&on, value),
+            Field::Disposition | Field::Role => self.set_npc_word(&on, f, value),
             Field::Location | Field::Conditions | Field::Inventory => {
                 Err(format!("{} is not set this way", f.label()))
             }
         }
+    }
+
+    /// Sets the current HP: `hp: 17/27` keeps its maximum beside it; HP past the bounds is
+    /// refused or flagged as the configuration says.
+    fn set_hp(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, String> {
+        let Stats { hp, hp_max, .. } = stats(self.c, on.who);
+        let name = &on.name;
+        let n = self.number(value, hp, Field::Hp)?;
+        let (value, new_max) = match edit::get_field(&on.text, keys::HP) {
+            // `hp: 17/27` keeps its maximum beside it.
+            Some((_, raw)) if raw.contains('/') => {
+                let max = raw.split('/').nth(1).unwrap_or("").trim().to_string();
+                (Scalar::Text(format!("{n}/{max}")), hp_max)
+            }
+            _ => (Scalar::Int(n), hp_max),
+        };
+        let flag = match (hp_out_of_bounds(n, new_max), self.hp_bounds) {
+            (Some(why), HpBounds::Refuse) => {
+                return Err(format!(
+                    "HP {n} would be {why} for {name} (change max hp first, or set `[write] hp_bounds = \"flag\"` to write it anyway)"
+                ))
+            }
+            (Some(why), HpBounds::Flag) => format!(" (flagged: {why})"),
+            (None, _) => String::new(),
+        };
+        self.set_key(&on.path, keys::HP, value)?;
+        Ok(format!(
+            "{name}: HP {} -> {}{flag}",
+            shown_hp(hp, hp_max),
+            shown_hp(Some(n), new_max)
+        ))
+    }
+
+    /// Sets the maximum HP: beside the current HP when the note writes `hp: 17/27`.
+    fn set_max_hp(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, String> {
+        let hp_max = stats(self.c, on.who).hp_max;
+        let n = self.number(value, hp_max, Field::MaxHp)?;
+        if n <= 0 {
+            return Err(format!("max HP must be above 0, not {n}"));
+        }
+        match edit::get_field(&on.text, keys::HP) {
+            Some((_, raw))
+                if raw.contains('/') && edit::get_field(&on.text, keys::HP_MAX).is_none() =>
+            {
+                let cur = raw.split('/').next().unwrap_or("").trim().to_string();
+                self.set_key(&on.path, keys::HP, Scalar::Text(format!("{cur}/{n}")))?;
+            }
+            _ => self.set_key(&on.path, keys::HP_MAX, Scalar::Int(n))?,
+        }
+        Ok(format!(
+            "{}: max HP {} -> {n}",
+            on.name,
+            shown_number(hp_max)
+        ))
+    }
+
+    /// Sets a PC's gold, never below 0.
+    fn set_gold(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, String> {
+        let name = &on.name;
+        let Who::Pc(i) = on.who else {
+            return Err(format!("{name} is an NPC; gold is kept for PCs"));
+        };
+        let old = self.c.pcs[i].gold;
+        let n = self.number(value, old, Field::Gold)?;
+        if n < 0 {
+            return Err(format!(
+                "{name} has {} gold; that would leave {n}",
+                shown_number(old)
+            ));
+        }
+        self.set_key(&on.path, keys::GOLD, Scalar::Int(n))?;
+        Ok(format!("{name}: gold {} -> {n}", shown_number(old)))
+    }
+
+    /// Sets a status: in its key (written as the vault writes statuses, or as `alive:
+    /// true/false`), with a status tag beside it changed to match; or, with no key, in its
+    /// status tag.
+    fn set_status(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, String> {
+        let c = self.c;
+        let (path, name) = (&on.path, &on.name);
+        let new = text_value(value).ok_or("a status is a word like active, dead, missing")?;
+        let new = clean_line(&new, "status")?.to_lowercase();
+        let (keys, old) = match on.who {
+            Who::Pc(i) => (keys::PC_STATUS, c.pcs[i].status.clone()),
+            Who::Npc(i) => (keys::NPC_STATUS, c.npcs[i].status.clone()),
+        };
+        let held = edit::get_field(&on.text, keys);
+        // No status key, but a status tag (`npc/alive`): the tag is changed.
+        if held.is_none() {
+            if let Some(tag) = status_tag_of(&on.text) {
+                let new_tag = self.set_status_tag(on, &tag, &new)?;
+                return Ok(format!(
+                    "{name}: status {old} -> {new} (tag {tag} -> {new_tag})"
+                ));
+            }
+        }
+        // `alive: true/false`, as some GMs keep it.
+        let value = match &held {
+            Some((k, _)) if k.eq_ignore_ascii_case("alive") => Scalar::Text(
+                if matches!(new.as_str(), "alive" | "active") {
+                    "true"
+                } else {
+                    "false"
+                }
+                .into(),
+            ),
+            Some((_, raw)) if !raw.trim().is_empty() => Scalar::Text(same_case(&new, raw)),
+            _ => Scalar::Text(same_case(&new, &self.status_sample(keys))),
+        };
+        let shown = match (&held, &value) {
+            (Some((k, _)), _) if k.eq_ignore_ascii_case("alive") => new.clone(),
+            (_, Scalar::Text(t)) => t.clone(),
+            _ => new.clone(),
+        };
+        self.set_key(path, keys, value)?;
+        let also = self.match_status_tag(path, &new)?;
+        Ok(format!("{name}: status {old} -> {shown}{also}"))
+    }
+
+    /// Changes the status tag `tag` of a note with no status key to say `new`; the new tag.
+    fn set_status_tag(&mut self, on: &SetOn, tag: &str, new: &str) -> Result<String, String> {
+        let new_tag = self.status_tag(tag, new)?;
+        self.files.edit(
+            &on.path,
+            Op::Tag {
+                old: tag.to_string(),
+                new: new_tag.clone(),
+            },
+        )?;
+        let now = status_tag_of(&self.files.text(&on.path)?)
+            .and_then(|t| keys::tag_status(&t).map(|(_, s)| s));
+        if now.as_deref() != Some(status_read_as(&new_tag).as_str()) {
+            return Err(format!(
+                "{}'s status is kept in more than one tag; change them by hand",
+                on.name
+            ));
+        }
+        Ok(new_tag)
+    }
+
+    /// A status tag beside the key says the same after the change: what the diff line adds.
+    fn match_status_tag(&mut self, path: &str, new: &str) -> Result<String, String> {
+        let Some(tag) = status_tag_of(&self.files.text(path)?) else {
+            return Ok(String::new());
+        };
+        match self.status_tag(&tag, new) {
+            Ok(new_tag) if !new_tag.eq_ignore_ascii_case(&tag) => {
+                self.files.edit(
+                    path,
+                    Op::Tag {
+                        old: tag.clone(),
+                        new: new_tag.clone(),
+                    },
+                )?;
+                Ok(format!(" (and tag {tag} -> {new_tag})"))
+            }
+            Ok(_) => Ok(String::new()),
+            Err(_) => Ok(format!(" (the tag {tag} is left as it is)")),
+        }
+    }
+
+    /// Sets an NPC's disposition or role (`f`); a disposition with no key but an attitude
+    /// tag (`iff/positive`) changes the tag.
+    fn set_npc_word(
+        &mut self,
+        on: &SetOn,
+        f: Field,
+        value: &serde_json::Value,
+    ) -> Result<String, String> {
+        let (path, name) = (&on.path, &on.name);
+        let Who::Npc(i) = on.who else {
+            return Err(format!("{name} is a PC; {} is kept for NPCs", f.label()));
+        };
+        let new = text_value(value).ok_or("expected a word or a phrase")?;
+        let new = clean_line(&new, f.label())?;
+        let (keys, old) = if f == Field::Role {
+            (keys::ROLE, self.c.npcs[i].role.clone())
+        } else {
+            (keys::DISPOSITION, self.c.npcs[i].disposition.clone())
+        };
+        let old = old.as_deref().unwrap_or("unset");
+        if f == Field::Disposition && edit::get_field(&on.text, keys).is_none() {
+            if let Some(line) = self.set_disposition_tag(on, old, &new)? {
+                return Ok(line);
+            }
+        }
+        self.set_key(path, keys, Scalar::Text(new.clone()))?;
+        Ok(format!("{name}: {} {old} -> {new}", f.label()))
+    }
+
+    /// No attitude key, but an attitude tag (`iff/positive`): the tag is changed to say
+    /// `new`, and the diff line says so. `None` when the note has no such tag.
+    fn set_disposition_tag(
+        &mut self,
+        on: &SetOn,
+        old: &str,
+        new: &str,
+    ) -> Result<Option<String>, String> {
+        let mut tags: Vec<String> = edit::tags_as_written(&on.text)
+            .into_iter()
+            .filter(|t| keys::tag_disposition(t).is_some())
+            .collect();
+        tags.sort_by_key(|t| t.to_lowercase());
+        let Some(tag) = tags.into_iter().next() else {
+            return Ok(None);
+        };
+        let new_tag = self.disposition_tag(&tag, new)?;
+        self.files.edit(
+            &on.path,
+            Op::Tag {
+                old: tag.clone(),
+                new: new_tag.clone(),
+            },
+        )?;
+        Ok(Some(format!(
+            "{}: disposition {old} -> {} (tag {tag} -> {new_tag})",
+            on.name,
+            keys::tag_disposition(&new_tag).map_or(new.to_string(), |(_, d)| d)
+        )))
     }
 
     /// A status as the vault writes it, for a note that has none yet: the status key of
@@ -1619,31 +1822,78 @@ impl Cx<'_, '_> {
         summary: &str,
         next: Option<&str>,
     ) -> Result<String, String> {
+        let notes = self.quest_notes_to_follow(title)?;
+        let (folder, in_folder) = self.quest_folder(&notes);
+        // The model: the folder's last open quest note, else its last one.
+        let model_i = in_folder
+            .iter()
+            .rev()
+            .find(|&&i| self.c.threads[i].priority != Priority::Resolved)
+            .or(in_folder.last())
+            .copied()
+            .ok_or("no quest note to follow")?;
+        let model_path = self.c.threads[model_i].source.path.clone();
+        let model_text = self.files.text(&model_path)?;
+        let model = crate::vault::Note::parse(&model_path, model_text.as_bytes());
+        let tags = self.shared_tags(&in_folder)?;
+        let open_word = self.status_word(false)?.unwrap_or_else(|| "active".into());
+        let front = quest_front(&model.frontmatter, title, p, summary, next, &open_word);
+        let mut body = Vec::new();
+        if !front.has_summary && !summary.is_empty() {
+            body.push(summary.to_string());
+        }
+        if let (false, Some(n)) = (front.has_next, next) {
+            body.push(format!("Next: {n}"));
+        }
+        let fm_refs: Vec<(&str, Scalar)> = front
+            .keys
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect();
+        let text = edit::new_note(title, &fm_refs, &body.join("\n\n"));
+        let text = with_quest_tags(text, front.tags_key, &tags)?;
+        // Named as the folder's notes are: `The Missing Caravan.md` or `missing-caravan.md`.
+        let spaced = in_folder
+            .iter()
+            .any(|&i| stem(&self.c.threads[i].source.path).contains(' '));
+        let path = self.free_path(title, &folder, spaced)?;
+        self.files.edit(&path, Op::Create { text })?;
+        Ok(format!(
+            "new thread ({}): {title} ({path})",
+            section_of(p).to_lowercase()
+        ))
+    }
+
+    /// The quest notes a new quest note `title` can follow; refused, with the reason and
+    /// where to add it by hand, when the vault keeps none.
+    fn quest_notes_to_follow(&self, title: &str) -> Result<Vec<usize>, String> {
         let notes: Vec<usize> = (0..self.c.threads.len())
             .filter(|&i| self.is_quest_note(i))
             .collect();
-        if notes.is_empty() {
-            let lists: Vec<&str> = self
-                .c
-                .threads
-                .iter()
-                .map(|t| t.source.path.as_str())
-                .collect();
-            return Err(match lists.first() {
-                Some(l) => format!(
-                    "this vault keeps its quests as a checklist in {l}; add \"{title}\" there by hand (vaultdm writes new threads as quest notes or into canon/open-threads.md)"
-                ),
-                None => format!(
-                    "this vault keeps no quests vaultdm can add to (no quest notes, no canon/open-threads.md); add \"{title}\" by hand, e.g. a note in a Quests folder with `type: quest`"
-                ),
-            });
+        if !notes.is_empty() {
+            return Ok(notes);
         }
-        let paths: Vec<&str> = notes
+        let lists: Vec<&str> = self
+            .c
+            .threads
             .iter()
-            .map(|&i| self.c.threads[i].source.path.as_str())
+            .map(|t| t.source.path.as_str())
             .collect();
+        Err(match lists.first() {
+            Some(l) => format!(
+                "this vault keeps its quests as a checklist in {l}; add \"{title}\" there by hand (vaultdm writes new threads as quest notes or into canon/open-threads.md)"
+            ),
+            None => format!(
+                "this vault keeps no quests vaultdm can add to (no quest notes, no canon/open-threads.md); add \"{title}\" by hand, e.g. a note in a Quests folder with `type: quest`"
+            ),
+        })
+    }
+
+    /// The folder most of the quest `notes` are in, and the ones in it.
+    fn quest_folder(&self, notes: &[usize]) -> (String, Vec<usize>) {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for p in &paths {
+        for &i in notes {
+            let p = self.c.threads[i].source.path.as_str();
             *counts
                 .entry(p.rsplit_once('/').map_or("", |(d, _)| d))
                 .or_default() += 1;
@@ -1661,21 +1911,13 @@ impl Cx<'_, '_> {
                 p.rsplit_once('/').map_or("", |(d, _)| d) == folder
             })
             .collect();
-        // The model: the folder's last open quest note, else its last one.
-        let model_i = in_folder
-            .iter()
-            .rev()
-            .find(|&&i| self.c.threads[i].priority != Priority::Resolved)
-            .or(in_folder.last())
-            .copied()
-            .ok_or("no quest note to follow")?;
-        let model_path = self.c.threads[model_i].source.path.clone();
-        let model_text = self.files.text(&model_path)?;
-        let model = crate::vault::Note::parse(&model_path, model_text.as_bytes());
-        let fm = &model.frontmatter;
-        // Tags every quest note of the folder carries.
+        (folder, in_folder)
+    }
+
+    /// The tags every one of the quest notes `in_folder` carries.
+    fn shared_tags(&mut self, in_folder: &[usize]) -> Result<Vec<String>, String> {
         let mut shared: Option<Vec<String>> = None;
-        for &i in &in_folder {
+        for &i in in_folder {
             let path = self.c.threads[i].source.path.clone();
             let text = self.files.text(&path)?;
             let n = crate::vault::Note::parse(&path, text.as_bytes());
@@ -1685,93 +1927,7 @@ impl Cx<'_, '_> {
                 Some(s) => s.into_iter().filter(|t| tags.contains(t)).collect(),
             });
         }
-        let open_word = self.status_word(false)?.unwrap_or_else(|| "active".into());
-        let cased = |word: &str, like: Option<String>| match like {
-            Some(l) if l.chars().next().is_some_and(char::is_uppercase) => {
-                let mut c = word.chars();
-                c.next()
-                    .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-                    .unwrap_or_default()
-            }
-            _ => word.to_string(),
-        };
-        let mut keys_in_order: Vec<(usize, String)> = fm
-            .iter()
-            .map(|(k, _)| (fm.line_of(k), k.to_string()))
-            .collect();
-        keys_in_order.sort();
-        let mut front: Vec<(String, Scalar)> = Vec::new();
-        let mut tags_key: Option<(String, usize)> = None;
-        let (mut has_priority, mut has_summary, mut has_next) = (false, false, false);
-        for (_, k) in &keys_in_order {
-            let k = k.as_str();
-            if matches!(k, "tags" | "tag") {
-                tags_key = Some((k.to_string(), front.len()));
-            } else if matches!(k, "name" | "title") {
-                front.push((k.into(), Scalar::Text(title.to_string())));
-            } else if matches!(k, "type" | "kind" | "category") {
-                if let Some(v) = fm.text(&[k]) {
-                    front.push((k.into(), Scalar::Text(v)));
-                }
-            } else if keys::THREAD_STATUS.contains(&k) {
-                front.push((k.into(), Scalar::Text(open_word.clone())));
-            } else if keys::PRIORITY.contains(&k) {
-                has_priority = true;
-                let word = section_of(p).to_lowercase();
-                front.push((k.into(), Scalar::Text(cased(&word, fm.text(&[k])))));
-            } else if keys::SUMMARY.contains(&k) && !summary.is_empty() {
-                has_summary = true;
-                front.push((k.into(), Scalar::Text(summary.to_string())));
-            } else if matches!(k, "next" | "next_step") {
-                if let Some(n) = next {
-                    has_next = true;
-                    front.push((k.into(), Scalar::Text(n.to_string())));
-                }
-            }
-        }
-        if !has_priority && p != Priority::Medium {
-            front.push((
-                "priority".into(),
-                Scalar::Text(section_of(p).to_lowercase()),
-            ));
-        }
-        let mut body = Vec::new();
-        if !has_summary && !summary.is_empty() {
-            body.push(summary.to_string());
-        }
-        if let (false, Some(n)) = (has_next, next) {
-            body.push(format!("Next: {n}"));
-        }
-        let fm_refs: Vec<(&str, Scalar)> =
-            front.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        let mut text = edit::new_note(title, &fm_refs, &body.join("\n\n"));
-        let tags = shared.unwrap_or_default();
-        if let Some((k, at)) = tags_key.filter(|_| !tags.is_empty()) {
-            let plain = |t: &String| {
-                t.chars()
-                    .all(|c| c.is_alphanumeric() || matches!(c, '/' | '-' | '_'))
-            };
-            if tags.iter().all(plain) {
-                // In the model's place among the keys, as a flow list.
-                let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
-                lines.insert(at + 1, format!("{k}: [{}]", tags.join(", ")));
-                text = lines.join("\n");
-            } else {
-                for t in &tags {
-                    text = edit::list_add(&text, &[k.as_str()], t).map_err(|e| e.to_string())?;
-                }
-            }
-        }
-        // Named as the folder's notes are: `The Missing Caravan.md` or `missing-caravan.md`.
-        let spaced = in_folder
-            .iter()
-            .any(|&i| stem(&self.c.threads[i].source.path).contains(' '));
-        let path = self.free_path(title, &folder, spaced)?;
-        self.files.edit(&path, Op::Create { text })?;
-        Ok(format!(
-            "new thread ({}): {title} ({path})",
-            section_of(p).to_lowercase()
-        ))
+        Ok(shared.unwrap_or_default())
     }
 
     /// The status word the vault's quest notes use most for an open (or, with `closed`, a
