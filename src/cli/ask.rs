@@ -14,7 +14,7 @@ use super::llm_args::{open_table, resolve, LlmArgs};
 use super::{signals, Outcome};
 use crate::canon::Loaded;
 use crate::llm::CutOff;
-use crate::play::CONTINUE_MESSAGE;
+use crate::play::{SendError, Table, Turn, CONTINUE_MESSAGE};
 use anyhow::Context as _;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -59,6 +59,49 @@ fn code_for(cut_off: Option<CutOff>, complete: bool) -> u8 {
 /// Runs `ask`.
 pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     signals::install();
+    let message = read_message(&args)?;
+    // A write command needs no provider: it changes the notes and says what changed.
+    if let crate::play::command::Input::Command(c) = crate::play::command::parse(&message) {
+        if is_write(&c) {
+            return write_command(root, &args, c);
+        }
+    }
+    let (mut table, session) = open(root, &args)?;
+    let stream = args.format == Format::Text;
+    // The chat's command language: `/continue`, `/Continue`, `/continue please`.
+    let continuing = matches!(
+        crate::play::command::parse(&message),
+        crate::play::command::Input::Command(crate::play::command::Command::Continue)
+    );
+    let turn = match play(&mut table, &message, continuing, stream)? {
+        Ok(t) => t,
+        Err(e) => return Ok(failed(&e, &session, stream)),
+    };
+    let sent = if continuing {
+        CONTINUE_MESSAGE
+    } else {
+        &message
+    };
+    let mut out = super::stdout();
+    match args.format {
+        Format::Text => {
+            writeln!(out)?;
+            report_text(&turn, &session);
+        }
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &json_of(&turn, sent, &session))?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(Outcome::Code(code_for(
+        turn.reply.cut_off,
+        turn.reply.complete,
+    )))
+}
+
+/// The message: the argument, or stdin (trimmed) for `-`; an empty one is an error.
+fn read_message(args: &Args) -> anyhow::Result<String> {
     let message = if args.message == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -71,12 +114,12 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     if message.is_empty() {
         anyhow::bail!("the message is empty");
     }
-    // A write command needs no provider: it changes the notes and says what changed.
-    if let crate::play::command::Input::Command(c) = crate::play::command::parse(&message) {
-        if is_write(&c) {
-            return write_command(root, &args, c);
-        }
-    }
+    Ok(message)
+}
+
+/// Loads the vault, resolves the LLM settings and opens the table on the session (the one
+/// named, else a new one); warnings and notices go to stderr.
+fn open(root: &Path, args: &Args) -> anyhow::Result<(Table, String)> {
     // The vocabulary loads on a second thread once the parse no longer needs both cores.
     let mut loaded = Loaded::load_then(root, crate::tokens::warm_up_in_background)?;
     super::refuse_empty_vault(root, &loaded)?;
@@ -99,10 +142,20 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     for n in table.take_notices() {
         eprintln!("vaultdm: {n}");
     }
+    Ok((table, session))
+}
+
+/// Sends the message (or continues the last reply), streaming the reply to stdout when
+/// `stream`; a signal cuts it off.
+fn play(
+    table: &mut Table,
+    message: &str,
+    continuing: bool,
+    stream: bool,
+) -> anyhow::Result<Result<Turn, SendError>> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let stream = args.format == Format::Text;
     let mut on_token = |t: &str| {
         if stream {
             let mut o = std::io::stdout().lock();
@@ -111,98 +164,85 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         }
     };
     let guard = signals::ReplyGuard::new();
-    // The chat's command language: `/continue`, `/Continue`, `/continue please`.
-    let continuing = matches!(
-        crate::play::command::parse(&message),
-        crate::play::command::Input::Command(crate::play::command::Command::Continue)
-    );
     let turn = if continuing {
         rt.block_on(table.continue_reply(&mut on_token, signals::cancelled()))
     } else {
-        rt.block_on(table.send(&message, &mut on_token, signals::cancelled()))
+        rt.block_on(table.send(message, &mut on_token, signals::cancelled()))
     };
     drop(guard);
     for n in table.take_notices() {
         eprintln!("vaultdm: {n}");
     }
-    let turn = match turn {
-        Ok(t) => t,
-        Err(e) => {
-            if stream && e.reply_saved {
-                let _ = writeln!(std::io::stdout());
-            }
-            let saved = if e.reply_saved {
-                format!("your message and the part of the reply that arrived are saved in session \"{session}\"; `vaultdm ask --session {session:?} /continue` asks the DM to go on")
-            } else if e.message_saved {
-                format!("your message is saved in session \"{session}\"; re-send it with: vaultdm ask --session {session:?} ...")
-            } else {
-                "your message was NOT saved".to_string()
-            };
-            eprintln!("vaultdm: {e}\n({saved})");
-            return Ok(Outcome::Code(if e.reply_saved { 1 } else { 2 }));
-        }
-    };
-    let sent = if continuing {
-        CONTINUE_MESSAGE
+    Ok(turn)
+}
+
+/// A turn that failed: what went wrong and what was saved, on stderr; exit 1 when part of a
+/// reply arrived, else 2.
+fn failed(e: &SendError, session: &str, stream: bool) -> Outcome {
+    if stream && e.reply_saved {
+        let _ = writeln!(std::io::stdout());
+    }
+    let saved = if e.reply_saved {
+        format!("your message and the part of the reply that arrived are saved in session \"{session}\"; `vaultdm ask --session {session:?} /continue` asks the DM to go on")
+    } else if e.message_saved {
+        format!("your message is saved in session \"{session}\"; re-send it with: vaultdm ask --session {session:?} ...")
     } else {
-        &message
+        "your message was NOT saved".to_string()
     };
-    let mut out = super::stdout();
-    match args.format {
-        Format::Text => {
-            writeln!(out)?;
-            if let Some(why) = turn.reply.incomplete_reason() {
-                eprintln!("vaultdm: the reply is incomplete ({why}); what arrived is saved in session \"{session}\"; `vaultdm ask --session {session:?} /continue` asks the DM to go on");
-            }
-            let p = &turn.proposals;
-            for u in &p.unreadable {
-                eprintln!("vaultdm: the DM proposed changes that could not be read: {u}");
-            }
-            if let Some(w) = &p.applied {
-                for r in &w.plan.rejected {
-                    eprintln!("vaultdm: not applied: {}", r.reason);
-                }
-                if let Some((_, a)) = &w.applied {
-                    for line in &a.summaries {
-                        eprintln!("vaultdm: applied: {line}");
-                    }
-                }
-            }
-            for r in &p.refused {
-                eprintln!("vaultdm: {}. {}", r.number, r.describe());
-            }
-            if !p.pending.is_empty() {
-                eprintln!("vaultdm: the DM proposed canon changes (review: vaultdm review --session {session}):");
-                for v in &p.pending {
-                    eprintln!("  {}. {}", v.number, v.line);
-                }
-            }
+    eprintln!("vaultdm: {e}\n({saved})");
+    Outcome::Code(if e.reply_saved { 1 } else { 2 })
+}
+
+/// After a streamed reply: whether it is incomplete, and the DM's proposals and what became
+/// of them, on stderr.
+fn report_text(turn: &Turn, session: &str) {
+    if let Some(why) = turn.reply.incomplete_reason() {
+        eprintln!("vaultdm: the reply is incomplete ({why}); what arrived is saved in session \"{session}\"; `vaultdm ask --session {session:?} /continue` asks the DM to go on");
+    }
+    let p = &turn.proposals;
+    for u in &p.unreadable {
+        eprintln!("vaultdm: the DM proposed changes that could not be read: {u}");
+    }
+    if let Some(w) = &p.applied {
+        for r in &w.plan.rejected {
+            eprintln!("vaultdm: not applied: {}", r.reason);
         }
-        Format::Json => {
-            let v = serde_json::json!({
-                "message": sent,
-                "reply": turn.reply.text,
-                "complete": turn.reply.complete,
-                "cut_off": turn.reply.cut_off,
-                "cut_off_reason": turn.reply.incomplete_reason(),
-                "finish_reason": turn.reply.finish_reason,
-                "injected_context": turn.prepared.block,
-                "mode": turn.prepared.injected.mode,
-                "usage": turn.reply.usage,
-                "proposals": turn.proposals.pending.iter().map(|v| serde_json::json!({"number": v.number, "change": v.line, "valid": v.valid})).collect::<Vec<_>>(),
-                "refused": turn.proposals.refused.iter().map(|v| serde_json::json!({"number": v.number, "change": v.line, "reason": v.reason})).collect::<Vec<_>>(),
-                "applied": turn.proposals.applied.as_ref().and_then(|w| w.applied.as_ref()).map(|(_, a)| a.summaries.clone()).unwrap_or_default(),
-                "session": session,
-            });
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
+        if let Some((_, a)) = &w.applied {
+            for line in &a.summaries {
+                eprintln!("vaultdm: applied: {line}");
+            }
         }
     }
-    out.flush()?;
-    Ok(Outcome::Code(code_for(
-        turn.reply.cut_off,
-        turn.reply.complete,
-    )))
+    for r in &p.refused {
+        eprintln!("vaultdm: {}. {}", r.number, r.describe());
+    }
+    if !p.pending.is_empty() {
+        eprintln!(
+            "vaultdm: the DM proposed canon changes (review: vaultdm review --session {session}):"
+        );
+        for v in &p.pending {
+            eprintln!("  {}. {}", v.number, v.line);
+        }
+    }
+}
+
+/// The turn as `--format json` prints it.
+fn json_of(turn: &Turn, sent: &str, session: &str) -> serde_json::Value {
+    serde_json::json!({
+        "message": sent,
+        "reply": turn.reply.text,
+        "complete": turn.reply.complete,
+        "cut_off": turn.reply.cut_off,
+        "cut_off_reason": turn.reply.incomplete_reason(),
+        "finish_reason": turn.reply.finish_reason,
+        "injected_context": turn.prepared.block,
+        "mode": turn.prepared.injected.mode,
+        "usage": turn.reply.usage,
+        "proposals": turn.proposals.pending.iter().map(|v| serde_json::json!({"number": v.number, "change": v.line, "valid": v.valid})).collect::<Vec<_>>(),
+        "refused": turn.proposals.refused.iter().map(|v| serde_json::json!({"number": v.number, "change": v.line, "reason": v.reason})).collect::<Vec<_>>(),
+        "applied": turn.proposals.applied.as_ref().and_then(|w| w.applied.as_ref()).map(|(_, a)| a.summaries.clone()).unwrap_or_default(),
+        "session": session,
+    })
 }
 
 fn is_write(c: &crate::play::command::Command) -> bool {

@@ -32,17 +32,26 @@ pub struct LlmArgs {
     pub history_budget: Option<usize>,
 }
 
+impl LlmArgs {
+    /// The flags as settings resolution takes them.
+    pub fn flags(&self) -> LlmFlags {
+        LlmFlags {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            api_key_env: self.api_key_env.clone(),
+            max_tokens: self.max_tokens,
+            history_budget: self.history_budget,
+        }
+    }
+}
+
 /// Resolves the effective LLM settings: flags > environment > vault > user config.
 pub fn resolve(loaded: &Loaded, args: &LlmArgs) -> anyhow::Result<LlmSettings> {
-    let flags = LlmFlags {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        api_key_env: args.api_key_env.clone(),
-        max_tokens: args.max_tokens,
-        history_budget: args.history_budget,
-    };
-    Ok(settings::resolve_here(&flags, loaded.config.llm.as_ref())?)
+    Ok(settings::resolve_here(
+        &args.flags(),
+        loaded.config.llm.as_ref(),
+    )?)
 }
 
 /// Opens a session for writing. With `next_free_if_locked` (no `--session` given), a session

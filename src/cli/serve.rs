@@ -3,8 +3,7 @@
 
 use super::llm_args::LlmArgs;
 use super::Outcome;
-use crate::llm::settings::LlmFlags;
-use crate::serve::{Limits, ServeOptions};
+use crate::serve::{Limits, Running, ServeOptions};
 use crate::watch::WatchOptions;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -79,6 +78,31 @@ fn new_token() -> anyhow::Result<String> {
 
 /// Runs `serve` until Ctrl-C or SIGTERM.
 pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
+    let vaults = vaults_of(vault, &args)?;
+    let mut token = args.token.clone().filter(|t| !t.trim().is_empty());
+    let mut made = false;
+    if token.is_none() && !args.listen.ip().is_loopback() {
+        token = Some(new_token()?);
+        made = true;
+    }
+    let opts = options(vaults, &args, token.clone());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("vaultdm-serve")
+        .build()?;
+    rt.block_on(async move {
+        let running = crate::serve::start(opts).await?;
+        announce(&running, token.as_deref().filter(|_| made))?;
+        running.serve(until_stopped()).await?;
+        eprintln!("vaultdm serve: stopped; every session is saved");
+        anyhow::Ok(())
+    })?;
+    Ok(Outcome::Ok)
+}
+
+/// The vaults to serve: `--vault` (or the one found as for every command) when it is given
+/// or nothing else is, then the ones named; leftovers of a crash are cleaned from each.
+fn vaults_of(vault: Option<PathBuf>, args: &Args) -> anyhow::Result<Vec<PathBuf>> {
     let mut vaults = Vec::new();
     if vault.is_some() || (args.vaults.is_empty() && args.also.is_empty()) {
         vaults.push(super::find_vault(vault)?);
@@ -89,16 +113,15 @@ pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
     for v in &vaults {
         super::clean_leftovers(v);
     }
-    let mut token = args.token.clone().filter(|t| !t.trim().is_empty());
-    let mut made = false;
-    if token.is_none() && !args.listen.ip().is_loopback() {
-        token = Some(new_token()?);
-        made = true;
-    }
-    let opts = ServeOptions {
+    Ok(vaults)
+}
+
+/// The server's options from the flags (counts and timeouts at least 1).
+fn options(vaults: Vec<PathBuf>, args: &Args, token: Option<String>) -> ServeOptions {
+    ServeOptions {
         vaults,
         listen: args.listen,
-        token: token.clone(),
+        token,
         cors: args.cors.clone(),
         hosts: args.hosts.clone(),
         limits: Limits {
@@ -108,14 +131,7 @@ pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
             header_timeout: Duration::from_secs(args.request_timeout.max(1)),
             body_timeout: Duration::from_secs(args.request_timeout.max(1)),
         },
-        llm: LlmFlags {
-            provider: args.llm.provider.clone(),
-            model: args.llm.model.clone(),
-            base_url: args.llm.base_url.clone(),
-            api_key_env: args.llm.api_key_env.clone(),
-            max_tokens: args.llm.max_tokens,
-            history_budget: args.llm.history_budget,
-        },
+        llm: args.llm.flags(),
         close_idle_after: Duration::from_secs(args.close_idle_after.max(1)),
         max_conversations: args.max_conversations.max(1),
         task_model: args.task_model.clone().filter(|m| !m.trim().is_empty()),
@@ -124,73 +140,66 @@ pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
             debounce: Duration::from_millis(150),
             ..WatchOptions::default()
         },
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("vaultdm-serve")
-        .build()?;
-    rt.block_on(async move {
-        let running = crate::serve::start(opts).await?;
-        let mut err = std::io::stderr().lock();
-        for c in &running.campaigns {
-            let s = c.snapshot();
-            let upstream = match &c.upstream {
-                crate::serve::campaign::Upstream::Ready { client, .. } => format!(
-                    "upstream {} {} at {}",
-                    client.config().provider,
-                    client.config().model,
-                    client.shown_endpoint()
-                ),
-                crate::serve::campaign::Upstream::Missing(why) => {
-                    format!("no upstream ({})", why.lines().next().unwrap_or(why))
-                }
-            };
-            writeln!(
-                err,
-                "vaultdm serve: campaign {} — {} ({} notes, {} errors, {} warnings; {}); {upstream}",
-                c.id,
-                c.root.display(),
-                s.check.notes,
-                s.check.errors,
-                s.check.warnings,
-                c.backend
-            )?;
-        }
-        if made {
-            if let Some(t) = &token {
-                writeln!(
-                    err,
-                    "vaultdm serve: token for this run: {t}\n  (give it as the API key in your front end; set VAULTDM_SERVE_TOKEN to choose your own)"
-                )?;
+    }
+}
+
+/// Says on stderr what is served: each campaign and its upstream, the token when one was
+/// made for this run (`made_token`), and where the server listens.
+fn announce(running: &Running, made_token: Option<&str>) -> std::io::Result<()> {
+    let mut err = std::io::stderr().lock();
+    for c in &running.campaigns {
+        let s = c.snapshot();
+        let upstream = match &c.upstream {
+            crate::serve::campaign::Upstream::Ready { client, .. } => format!(
+                "upstream {} {} at {}",
+                client.config().provider,
+                client.config().model,
+                client.shown_endpoint()
+            ),
+            crate::serve::campaign::Upstream::Missing(why) => {
+                format!("no upstream ({})", why.lines().next().unwrap_or(why))
             }
-        }
+        };
         writeln!(
             err,
-            "vaultdm serve: listening on http://{} — OpenAI base URL http://{}/v1, inspector http://{}/; Ctrl-C to stop",
-            running.addr, running.addr, running.addr
+            "vaultdm serve: campaign {} — {} ({} notes, {} errors, {} warnings; {}); {upstream}",
+            c.id,
+            c.root.display(),
+            s.check.notes,
+            s.check.errors,
+            s.check.warnings,
+            c.backend
         )?;
-        drop(err);
-        let until = async {
-            use tokio::signal::unix::{signal, SignalKind};
-            let wait = |kind: SignalKind| async move {
-                match signal(kind) {
-                    Ok(mut s) => {
-                        s.recv().await;
-                    }
-                    Err(_) => std::future::pending::<()>().await,
-                }
-            };
-            // Closing the terminal (SIGHUP) stops as cleanly as Ctrl-C and SIGTERM.
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = wait(SignalKind::terminate()) => {}
-                _ = wait(SignalKind::hangup()) => {}
+    }
+    if let Some(t) = made_token {
+        writeln!(
+            err,
+            "vaultdm serve: token for this run: {t}\n  (give it as the API key in your front end; set VAULTDM_SERVE_TOKEN to choose your own)"
+        )?;
+    }
+    writeln!(
+        err,
+        "vaultdm serve: listening on http://{} — OpenAI base URL http://{}/v1, inspector http://{}/; Ctrl-C to stop",
+        running.addr, running.addr, running.addr
+    )
+}
+
+/// Resolves on Ctrl-C, SIGTERM or SIGHUP (closing the terminal stops as cleanly), saying
+/// what stopping does.
+async fn until_stopped() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let wait = |kind: SignalKind| async move {
+        match signal(kind) {
+            Ok(mut s) => {
+                s.recv().await;
             }
-            eprintln!("vaultdm serve: stopping: replies in progress are cut off and saved");
-        };
-        running.serve(until).await?;
-        eprintln!("vaultdm serve: stopped; every session is saved");
-        anyhow::Ok(())
-    })?;
-    Ok(Outcome::Ok)
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = wait(SignalKind::terminate()) => {}
+        _ = wait(SignalKind::hangup()) => {}
+    }
+    eprintln!("vaultdm serve: stopping: replies in progress are cut off and saved");
 }

@@ -118,6 +118,43 @@ pub(super) fn is_anthropic_event(value: &Value) -> bool {
     )
 }
 
+/// An event's JSON, or `None` after saying why there is none: `[DONE]` means an
+/// OpenAI-compatible server; unreadable text is an error in an `error` event, else a warning.
+fn parse_event(ev: &SseEvent, data: &str, out: &mut Vec<Item>) -> Option<Value> {
+    if data == "[DONE]" {
+        out.push(Item::OtherProtocol(super::ProviderKind::OpenAi));
+        return None;
+    }
+    match serde_json::from_str(data) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            if ev.event.as_deref() == Some("error") {
+                out.push(Item::Error(super::client::excerpt(data)));
+            } else if !data.is_empty() {
+                out.push(Item::Warning(format!(
+                    "skipped an unreadable stream event ({e}): {}",
+                    super::client::excerpt(data)
+                )));
+            }
+            None
+        }
+    }
+}
+
+/// The message of an `error` event, with its type when the message does not say it.
+fn error_message(value: &Value, data: &str) -> String {
+    let err = value.get("error").unwrap_or(value);
+    let msg = err
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| super::client::excerpt(data));
+    match err.get("type").and_then(Value::as_str) {
+        Some(t) if !msg.contains(t) => format!("{msg} ({t})"),
+        _ => msg,
+    }
+}
+
 /// Stream decoder; keeps the usage counters, which arrive split over two events, and the
 /// tool-use blocks seen so far.
 #[derive(Debug, Default)]
@@ -133,23 +170,8 @@ impl Decoder {
     /// Translate one SSE event into stream items.
     pub(super) fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Item>) {
         let data = ev.data.trim();
-        if data == "[DONE]" {
-            out.push(Item::OtherProtocol(super::ProviderKind::OpenAi));
+        let Some(value) = parse_event(ev, data, out) else {
             return;
-        }
-        let value: Value = match serde_json::from_str(data) {
-            Ok(v) => v,
-            Err(e) => {
-                if ev.event.as_deref() == Some("error") {
-                    out.push(Item::Error(super::client::excerpt(data)));
-                } else if !data.is_empty() {
-                    out.push(Item::Warning(format!(
-                        "skipped an unreadable stream event ({e}): {}",
-                        super::client::excerpt(data)
-                    )));
-                }
-                return;
-            }
         };
         let kind = ev
             .event
@@ -169,162 +191,166 @@ impl Decoder {
                     self.merge_usage(u, out);
                 }
             }
-            "content_block_start" => {
-                let block = value.get("content_block");
-                if block.and_then(|b| b.get("type")).and_then(Value::as_str) == Some("tool_use") {
-                    let field = |k: &str| {
-                        block
-                            .and_then(|b| b.get(k))
-                            .and_then(Value::as_str)
-                            .map(str::to_owned)
-                    };
-                    let slot = self.tools.len();
-                    self.tools.push(ToolBlock {
-                        index: value.get("index").and_then(Value::as_u64),
-                        slot,
-                        streamed: false,
-                        input: block
-                            .and_then(|b| b.get("input"))
-                            .cloned()
-                            .unwrap_or(Value::Null),
-                    });
-                    out.push(Item::ToolCall {
-                        slot,
-                        id: field("id"),
-                        name: field("name"),
-                        arguments: String::new(),
-                    });
-                }
-                if let Some(t) = value
-                    .get("content_block")
-                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-                    .and_then(|b| b.get("text"))
-                    .and_then(Value::as_str)
-                {
-                    if !t.is_empty() {
-                        out.push(Item::Text(t.to_owned()));
-                    }
-                }
-            }
-            "content_block_delta" => {
-                let delta = value.get("delta");
-                if delta.and_then(|d| d.get("type")).and_then(Value::as_str)
-                    == Some("input_json_delta")
-                {
-                    let piece = delta
-                        .and_then(|d| d.get("partial_json"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
-                    if let Some(block) = self.tool_block(value.get("index")) {
-                        block.streamed = true;
-                        let slot = block.slot;
-                        out.push(Item::ToolCall {
-                            slot,
-                            id: None,
-                            name: None,
-                            arguments: piece.to_owned(),
-                        });
-                    }
-                    return;
-                }
-                let is_text = delta
-                    .and_then(|d| d.get("type"))
-                    .and_then(Value::as_str)
-                    .is_none_or(|t| t == "text_delta");
-                if let Some(t) = delta.and_then(|d| d.get("text")).and_then(Value::as_str) {
-                    if is_text && !t.is_empty() {
-                        out.push(Item::Text(t.to_owned()));
-                    }
-                }
-            }
-            "message_delta" => {
-                if let Some(r) = value
-                    .get("delta")
-                    .and_then(|d| d.get("stop_reason"))
-                    .and_then(Value::as_str)
-                {
-                    if !r.is_empty() {
-                        out.push(Item::FinishReason(r.to_owned()));
-                    }
-                }
-                if let Some(u) = value.get("usage") {
-                    self.merge_usage(u, out);
-                }
-            }
-            "content_block_stop" => {
-                if let Some(block) = self.tool_block(value.get("index")) {
-                    if !block.streamed {
-                        block.streamed = true;
-                        let slot = block.slot;
-                        let arguments = input_text(&block.input);
-                        out.push(Item::ToolCall {
-                            slot,
-                            id: None,
-                            name: None,
-                            arguments,
-                        });
-                    }
-                }
-            }
+            "content_block_start" => self.on_block_start(&value, out),
+            "content_block_delta" => self.on_block_delta(&value, out),
+            "message_delta" => self.on_message_delta(&value, out),
+            "content_block_stop" => self.on_block_stop(&value, out),
             "message_stop" => {
                 out.push(Item::Complete);
                 out.push(Item::Stop);
             }
-            "error" => {
-                let err = value.get("error").unwrap_or(&value);
-                let msg = err
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| super::client::excerpt(data));
-                let msg = match err.get("type").and_then(Value::as_str) {
-                    Some(t) if !msg.contains(t) => format!("{msg} ({t})"),
-                    _ => msg,
-                };
-                out.push(Item::Error(msg));
-            }
+            "error" => out.push(Item::Error(error_message(&value, data))),
             // A server that ignored `stream: true` and sent the whole message at once.
-            "message" => {
-                if let Some(blocks) = value.get("content").and_then(Value::as_array) {
-                    for b in blocks {
-                        match b.get("type").and_then(Value::as_str) {
-                            Some("text") => {
-                                if let Some(t) = b.get("text").and_then(Value::as_str) {
-                                    out.push(Item::Text(t.to_owned()));
-                                }
-                            }
-                            Some("tool_use") => {
-                                let field =
-                                    |k: &str| b.get(k).and_then(Value::as_str).map(str::to_owned);
-                                let slot = self.tools.len();
-                                self.tools.push(ToolBlock {
-                                    index: None,
-                                    slot,
-                                    streamed: true,
-                                    input: Value::Null,
-                                });
-                                out.push(Item::ToolCall {
-                                    slot,
-                                    id: field("id"),
-                                    name: field("name"),
-                                    arguments: input_text(b.get("input").unwrap_or(&Value::Null)),
-                                });
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                if let Some(u) = value.get("usage") {
-                    self.merge_usage(u, out);
-                }
-                if let Some(r) = value.get("stop_reason").and_then(Value::as_str) {
-                    out.push(Item::FinishReason(r.to_owned()));
-                    out.push(Item::Complete);
-                    out.push(Item::Stop);
-                }
-            }
+            "message" => self.on_whole_message(&value, out),
             _ => {} // ping, and whatever comes next
         }
+    }
+
+    /// `content_block_start`: a tool block is registered and its id and name sent; a text
+    /// block's opening text (rarely any) is sent.
+    fn on_block_start(&mut self, value: &Value, out: &mut Vec<Item>) {
+        let block = value.get("content_block");
+        if block.and_then(|b| b.get("type")).and_then(Value::as_str) == Some("tool_use") {
+            let field = |k: &str| {
+                block
+                    .and_then(|b| b.get(k))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            };
+            let slot = self.tools.len();
+            self.tools.push(ToolBlock {
+                index: value.get("index").and_then(Value::as_u64),
+                slot,
+                streamed: false,
+                input: block
+                    .and_then(|b| b.get("input"))
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            });
+            out.push(Item::ToolCall {
+                slot,
+                id: field("id"),
+                name: field("name"),
+                arguments: String::new(),
+            });
+        }
+        if let Some(t) = block
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .and_then(|b| b.get("text"))
+            .and_then(Value::as_str)
+        {
+            if !t.is_empty() {
+                out.push(Item::Text(t.to_owned()));
+            }
+        }
+    }
+
+    /// `content_block_delta`: a piece of a tool call's arguments, or of the text (other
+    /// delta kinds, such as thinking, are skipped).
+    fn on_block_delta(&mut self, value: &Value, out: &mut Vec<Item>) {
+        let delta = value.get("delta");
+        let delta_type = delta.and_then(|d| d.get("type")).and_then(Value::as_str);
+        if delta_type == Some("input_json_delta") {
+            let piece = delta
+                .and_then(|d| d.get("partial_json"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if let Some(block) = self.tool_block(value.get("index")) {
+                block.streamed = true;
+                let slot = block.slot;
+                out.push(Item::ToolCall {
+                    slot,
+                    id: None,
+                    name: None,
+                    arguments: piece.to_owned(),
+                });
+            }
+            return;
+        }
+        let is_text = delta_type.is_none_or(|t| t == "text_delta");
+        if let Some(t) = delta.and_then(|d| d.get("text")).and_then(Value::as_str) {
+            if is_text && !t.is_empty() {
+                out.push(Item::Text(t.to_owned()));
+            }
+        }
+    }
+
+    /// `message_delta`: the stop reason and the closing usage counts.
+    fn on_message_delta(&mut self, value: &Value, out: &mut Vec<Item>) {
+        if let Some(r) = value
+            .get("delta")
+            .and_then(|d| d.get("stop_reason"))
+            .and_then(Value::as_str)
+        {
+            if !r.is_empty() {
+                out.push(Item::FinishReason(r.to_owned()));
+            }
+        }
+        if let Some(u) = value.get("usage") {
+            self.merge_usage(u, out);
+        }
+    }
+
+    /// `content_block_stop`: a tool block that streamed no arguments sends its start
+    /// event's `input` (or `{}`).
+    fn on_block_stop(&mut self, value: &Value, out: &mut Vec<Item>) {
+        if let Some(block) = self.tool_block(value.get("index")) {
+            if !block.streamed {
+                block.streamed = true;
+                let slot = block.slot;
+                let arguments = input_text(&block.input);
+                out.push(Item::ToolCall {
+                    slot,
+                    id: None,
+                    name: None,
+                    arguments,
+                });
+            }
+        }
+    }
+
+    /// A whole message sent at once: its text and tool blocks, usage, and — when it has a
+    /// stop reason — the end of the reply.
+    fn on_whole_message(&mut self, value: &Value, out: &mut Vec<Item>) {
+        if let Some(blocks) = value.get("content").and_then(Value::as_array) {
+            for b in blocks {
+                match b.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        if let Some(t) = b.get("text").and_then(Value::as_str) {
+                            out.push(Item::Text(t.to_owned()));
+                        }
+                    }
+                    Some("tool_use") => self.on_whole_tool_block(b, out),
+                    _ => {}
+                }
+            }
+        }
+        if let Some(u) = value.get("usage") {
+            self.merge_usage(u, out);
+        }
+        if let Some(r) = value.get("stop_reason").and_then(Value::as_str) {
+            out.push(Item::FinishReason(r.to_owned()));
+            out.push(Item::Complete);
+            out.push(Item::Stop);
+        }
+    }
+
+    /// One `tool_use` block of a whole message: the complete call in one item.
+    fn on_whole_tool_block(&mut self, b: &Value, out: &mut Vec<Item>) {
+        let field = |k: &str| b.get(k).and_then(Value::as_str).map(str::to_owned);
+        let slot = self.tools.len();
+        self.tools.push(ToolBlock {
+            index: None,
+            slot,
+            streamed: true,
+            input: Value::Null,
+        });
+        out.push(Item::ToolCall {
+            slot,
+            id: field("id"),
+            name: field("name"),
+            arguments: input_text(b.get("input").unwrap_or(&Value::Null)),
+        });
     }
 
     /// The tool block an event's `index` names (the latest tool block if it has none).

@@ -409,218 +409,63 @@ impl LlmClient {
         }
     }
 
+    /// Send the request, then read the reply off the body into `reply` (kept by the
+    /// caller, so a cancelled read still has what arrived).
     async fn run(
         &self,
         req: &ChatRequest,
         on_token: &mut (dyn FnMut(&str) + Send),
         reply: &mut Reply,
     ) -> Result<Reply, LlmError> {
-        let limits = self.cfg.limits;
-        let hard_deadline = Instant::now() + limits.deadline;
+        let hard_deadline = Instant::now() + self.cfg.limits.deadline;
         let body = self.body(req);
         let (resp, first_deadline) = self.start(&body).await?;
-
         let content_type = resp
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let is_sse = decode_as_sse(content_type.as_deref());
+        let mut read = Reading {
+            client: self,
+            reply,
+            on_token,
+            is_sse: decode_as_sse(content_type.as_deref()),
+            content_type,
+            sse: SseDecoder::new(),
+            whole_body: Vec::new(),
+            decoder: Decoder::new(self.cfg.provider),
+            got_text: false,
+            deadline: first_deadline,
+            hard_deadline,
+            seen: BodySeen::default(),
+            deltas: 0,
+            chars: 0,
+        };
         let mut stream = resp.bytes_stream();
-        let mut sse = SseDecoder::new();
-        let mut whole_body: Vec<u8> = Vec::new();
-        let mut decoder = Decoder::new(self.cfg.provider);
-        let mut items = Vec::new();
-        let mut got_text = false;
-        let mut deadline = first_deadline;
-        // What the body looked like, to tell a broken server from a cut-off stream.
-        let mut seen = BodySeen::default();
-        let mut deltas = 0usize;
-        let mut chars = 0usize;
-
         loop {
-            let next = timeout_at(deadline.min(hard_deadline), stream.next()).await;
+            let next = timeout_at(read.deadline.min(hard_deadline), stream.next()).await;
             let at_end = matches!(next, Ok(None));
             let events = match next {
-                Err(_) => {
-                    if reply.complete {
-                        break;
-                    }
-                    if Instant::now() >= hard_deadline && got_text {
-                        reply.cut_off = Some(CutOff::Deadline);
-                        return Ok(reply.clone());
-                    }
-                    if !got_text {
-                        return Err(self.first_token_timeout());
-                    }
-                    return Err(LlmError::IdleTimeout {
-                        url: self.shown.clone(),
-                        after: self.cfg.timeouts.idle,
-                        partial: Box::new(cut(reply, CutOff::IdleTimeout)),
-                    });
-                }
-                Ok(None) => {
-                    if is_sse {
-                        sse.finish()
-                    } else {
-                        vec![SseEvent {
-                            data: String::from_utf8_lossy(&whole_body).into_owned(),
-                            ..SseEvent::default()
-                        }]
-                    }
-                }
+                Err(_) => match read.timed_out() {
+                    Flow::Read | Flow::Finish => break,
+                    Flow::Return(r) => return r,
+                },
+                Ok(None) => read.end_of_body(),
                 Ok(Some(Err(e))) => {
-                    if reply.complete {
+                    if read.reply.complete {
                         break;
                     }
-                    return Err(LlmError::StreamCut {
-                        url: self.shown.clone(),
-                        detail: self.scrub(&error_chain(&e)),
-                        partial: Box::new(cut(reply, CutOff::ConnectionLost)),
-                    });
+                    return Err(read.connection_lost(&e));
                 }
-                Ok(Some(Ok(bytes))) => {
-                    if got_text {
-                        deadline = Instant::now() + self.cfg.timeouts.idle;
-                    }
-                    seen.note_bytes(&bytes);
-                    if is_sse {
-                        sse.push(&bytes)
-                    } else {
-                        if whole_body.len() + bytes.len() > limits.max_chars.saturating_mul(4) {
-                            return Err(self.bad_response(content_type.as_deref(), &seen));
-                        }
-                        whole_body.extend_from_slice(&bytes);
-                        Vec::new()
-                    }
-                }
+                Ok(Some(Ok(bytes))) => read.push_bytes(&bytes)?,
             };
-            let mut stop = false;
-            for ev in &events {
-                items.clear();
-                decoder.on_event(ev, &mut items);
-                for item in items.drain(..) {
-                    match item {
-                        Item::Text(t) => {
-                            seen.understood = true;
-                            deltas += 1;
-                            let room = limits.max_chars.saturating_sub(chars);
-                            let (t, mut over) = match t.char_indices().nth(room) {
-                                Some((at, _)) => (&t[..at], true),
-                                None => (t.as_str(), false),
-                            };
-                            let n = t.chars().count();
-                            // Tokens: stream deltas or chars / 4, whichever is larger.
-                            if deltas.max((chars + n) / 4) > limits.max_tokens {
-                                over = true;
-                            } else {
-                                chars += n;
-                                if !t.is_empty() {
-                                    on_token(t);
-                                    reply.text.push_str(t);
-                                }
-                            }
-                            if over {
-                                // Stop reading: dropping the stream closes the connection.
-                                reply.complete = false;
-                                reply.cut_off = Some(CutOff::TooLong);
-                                return Ok(reply.clone());
-                            }
-                            if !got_text {
-                                got_text = true;
-                                deadline = Instant::now() + self.cfg.timeouts.idle;
-                            }
-                        }
-                        Item::ToolCall {
-                            slot,
-                            id,
-                            name,
-                            arguments,
-                        } => {
-                            seen.understood = true;
-                            deltas += 1;
-                            let n = arguments.chars().count();
-                            if chars + n > limits.max_chars
-                                || deltas.max((chars + n) / 4) > limits.max_tokens
-                            {
-                                reply.complete = false;
-                                reply.cut_off = Some(CutOff::TooLong);
-                                return Ok(reply.clone());
-                            }
-                            chars += n;
-                            merge_tool_call(&mut reply.tool_calls, slot, id, name, &arguments);
-                            if !got_text {
-                                got_text = true;
-                                deadline = Instant::now() + self.cfg.timeouts.idle;
-                            }
-                        }
-                        Item::FinishReason(r) => {
-                            seen.understood = true;
-                            reply.finish_reason = Some(r);
-                        }
-                        Item::Complete => {
-                            seen.understood = true;
-                            reply.complete = true;
-                        }
-                        Item::Stop => stop = true,
-                        Item::Usage(u) => {
-                            seen.understood = true;
-                            reply.usage = Some(u);
-                        }
-                        Item::Known => seen.understood = true,
-                        Item::Warning(w) => {
-                            seen.warnings += 1;
-                            if reply.warnings.len() < MAX_WARNINGS {
-                                reply.warnings.push(self.scrub(&w));
-                            }
-                        }
-                        Item::OtherProtocol(other) => {
-                            if !seen.understood {
-                                return Err(LlmError::ProviderMismatch {
-                                    url: self.shown.clone(),
-                                    configured: self.cfg.provider,
-                                    looks_like: other,
-                                });
-                            }
-                        }
-                        Item::Error(msg) => {
-                            return Err(LlmError::StreamError {
-                                url: self.shown.clone(),
-                                message: self.scrub(&msg),
-                                partial: Box::new(cut(reply, CutOff::ProviderError)),
-                            });
-                        }
-                    }
-                }
-                if stop {
-                    break;
-                }
-            }
-            if stop || at_end {
-                break;
+            match read.on_events(&events) {
+                Flow::Read if !at_end => {}
+                Flow::Read | Flow::Finish => break,
+                Flow::Return(r) => return r,
             }
         }
-        if !seen.understood && seen.has_content() {
-            return Err(self.bad_response(content_type.as_deref(), &seen));
-        }
-        // Complete only for a natural end: a token-limit or filter stop is a cut-off reply.
-        let unnatural = reply
-            .finish_reason
-            .as_deref()
-            .and_then(CutOff::from_finish_reason);
-        if reply.complete && unnatural.is_none() {
-            reply.cut_off = None;
-            // A finished call that streamed no argument pieces takes no arguments.
-            for call in &mut reply.tool_calls {
-                if call.arguments.trim().is_empty() {
-                    call.arguments = "{}".to_owned();
-                }
-            }
-        } else {
-            reply.complete = false;
-            reply.cut_off = Some(unnatural.unwrap_or(CutOff::EndedEarly));
-        }
-        Ok(reply.clone())
+        read.settle()
     }
 
     fn bad_response(&self, content_type: Option<&str>, seen: &BodySeen) -> LlmError {
@@ -718,6 +563,273 @@ impl LlmClient {
                 message: prefixed(": ", &info.message),
             },
         }
+    }
+}
+
+/// How reading a reply goes on after one step.
+enum Flow {
+    /// Read the next piece of the body.
+    Read,
+    /// Nothing more will come: settle the reply.
+    Finish,
+    /// Stop here with this result.
+    Return(Result<Reply, LlmError>),
+}
+
+/// One reply being read off a response body: how the body is decoded, what it looked like,
+/// and the counters the reply limits and the timeouts are checked against.
+struct Reading<'a> {
+    client: &'a LlmClient,
+    /// The reply so far (the caller's, so a cancelled read keeps it).
+    reply: &'a mut Reply,
+    on_token: &'a mut (dyn FnMut(&str) + Send),
+    content_type: Option<String>,
+    /// Decode as SSE; else the whole body is one event, read at its end.
+    is_sse: bool,
+    sse: SseDecoder,
+    /// A non-SSE body, gathered until it ends.
+    whole_body: Vec<u8>,
+    decoder: Decoder,
+    /// Text or a tool call arrived (the idle timeout applies from then on).
+    got_text: bool,
+    /// When the next piece must arrive (first-token, then idle).
+    deadline: Instant,
+    /// When the whole reply must be done ([`super::ReplyLimits::deadline`]).
+    hard_deadline: Instant,
+    /// What the body looked like, to tell a broken server from a cut-off stream.
+    seen: BodySeen,
+    /// Text and tool-call pieces received.
+    deltas: usize,
+    /// Characters kept.
+    chars: usize,
+}
+
+impl Reading<'_> {
+    /// A deadline passed with nothing read: a complete reply is settled, one with text past
+    /// the hard deadline is cut off there; otherwise the timeout that fired is the error.
+    fn timed_out(&mut self) -> Flow {
+        if self.reply.complete {
+            return Flow::Finish;
+        }
+        if Instant::now() >= self.hard_deadline && self.got_text {
+            self.reply.cut_off = Some(CutOff::Deadline);
+            return Flow::Return(Ok(self.reply.clone()));
+        }
+        if !self.got_text {
+            return Flow::Return(Err(self.client.first_token_timeout()));
+        }
+        Flow::Return(Err(LlmError::IdleTimeout {
+            url: self.client.shown.clone(),
+            after: self.client.cfg.timeouts.idle,
+            partial: Box::new(cut(self.reply, CutOff::IdleTimeout)),
+        }))
+    }
+
+    /// The connection broke mid-reply.
+    fn connection_lost(&self, e: &reqwest::Error) -> LlmError {
+        LlmError::StreamCut {
+            url: self.client.shown.clone(),
+            detail: self.client.scrub(&error_chain(e)),
+            partial: Box::new(cut(self.reply, CutOff::ConnectionLost)),
+        }
+    }
+
+    /// The events the body's end completes (a non-SSE body is one event).
+    fn end_of_body(&mut self) -> Vec<SseEvent> {
+        if self.is_sse {
+            self.sse.finish()
+        } else {
+            vec![SseEvent {
+                data: String::from_utf8_lossy(&self.whole_body).into_owned(),
+                ..SseEvent::default()
+            }]
+        }
+    }
+
+    /// The events a piece of the body completes; a non-SSE body larger than a reply may
+    /// be is a bad response.
+    fn push_bytes(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, LlmError> {
+        if self.got_text {
+            self.deadline = Instant::now() + self.client.cfg.timeouts.idle;
+        }
+        self.seen.note_bytes(bytes);
+        if self.is_sse {
+            return Ok(self.sse.push(bytes));
+        }
+        let max = self.client.cfg.limits.max_chars.saturating_mul(4);
+        if self.whole_body.len() + bytes.len() > max {
+            return Err(self.bad_response());
+        }
+        self.whole_body.extend_from_slice(bytes);
+        Ok(Vec::new())
+    }
+
+    /// Decode events into items and apply them, up to the first event that says stop.
+    fn on_events(&mut self, events: &[SseEvent]) -> Flow {
+        let mut items = Vec::new();
+        for ev in events {
+            self.decoder.on_event(ev, &mut items);
+            let mut stop = false;
+            for item in items.drain(..) {
+                match self.on_item(item) {
+                    Flow::Read => {}
+                    Flow::Finish => stop = true,
+                    done @ Flow::Return(_) => return done,
+                }
+            }
+            if stop {
+                return Flow::Finish;
+            }
+        }
+        Flow::Read
+    }
+
+    /// Apply one decoded item to the reply.
+    fn on_item(&mut self, item: Item) -> Flow {
+        match item {
+            Item::Text(t) => return self.on_text(&t),
+            Item::ToolCall {
+                slot,
+                id,
+                name,
+                arguments,
+            } => return self.on_tool_piece(slot, id, name, &arguments),
+            Item::FinishReason(r) => {
+                self.seen.understood = true;
+                self.reply.finish_reason = Some(r);
+            }
+            Item::Complete => {
+                self.seen.understood = true;
+                self.reply.complete = true;
+            }
+            Item::Stop => return Flow::Finish,
+            Item::Usage(u) => {
+                self.seen.understood = true;
+                self.reply.usage = Some(u);
+            }
+            Item::Known => self.seen.understood = true,
+            Item::Warning(w) => {
+                self.seen.warnings += 1;
+                if self.reply.warnings.len() < MAX_WARNINGS {
+                    self.reply.warnings.push(self.client.scrub(&w));
+                }
+            }
+            Item::OtherProtocol(other) => {
+                if !self.seen.understood {
+                    return Flow::Return(Err(LlmError::ProviderMismatch {
+                        url: self.client.shown.clone(),
+                        configured: self.client.cfg.provider,
+                        looks_like: other,
+                    }));
+                }
+            }
+            Item::Error(msg) => {
+                return Flow::Return(Err(LlmError::StreamError {
+                    url: self.client.shown.clone(),
+                    message: self.client.scrub(&msg),
+                    partial: Box::new(cut(self.reply, CutOff::ProviderError)),
+                }));
+            }
+        }
+        Flow::Read
+    }
+
+    /// Reply text: shown and kept up to the reply limits; past them the reply is cut off.
+    fn on_text(&mut self, t: &str) -> Flow {
+        let limits = self.client.cfg.limits;
+        self.seen.understood = true;
+        self.deltas += 1;
+        let room = limits.max_chars.saturating_sub(self.chars);
+        let (t, mut over) = match t.char_indices().nth(room) {
+            Some((at, _)) => (&t[..at], true),
+            None => (t, false),
+        };
+        let n = t.chars().count();
+        // Tokens: stream deltas or chars / 4, whichever is larger.
+        if self.deltas.max((self.chars + n) / 4) > limits.max_tokens {
+            over = true;
+        } else {
+            self.chars += n;
+            if !t.is_empty() {
+                (self.on_token)(t);
+                self.reply.text.push_str(t);
+            }
+        }
+        if over {
+            return self.too_long();
+        }
+        self.got_output();
+        Flow::Read
+    }
+
+    /// A piece of a tool call, counted against the reply limits like text.
+    fn on_tool_piece(
+        &mut self,
+        slot: usize,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: &str,
+    ) -> Flow {
+        let limits = self.client.cfg.limits;
+        self.seen.understood = true;
+        self.deltas += 1;
+        let n = arguments.chars().count();
+        if self.chars + n > limits.max_chars
+            || self.deltas.max((self.chars + n) / 4) > limits.max_tokens
+        {
+            return self.too_long();
+        }
+        self.chars += n;
+        merge_tool_call(&mut self.reply.tool_calls, slot, id, name, arguments);
+        self.got_output();
+        Flow::Read
+    }
+
+    /// The first output starts the idle timeout.
+    fn got_output(&mut self) {
+        if !self.got_text {
+            self.got_text = true;
+            self.deadline = Instant::now() + self.client.cfg.timeouts.idle;
+        }
+    }
+
+    /// The reply passed a limit: stop reading (dropping the stream closes the connection).
+    fn too_long(&mut self) -> Flow {
+        self.reply.complete = false;
+        self.reply.cut_off = Some(CutOff::TooLong);
+        Flow::Return(Ok(self.reply.clone()))
+    }
+
+    /// The body ended or the protocol said stop: a body nothing understood is a bad
+    /// response; a reply is complete only after its end event and a natural stop reason.
+    fn settle(self) -> Result<Reply, LlmError> {
+        if !self.seen.understood && self.seen.has_content() {
+            return Err(self.bad_response());
+        }
+        let reply = self.reply;
+        // Complete only for a natural end: a token-limit or filter stop is a cut-off reply.
+        let unnatural = reply
+            .finish_reason
+            .as_deref()
+            .and_then(CutOff::from_finish_reason);
+        if reply.complete && unnatural.is_none() {
+            reply.cut_off = None;
+            // A finished call that streamed no argument pieces takes no arguments.
+            for call in &mut reply.tool_calls {
+                if call.arguments.trim().is_empty() {
+                    call.arguments = "{}".to_owned();
+                }
+            }
+        } else {
+            reply.complete = false;
+            reply.cut_off = Some(unnatural.unwrap_or(CutOff::EndedEarly));
+        }
+        Ok(reply.clone())
+    }
+
+    fn bad_response(&self) -> LlmError {
+        self.client
+            .bad_response(self.content_type.as_deref(), &self.seen)
     }
 }
 

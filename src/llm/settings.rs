@@ -34,22 +34,6 @@ pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 /// Model used with Anthropic's own endpoint when none is configured.
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 
-const KNOWN_KEYS: &[&str] = &[
-    "provider",
-    "model",
-    "base_url",
-    "api_key_env",
-    "max_tokens",
-    "history_budget",
-    "connect_timeout",
-    "first_token_timeout",
-    "idle_timeout",
-    "max_retries",
-    "reply_max_tokens",
-    "reply_max_chars",
-    "reply_deadline",
-];
-
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
@@ -92,6 +76,11 @@ pub struct Setting<T> {
 impl<T> Setting<T> {
     fn new(value: T, source: Source) -> Self {
         Self { value, source }
+    }
+
+    /// The same provenance for a converted value.
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Setting<U> {
+        Setting::new(f(self.value), self.source)
     }
 }
 
@@ -277,6 +266,102 @@ pub fn load_config_file(path: &Path) -> Result<Option<toml::Table>, SettingsErro
         })
 }
 
+/// A text setting: its `[llm]` key, its flag, and the environment variables read after the
+/// flag and before the files (the vault's, then the user's).
+struct Text {
+    key: &'static str,
+    flag: fn(&LlmFlags) -> Option<&String>,
+    env: &'static [&'static str],
+}
+
+/// A whole-number setting: its `[llm]` key, its flag (if it has one) and the largest value a
+/// file may give. No environment variable sets one.
+struct Count {
+    key: &'static str,
+    flag: fn(&LlmFlags) -> Option<u64>,
+    max: u64,
+}
+
+/// A duration in seconds, set only in the files.
+struct Seconds {
+    key: &'static str,
+}
+
+const PROVIDER: Text = Text {
+    key: "provider",
+    flag: |f| f.provider.as_ref(),
+    env: &["VAULTDM_PROVIDER"],
+};
+const MODEL: Text = Text {
+    key: "model",
+    flag: |f| f.model.as_ref(),
+    env: &["VAULTDM_MODEL"],
+};
+const BASE_URL: Text = Text {
+    key: "base_url",
+    flag: |f| f.base_url.as_ref(),
+    env: &["VAULTDM_BASE_URL"],
+};
+const API_KEY_ENV: Text = Text {
+    key: "api_key_env",
+    flag: |f| f.api_key_env.as_ref(),
+    env: &[],
+};
+const MAX_TOKENS: Count = Count {
+    key: "max_tokens",
+    flag: |f| f.max_tokens.map(u64::from),
+    max: u32::MAX as u64,
+};
+const HISTORY_BUDGET: Count = Count {
+    key: "history_budget",
+    flag: |f| f.history_budget.map(|v| v as u64),
+    max: 10_000_000,
+};
+const MAX_RETRIES: Count = Count {
+    key: "max_retries",
+    flag: |_| None,
+    max: 10,
+};
+const REPLY_MAX_TOKENS: Count = Count {
+    key: "reply_max_tokens",
+    flag: |_| None,
+    max: 1 << 40,
+};
+const REPLY_MAX_CHARS: Count = Count {
+    key: "reply_max_chars",
+    flag: |_| None,
+    max: 1 << 40,
+};
+const CONNECT_TIMEOUT: Seconds = Seconds {
+    key: "connect_timeout",
+};
+const FIRST_TOKEN_TIMEOUT: Seconds = Seconds {
+    key: "first_token_timeout",
+};
+const IDLE_TIMEOUT: Seconds = Seconds {
+    key: "idle_timeout",
+};
+const REPLY_DEADLINE: Seconds = Seconds {
+    key: "reply_deadline",
+};
+
+/// Every key `[llm]` may hold; others are warned about.
+const KNOWN_KEYS: &[&str] = &[
+    PROVIDER.key,
+    MODEL.key,
+    BASE_URL.key,
+    API_KEY_ENV.key,
+    MAX_TOKENS.key,
+    HISTORY_BUDGET.key,
+    CONNECT_TIMEOUT.key,
+    FIRST_TOKEN_TIMEOUT.key,
+    IDLE_TIMEOUT.key,
+    MAX_RETRIES.key,
+    REPLY_MAX_TOKENS.key,
+    REPLY_MAX_CHARS.key,
+    REPLY_DEADLINE.key,
+];
+
 /// One `[llm]` table with its source, for typed lookups.
 struct Layer<'a> {
     table: &'a toml::Table,
@@ -406,168 +491,33 @@ pub fn resolve_here(
 /// an unknown provider name; a missing provider or model is reported later by
 /// [`LlmSettings::to_config`] so `vaultdm config` can still show everything.
 pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> {
-    let env = |k: &str| {
-        (src.env)(k)
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
-    };
     let mut warnings = Vec::new();
-    let vault = llm_layer(src.vault, Source::VaultFile, &mut warnings)?;
-    let user = llm_layer(src.user, Source::UserFile, &mut warnings)?;
-    let layers: Vec<&Layer<'_>> = vault.iter().chain(user.iter()).collect();
-    let flags = src.flags;
+    let look = Lookup::new(src, &mut warnings)?;
+    let Endpoint {
+        provider,
+        base_url,
+        model,
+        api_key_env,
+    } = look.endpoint(&mut warnings)?;
+    let api_key = look.api_key(api_key_env.as_ref());
 
-    let from_layers_str = |key: &str| -> Result<Option<Setting<String>>, SettingsError> {
-        for l in &layers {
-            if let Some(v) = l.string(key)? {
-                return Ok(Some(Setting::new(v, l.source.clone())));
-            }
-        }
-        Ok(None)
-    };
-    let flag_str = |v: &Option<String>| {
-        v.as_ref()
-            .map(|s| s.trim())
-            .filter(|s| !s.is_empty())
-            .map(|s| Setting::new(s.to_owned(), Source::Flag))
-    };
-    let env_str = |var: &str| env(var).map(|v| Setting::new(v, Source::Env(var.to_owned())));
-
-    // Base URL independent of the provider (used for inference and resolution).
-    let generic_base = flag_str(&flags.base_url)
-        .or_else(|| env_str("VAULTDM_BASE_URL"))
-        .map_or_else(|| from_layers_str("base_url"), |s| Ok(Some(s)))?;
-    let explicit_key_env = flag_str(&flags.api_key_env)
-        .map_or_else(|| from_layers_str("api_key_env"), |s| Ok(Some(s)))?;
-    if let Some(k) = &explicit_key_env {
-        if crate::secrets::looks_like_secret(&k.value) {
-            return Err(SettingsError::BadKeyVariable {
-                source_: k.source.clone(),
-                problem: "looks like an API key itself (it was not printed)",
-            });
-        }
-        if !crate::secrets::is_var_name(&k.value) {
-            return Err(SettingsError::BadKeyVariable {
-                source_: k.source.clone(),
-                problem: "is not a variable name (letters, digits and _ only)",
-            });
-        }
-    }
-
-    // Provider.
-    let named = flag_str(&flags.provider)
-        .or_else(|| env_str("VAULTDM_PROVIDER"))
-        .map_or_else(|| from_layers_str("provider"), |s| Ok(Some(s)))?;
-    let provider = match named {
-        Some(s) => Some(Setting::new(
-            s.value
-                .parse::<ProviderKind>()
-                .map_err(|error| SettingsError::UnknownProvider {
-                    source_: s.source.clone(),
-                    error,
-                })?,
-            s.source,
-        )),
-        None => infer_provider(&generic_base, &explicit_key_env, &env, &mut warnings),
-    };
-
-    let (base_url, api_key_env, model) = match &provider {
-        None => (generic_base, explicit_key_env, None),
-        Some(p) => {
-            let kind = p.value;
-            let specific = match kind {
-                ProviderKind::OpenAi => "OPENAI_BASE_URL",
-                ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
-            };
-            let base = flag_str(&flags.base_url)
-                .or_else(|| env_str("VAULTDM_BASE_URL"))
-                .or_else(|| env_str(specific))
-                .map_or_else(|| from_layers_str("base_url"), |s| Ok(Some(s)))?
-                .unwrap_or_else(|| {
-                    Setting::new(kind.default_base_url().to_owned(), Source::Default)
-                });
-            let key_env = explicit_key_env.unwrap_or_else(|| {
-                Setting::new(kind.default_key_var().to_owned(), Source::Default)
-            });
-            let model = flag_str(&flags.model)
-                .or_else(|| env_str("VAULTDM_MODEL"))
-                .map_or_else(|| from_layers_str("model"), |s| Ok(Some(s)))?
-                .or_else(|| {
-                    let official = base.value.trim_end_matches('/') == kind.default_base_url();
-                    official.then(|| {
-                        let m = match kind {
-                            ProviderKind::OpenAi => DEFAULT_OPENAI_MODEL,
-                            ProviderKind::Anthropic => DEFAULT_ANTHROPIC_MODEL,
-                        };
-                        Setting::new(m.to_owned(), Source::Default)
-                    })
-                });
-            (Some(base), Some(key_env), model)
-        }
-    };
-    let model = match model {
-        Some(m) => Some(m),
-        None if provider.is_none() => flag_str(&flags.model)
-            .or_else(|| env_str("VAULTDM_MODEL"))
-            .map_or_else(|| from_layers_str("model"), |s| Ok(Some(s)))?,
-        None => None,
-    };
-
-    let api_key = api_key_env.as_ref().and_then(|var| {
-        env(&var.value).map(|secret| {
-            Setting::new(
-                ApiKey::new(secret, Some(var.value.clone())),
-                Source::Env(var.value.clone()),
-            )
-        })
-    });
-
-    let uint_setting = |flag: Option<u64>,
-                        key: &str,
-                        max: u64,
-                        default: u64|
-     -> Result<Setting<u64>, SettingsError> {
-        if let Some(v) = flag {
-            return Ok(Setting::new(v, Source::Flag));
-        }
-        for l in &layers {
-            if let Some(v) = l.uint(key, max)? {
-                return Ok(Setting::new(v, l.source.clone()));
-            }
-        }
-        Ok(Setting::new(default, Source::Default))
-    };
-    let secs_setting = |key: &str, default: Duration| -> Result<Setting<Duration>, SettingsError> {
-        for l in &layers {
-            if let Some(v) = l.seconds(key)? {
-                return Ok(Setting::new(v, l.source.clone()));
-            }
-        }
-        Ok(Setting::new(default, Source::Default))
-    };
-    let max_tokens = uint_setting(
-        flags.max_tokens.map(u64::from),
-        "max_tokens",
-        u64::from(u32::MAX),
-        u64::from(LlmConfig::DEFAULT_MAX_TOKENS),
-    )?;
-    let history_budget = uint_setting(
-        flags.history_budget.map(|v| v as u64),
-        "history_budget",
-        10_000_000,
-        DEFAULT_HISTORY_BUDGET as u64,
-    )?;
-    let max_retries = uint_setting(
-        None,
-        "max_retries",
-        10,
-        u64::from(RetryPolicy::default().max_retries),
-    )?;
+    let max_tokens = look
+        .count(&MAX_TOKENS, u64::from(LlmConfig::DEFAULT_MAX_TOKENS))?
+        .map(|v| u32::try_from(v).unwrap_or(u32::MAX));
+    let history_budget = look
+        .count(&HISTORY_BUDGET, DEFAULT_HISTORY_BUDGET as u64)?
+        .map(|v| usize::try_from(v).unwrap_or(DEFAULT_HISTORY_BUDGET));
+    let max_retries = look
+        .count(&MAX_RETRIES, u64::from(RetryPolicy::default().max_retries))?
+        .map(|v| u32::try_from(v).unwrap_or(3));
+    let limits = ReplyLimits::for_max_tokens(max_tokens.value);
+    let reply_max_tokens = look
+        .count(&REPLY_MAX_TOKENS, limits.max_tokens as u64)?
+        .map(|v| usize::try_from(v).unwrap_or(usize::MAX));
+    let reply_max_chars = look
+        .count(&REPLY_MAX_CHARS, limits.max_chars as u64)?
+        .map(|v| usize::try_from(v).unwrap_or(usize::MAX));
     let t = Timeouts::default();
-    let limits = ReplyLimits::for_max_tokens(u32::try_from(max_tokens.value).unwrap_or(u32::MAX));
-    let reply_max_tokens =
-        uint_setting(None, "reply_max_tokens", 1 << 40, limits.max_tokens as u64)?;
-    let reply_max_chars = uint_setting(None, "reply_max_chars", 1 << 40, limits.max_chars as u64)?;
 
     Ok(LlmSettings {
         provider,
@@ -575,32 +525,209 @@ pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> 
         model,
         api_key_env,
         api_key,
-        max_tokens: Setting::new(
-            u32::try_from(max_tokens.value).unwrap_or(u32::MAX),
-            max_tokens.source,
-        ),
-        history_budget: Setting::new(
-            usize::try_from(history_budget.value).unwrap_or(DEFAULT_HISTORY_BUDGET),
-            history_budget.source,
-        ),
-        connect_timeout: secs_setting("connect_timeout", t.connect)?,
-        first_token_timeout: secs_setting("first_token_timeout", t.first_token)?,
-        idle_timeout: secs_setting("idle_timeout", t.idle)?,
-        max_retries: Setting::new(
-            u32::try_from(max_retries.value).unwrap_or(3),
-            max_retries.source,
-        ),
-        reply_max_tokens: Setting::new(
-            usize::try_from(reply_max_tokens.value).unwrap_or(usize::MAX),
-            reply_max_tokens.source,
-        ),
-        reply_max_chars: Setting::new(
-            usize::try_from(reply_max_chars.value).unwrap_or(usize::MAX),
-            reply_max_chars.source,
-        ),
-        reply_deadline: secs_setting("reply_deadline", limits.deadline)?,
+        max_tokens,
+        history_budget,
+        connect_timeout: look.seconds(&CONNECT_TIMEOUT, t.connect)?,
+        first_token_timeout: look.seconds(&FIRST_TOKEN_TIMEOUT, t.first_token)?,
+        idle_timeout: look.seconds(&IDLE_TIMEOUT, t.idle)?,
+        max_retries,
+        reply_max_tokens,
+        reply_max_chars,
+        reply_deadline: look.seconds(&REPLY_DEADLINE, limits.deadline)?,
         warnings,
     })
+}
+
+/// Everything resolution reads, highest precedence first: the flags, the environment, then the
+/// `[llm]` layers (the vault's, then the user's).
+struct Lookup<'a> {
+    flags: &'a LlmFlags,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    layers: Vec<Layer<'a>>,
+}
+
+/// Where the model is served: what [`Lookup::endpoint`] resolves.
+struct Endpoint {
+    provider: Option<Setting<ProviderKind>>,
+    base_url: Option<Setting<String>>,
+    model: Option<Setting<String>>,
+    api_key_env: Option<Setting<String>>,
+}
+
+impl<'a> Lookup<'a> {
+    /// Checks both files' `[llm]` tables (refusing keys, warning about unknown names).
+    fn new(src: &SettingsSources<'a>, warnings: &mut Vec<String>) -> Result<Self, SettingsError> {
+        let vault = llm_layer(src.vault, Source::VaultFile, warnings)?;
+        let user = llm_layer(src.user, Source::UserFile, warnings)?;
+        Ok(Self {
+            flags: src.flags,
+            env: src.env,
+            layers: vault.into_iter().chain(user).collect(),
+        })
+    }
+
+    /// An environment variable, trimmed; empty counts as unset.
+    fn env(&self, var: &str) -> Option<String> {
+        (self.env)(var)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The value of the first layer that sets one, read by `read`.
+    fn in_files<T>(
+        &self,
+        read: impl Fn(&Layer<'_>) -> Result<Option<T>, SettingsError>,
+    ) -> Result<Option<Setting<T>>, SettingsError> {
+        for layer in &self.layers {
+            if let Some(v) = read(layer)? {
+                return Ok(Some(Setting::new(v, layer.source.clone())));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A text setting from its flag, its variables or the files.
+    fn text(&self, spec: &Text) -> Result<Option<Setting<String>>, SettingsError> {
+        self.text_or_var(spec, None)
+    }
+
+    /// [`Self::text`], reading `then` after the setting's own variables.
+    fn text_or_var(
+        &self,
+        spec: &Text,
+        then: Option<&str>,
+    ) -> Result<Option<Setting<String>>, SettingsError> {
+        let flag = (spec.flag)(self.flags)
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty());
+        if let Some(v) = flag {
+            return Ok(Some(Setting::new(v.to_owned(), Source::Flag)));
+        }
+        for var in spec.env.iter().copied().chain(then) {
+            if let Some(v) = self.env(var) {
+                return Ok(Some(Setting::new(v, Source::Env(var.to_owned()))));
+            }
+        }
+        self.in_files(|l| l.string(spec.key))
+    }
+
+    /// A whole number from its flag or the files, else `default`.
+    fn count(&self, spec: &Count, default: u64) -> Result<Setting<u64>, SettingsError> {
+        if let Some(v) = (spec.flag)(self.flags) {
+            return Ok(Setting::new(v, Source::Flag));
+        }
+        Ok(self
+            .in_files(|l| l.uint(spec.key, spec.max))?
+            .unwrap_or_else(|| Setting::new(default, Source::Default)))
+    }
+
+    /// A duration from the files, else `default`.
+    fn seconds(
+        &self,
+        spec: &Seconds,
+        default: Duration,
+    ) -> Result<Setting<Duration>, SettingsError> {
+        Ok(self
+            .in_files(|l| l.seconds(spec.key))?
+            .unwrap_or_else(|| Setting::new(default, Source::Default)))
+    }
+
+    /// The provider (named, else inferred), then — once there is one — its base URL, key
+    /// variable and model, defaulting to the provider's own service.
+    fn endpoint(&self, warnings: &mut Vec<String>) -> Result<Endpoint, SettingsError> {
+        // Base URL independent of the provider (used for inference and resolution).
+        let generic_base = self.text(&BASE_URL)?;
+        let explicit_key_env = self.text(&API_KEY_ENV)?;
+        if let Some(k) = &explicit_key_env {
+            check_key_var(k)?;
+        }
+        let provider = match self.text(&PROVIDER)? {
+            Some(named) => Some(parse_provider(named)?),
+            None => infer_provider(&generic_base, &explicit_key_env, &|k| self.env(k), warnings),
+        };
+        let Some(kind) = provider.as_ref().map(|p| p.value) else {
+            return Ok(Endpoint {
+                provider,
+                base_url: generic_base,
+                model: self.text(&MODEL)?,
+                api_key_env: explicit_key_env,
+            });
+        };
+        let base = self
+            .text_or_var(&BASE_URL, Some(base_url_var(kind)))?
+            .unwrap_or_else(|| Setting::new(kind.default_base_url().to_owned(), Source::Default));
+        let key_env = explicit_key_env
+            .unwrap_or_else(|| Setting::new(kind.default_key_var().to_owned(), Source::Default));
+        let model = match self.text(&MODEL)? {
+            Some(m) => Some(m),
+            None => is_official(kind, &base.value)
+                .then(|| Setting::new(default_model(kind).to_owned(), Source::Default)),
+        };
+        Ok(Endpoint {
+            provider,
+            base_url: Some(base),
+            model,
+            api_key_env: Some(key_env),
+        })
+    }
+
+    /// The key, read from the variable `var` names, if it is set.
+    fn api_key(&self, var: Option<&Setting<String>>) -> Option<Setting<ApiKey>> {
+        let var = &var?.value;
+        self.env(var).map(|secret| {
+            Setting::new(
+                ApiKey::new(secret, Some(var.clone())),
+                Source::Env(var.clone()),
+            )
+        })
+    }
+}
+
+/// Refuses an `api_key_env` that holds a key, or anything else that cannot name a variable.
+fn check_key_var(k: &Setting<String>) -> Result<(), SettingsError> {
+    let problem = if crate::secrets::looks_like_secret(&k.value) {
+        "looks like an API key itself (it was not printed)"
+    } else if !crate::secrets::is_var_name(&k.value) {
+        "is not a variable name (letters, digits and _ only)"
+    } else {
+        return Ok(());
+    };
+    Err(SettingsError::BadKeyVariable {
+        source_: k.source.clone(),
+        problem,
+    })
+}
+
+/// A provider name, parsed; the error names where it came from.
+fn parse_provider(named: Setting<String>) -> Result<Setting<ProviderKind>, SettingsError> {
+    match named.value.parse::<ProviderKind>() {
+        Ok(kind) => Ok(Setting::new(kind, named.source)),
+        Err(error) => Err(SettingsError::UnknownProvider {
+            source_: named.source,
+            error,
+        }),
+    }
+}
+
+/// The variable naming a base URL for one provider only.
+fn base_url_var(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::OpenAi => "OPENAI_BASE_URL",
+        ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
+    }
+}
+
+/// The model used with a provider's own service when none is configured.
+fn default_model(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::OpenAi => DEFAULT_OPENAI_MODEL,
+        ProviderKind::Anthropic => DEFAULT_ANTHROPIC_MODEL,
+    }
+}
+
+/// Whether `base` is the provider's own service (which has a default model and needs a key).
+fn is_official(kind: ProviderKind, base: &str) -> bool {
+    base.trim_end_matches('/') == kind.default_base_url()
 }
 
 fn infer_provider(
@@ -682,8 +809,7 @@ impl LlmSettings {
         };
         if self.api_key.is_none() {
             if let Some(var) = &self.api_key_env {
-                let official = base.trim_end_matches('/') == kind.default_base_url();
-                if var.source != Source::Default || official {
+                if var.source != Source::Default || is_official(kind, &base) {
                     return Err(LlmError::NotConfigured {
                         what: format!(
                             "${} is not set (the API key for {})",
@@ -740,34 +866,38 @@ impl LlmSettings {
         }
         let secs = |d: &Duration| format!("{}s", d.as_secs_f64());
         vec![
-            row("provider", self.provider.as_ref(), |p| p.to_string()),
-            row("base_url", self.base_url.as_ref(), |u| {
+            row(PROVIDER.key, self.provider.as_ref(), |p| p.to_string()),
+            row(BASE_URL.key, self.base_url.as_ref(), |u| {
                 crate::secrets::mask_url(u)
             }),
-            row("model", self.model.as_ref(), Clone::clone),
-            row("api_key_env", self.api_key_env.as_ref(), Clone::clone),
+            row(MODEL.key, self.model.as_ref(), Clone::clone),
+            row(API_KEY_ENV.key, self.api_key_env.as_ref(), Clone::clone),
             row("api_key", self.api_key.as_ref(), ApiKey::masked),
-            row("max_tokens", Some(&self.max_tokens), u32::to_string),
+            row(MAX_TOKENS.key, Some(&self.max_tokens), u32::to_string),
             row(
-                "history_budget",
+                HISTORY_BUDGET.key,
                 Some(&self.history_budget),
                 usize::to_string,
             ),
-            row("connect_timeout", Some(&self.connect_timeout), secs),
-            row("first_token_timeout", Some(&self.first_token_timeout), secs),
-            row("idle_timeout", Some(&self.idle_timeout), secs),
-            row("max_retries", Some(&self.max_retries), u32::to_string),
+            row(CONNECT_TIMEOUT.key, Some(&self.connect_timeout), secs),
             row(
-                "reply_max_tokens",
+                FIRST_TOKEN_TIMEOUT.key,
+                Some(&self.first_token_timeout),
+                secs,
+            ),
+            row(IDLE_TIMEOUT.key, Some(&self.idle_timeout), secs),
+            row(MAX_RETRIES.key, Some(&self.max_retries), u32::to_string),
+            row(
+                REPLY_MAX_TOKENS.key,
                 Some(&self.reply_max_tokens),
                 usize::to_string,
             ),
             row(
-                "reply_max_chars",
+                REPLY_MAX_CHARS.key,
                 Some(&self.reply_max_chars),
                 usize::to_string,
             ),
-            row("reply_deadline", Some(&self.reply_deadline), secs),
+            row(REPLY_DEADLINE.key, Some(&self.reply_deadline), secs),
         ]
     }
 }

@@ -273,64 +273,9 @@ async fn pass_task(
         header("x-vaultdm-campaign", &campaign.id),
         header("x-vaultdm-task", &task.name),
     ];
-    let (tx, mut rx) = mpsc::unbounded_channel::<TaskEvent>();
-    let sent = prompt.clone();
-    tokio::spawn(async move {
-        let tokens = tx.clone();
-        let mut on_token = move |t: &str| {
-            let _ = tokens.send(TaskEvent::Token(t.to_owned()));
-        };
-        let gone = tx.clone();
-        let reply = client
-            .stream_chat(&sent, &mut on_token, async move { gone.closed().await })
-            .await;
-        let _ = tx.send(TaskEvent::Done(reply));
-    });
-    let fail = |e: crate::llm::LlmError| {
-        openai::error_of(&crate::play::SendError {
-            error: crate::play::PlayError::Llm(e),
-            message_saved: false,
-            reply_saved: false,
-        })
-    };
-    if !stream {
-        let mut text = String::new();
-        loop {
-            match rx.recv().await {
-                Some(TaskEvent::Token(t)) => text.push_str(&t),
-                Some(TaskEvent::Done(Ok(reply))) => {
-                    let usage = openai::usage_counted(reply.usage, &prompt, &reply.text);
-                    let body = openai::completion(
-                        &id,
-                        created,
-                        &shown_model,
-                        &reply.text,
-                        openai::finish_reason(&reply),
-                        Some(&usage),
-                    );
-                    return Ok(with_headers(axum::Json(body).into_response(), headers_out));
-                }
-                Some(TaskEvent::Done(Err(e))) => return Err(fail(e)),
-                None => {
-                    return Err(ApiError::new(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        "server_error",
-                        "task_stopped",
-                        "the task stopped before its reply ended",
-                    ))
-                }
-            }
-        }
-    }
-    // Streamed: nothing is answered before the first event, so an upstream that fails at
-    // once gets an error status.
-    let first = rx.recv().await;
-    if let Some(TaskEvent::Done(Err(e))) = first {
-        return Err(fail(e));
-    }
-    let st = TaskStream {
-        rx,
-        pending: first,
+    let task = TaskStream {
+        rx: run_task(client, prompt.clone()),
+        pending: None,
         started: false,
         done: false,
         id,
@@ -339,11 +284,42 @@ async fn pass_task(
         include_usage,
         prompt,
     };
-    let body = futures_util::stream::unfold(st, |mut st| async move {
-        let out = st.next().await?;
-        Some((Ok::<_, Infallible>(Bytes::from(out)), st))
+    let response = if stream {
+        task.streamed().await?
+    } else {
+        task.whole().await?
+    };
+    Ok(with_headers(response, headers_out))
+}
+
+/// Streams a task's reply upstream on a task of its own, which stops when the receiver
+/// goes away.
+fn run_task(
+    client: crate::llm::LlmClient,
+    prompt: crate::llm::ChatRequest,
+) -> mpsc::UnboundedReceiver<TaskEvent> {
+    let (tx, rx) = mpsc::unbounded_channel::<TaskEvent>();
+    tokio::spawn(async move {
+        let tokens = tx.clone();
+        let mut on_token = move |t: &str| {
+            let _ = tokens.send(TaskEvent::Token(t.to_owned()));
+        };
+        let gone = tx.clone();
+        let reply = client
+            .stream_chat(&prompt, &mut on_token, async move { gone.closed().await })
+            .await;
+        let _ = tx.send(TaskEvent::Done(reply));
     });
-    Ok(with_headers(sse(Body::from_stream(body)), headers_out))
+    rx
+}
+
+/// An upstream failure of a passed-through task, as an OpenAI error (nothing was saved).
+fn task_error(e: crate::llm::LlmError) -> ApiError {
+    openai::error_of(&crate::play::SendError {
+        error: crate::play::PlayError::Llm(e),
+        message_saved: false,
+        reply_saved: false,
+    })
 }
 
 /// A passed-through task's reply as server-sent events.
@@ -360,6 +336,52 @@ struct TaskStream {
 }
 
 impl TaskStream {
+    /// The whole reply as one completion (the tokens on the way are not needed: the reply
+    /// holds its text).
+    async fn whole(mut self) -> Result<Response, ApiError> {
+        loop {
+            match self.rx.recv().await {
+                Some(TaskEvent::Token(_)) => {}
+                Some(TaskEvent::Done(Ok(reply))) => {
+                    let usage = openai::usage_counted(reply.usage, &self.prompt, &reply.text);
+                    let body = openai::completion(
+                        &self.id,
+                        self.created,
+                        &self.model,
+                        &reply.text,
+                        openai::finish_reason(&reply),
+                        Some(&usage),
+                    );
+                    return Ok(axum::Json(body).into_response());
+                }
+                Some(TaskEvent::Done(Err(e))) => return Err(task_error(e)),
+                None => {
+                    return Err(ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "server_error",
+                        "task_stopped",
+                        "the task stopped before its reply ended",
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The reply as server-sent events. Nothing is answered before the first event, so an
+    /// upstream that fails at once gets an error status.
+    async fn streamed(mut self) -> Result<Response, ApiError> {
+        let first = self.rx.recv().await;
+        if let Some(TaskEvent::Done(Err(e))) = first {
+            return Err(task_error(e));
+        }
+        self.pending = first;
+        let body = futures_util::stream::unfold(self, |mut st| async move {
+            let out = st.next().await?;
+            Some((Ok::<_, Infallible>(Bytes::from(out)), st))
+        });
+        Ok(sse(Body::from_stream(body)))
+    }
+
     fn data(&self, delta: Value, finish: Option<&str>) -> String {
         format!(
             "data: {}\n\n",
@@ -397,12 +419,7 @@ impl TaskStream {
                 }
             }
             Some(TaskEvent::Done(Err(e))) => {
-                let e = openai::error_of(&crate::play::SendError {
-                    error: crate::play::PlayError::Llm(e),
-                    message_saved: false,
-                    reply_saved: false,
-                });
-                out.push_str(&format!("data: {}\n\n", e.body()));
+                out.push_str(&format!("data: {}\n\n", task_error(e).body()));
             }
             None => {}
         }
@@ -638,23 +655,7 @@ async fn complete(
         return pass_task(app, &headers, &value, task).await;
     }
     let req = openai::parse_value(&value)?;
-    let message = req
-        .messages
-        .last()
-        .map(|m| m.content.clone())
-        .unwrap_or_default();
-    let chars = message.chars().count();
-    if chars > app.limits.max_message_chars {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "invalid_request_error",
-            "message_too_long",
-            format!(
-                "the message is {chars} characters; the limit is {} (`vaultdm serve --max-message-chars` sets it)",
-                app.limits.max_message_chars
-            ),
-        ));
-    }
+    let message = checked_message(&app, &req)?;
     let wanted = headers.get(CAMPAIGN_HEADER).and_then(|h| h.to_str().ok());
     let (campaign, upstream_model) = route(&app.campaigns, &req.model, wanted)?;
     let extra = match &campaign.upstream {
@@ -676,8 +677,71 @@ async fn complete(
         supersede,
         log_had,
     } = session_of(&app, &campaign, &headers, &value, &req)?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let relay = Relay {
+        message,
+        earlier: req.messages[..req.messages.len() - 1].to_vec(),
+        supersede,
+        log_had,
+        system: req.system.clone(),
+        model: upstream_model,
+        max_tokens: req.max_tokens,
+        extra,
+        events: tx,
+    };
+    hand_over(&app, &campaign, &session, relay).await?;
+    let answer = Answer {
+        id: format!("chatcmpl-vaultdm-{}", app.next_id()),
+        created: chrono::Utc::now().timestamp(),
+        model: if req.model.is_empty() {
+            campaign.id.clone()
+        } else {
+            req.model.clone()
+        },
+        headers: vec![
+            header("x-vaultdm-campaign", &campaign.id),
+            header("x-vaultdm-session", &session),
+        ],
+        app,
+        campaign,
+        session,
+        asked,
+    };
+    answer.respond(rx, req.stream, req.include_usage).await
+}
+
+/// The message a request sends (its last), if it is within the length limit.
+fn checked_message(app: &App, req: &openai::Request) -> Result<String, ApiError> {
+    let message = req
+        .messages
+        .last()
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    let chars = message.chars().count();
+    if chars > app.limits.max_message_chars {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request_error",
+            "message_too_long",
+            format!(
+                "the message is {chars} characters; the limit is {} (`vaultdm serve --max-message-chars` sets it)",
+                app.limits.max_message_chars
+            ),
+        ));
+    }
+    Ok(message)
+}
+
+/// Opens the session's conversation (busy with another request, or one too many open, is
+/// an error) and hands it the message to play.
+async fn hand_over(
+    app: &App,
+    campaign: &Campaign,
+    session: &str,
+    relay: Relay,
+) -> Result<(), ApiError> {
     let conversation = campaign
-        .conversation(&session, &app.shutdown)
+        .conversation(session, &app.shutdown)
         .await
         .map_err(|e| match e {
             OpenError::Busy(e) => {
@@ -690,24 +754,7 @@ async fn complete(
                 e,
             ),
         })?;
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let earlier = req.messages[..req.messages.len() - 1].to_vec();
-    let shown_model = if req.model.is_empty() {
-        campaign.id.clone()
-    } else {
-        req.model.clone()
-    };
-    if !conversation.relay(Relay {
-        message,
-        earlier,
-        supersede,
-        log_had,
-        system: req.system.clone(),
-        model: upstream_model,
-        max_tokens: req.max_tokens,
-        extra,
-        events: tx,
-    }) {
+    if !conversation.relay(relay) {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "server_error",
@@ -715,116 +762,173 @@ async fn complete(
             "the server is shutting down",
         ));
     }
-    let id = format!("chatcmpl-vaultdm-{}", app.next_id());
-    let created = chrono::Utc::now().timestamp();
-    let mut headers_out = vec![
-        header("x-vaultdm-campaign", &campaign.id),
-        header("x-vaultdm-session", &session),
-    ];
-    // Nothing is answered before the first event: an upstream that fails before any text
-    // gets an error status the front end shows, not an empty stream.
-    let first = match rx.recv().await {
-        Some(Event::Done(r)) => match *r {
-            Err(e) => return Err(openai::error_of(&e)),
-            Ok(f) => Event::Done(Box::new(Ok(f))),
-        },
-        Some(e) => e,
-        None => {
-            return Err(ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "server_error",
-                "session_stopped",
-                "the session stopped before the reply began",
-            ))
-        }
-    };
-    if req.stream {
-        return Ok(stream_response(
-            Streaming {
-                rx,
-                pending: Some(first),
-                started: false,
-                id,
-                created,
-                model: shown_model,
-                include_usage: req.include_usage,
-                campaign: campaign.id.clone(),
-                played: campaign.clone(),
-                session,
-                asked,
-                shown: String::new(),
-                app,
-                done: false,
+    Ok(())
+}
+
+/// The answer to a played turn: where it was played, and the id, model and headers it goes
+/// out with.
+struct Answer {
+    app: Arc<App>,
+    campaign: Arc<Campaign>,
+    session: String,
+    /// Where the request is in its conversation.
+    asked: Asked,
+    id: String,
+    created: i64,
+    /// The model named in the answer: the one asked for, else the campaign.
+    model: String,
+    headers: Vec<Option<(axum::http::HeaderName, HeaderValue)>>,
+}
+
+impl Answer {
+    /// Waits for the turn's first event, then answers as a stream or as one completion.
+    /// Nothing is answered before the first event: an upstream that fails before any text
+    /// gets an error status the front end shows, not an empty stream.
+    async fn respond(
+        self,
+        mut rx: mpsc::UnboundedReceiver<Event>,
+        stream: bool,
+        include_usage: bool,
+    ) -> Result<Response, ApiError> {
+        let first = match rx.recv().await {
+            Some(Event::Done(r)) => match *r {
+                Err(e) => return Err(openai::error_of(&e)),
+                Ok(f) => Event::Done(Box::new(Ok(f))),
             },
-            headers_out,
-        ));
-    }
-    let mut text = String::new();
-    let mut pending = Some(first);
-    loop {
-        let event = match pending.take() {
-            Some(e) => Some(e),
-            None => rx.recv().await,
-        };
-        match event {
-            Some(Event::Token(t)) => text.push_str(&t),
-            Some(Event::Done(r)) => {
-                let (finish, usage, exchanges) = match *r {
-                    Ok(f) => {
-                        if let Some(a) = appendix(&f, &campaign.id, &session) {
-                            text.push_str(&a);
-                        }
-                        let reply = &f.turn.reply;
-                        // A reply cut off on the way keeps what arrived: the players see it,
-                        // with why it stops (a header says so too).
-                        if !reply.complete && !reply.hit_token_limit() {
-                            let why = reply.cut_off.map_or_else(
-                                || "the reply ended early".to_owned(),
-                                |c| c.to_string(),
-                            );
-                            cut_off(&mut text, &mut headers_out, &why);
-                        }
-                        headers_out.push(header(
-                            "x-vaultdm-context",
-                            if f.full() { "full" } else { "light" },
-                        ));
-                        (
-                            openai::finish_reason(reply),
-                            Some(openai::usage_counted(
-                                reply.usage,
-                                &f.turn.prepared.request,
-                                &reply.text,
-                            )),
-                            Some(f.exchanges),
-                        )
-                    }
-                    // Text arrived before the upstream failed: the players keep it, with why
-                    // it stops (as a stream ends with its error event after the text).
-                    Err(e) if e.reply_saved && !text.is_empty() => {
-                        let why = e.error.to_string();
-                        cut_off(
-                            &mut text,
-                            &mut headers_out,
-                            why.lines().next().unwrap_or(&why),
-                        );
-                        ("stop", None, None)
-                    }
-                    Err(e) => return Err(openai::error_of(&e)),
-                };
-                app.record_turn(&campaign, &session, asked.step(&text, exchanges));
-                let body =
-                    openai::completion(&id, created, &shown_model, &text, finish, usage.as_ref());
-                return Ok(with_headers(axum::Json(body).into_response(), headers_out));
-            }
+            Some(e) => e,
             None => {
                 return Err(ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "server_error",
                     "session_stopped",
-                    "the session stopped before the reply ended",
+                    "the session stopped before the reply began",
                 ))
             }
+        };
+        if stream {
+            return Ok(self.streamed(rx, first, include_usage));
         }
+        self.whole(rx, first).await
+    }
+
+    /// The reply as server-sent events, as it arrives.
+    fn streamed(
+        self,
+        rx: mpsc::UnboundedReceiver<Event>,
+        first: Event,
+        include_usage: bool,
+    ) -> Response {
+        stream_response(
+            Streaming {
+                rx,
+                pending: Some(first),
+                started: false,
+                id: self.id,
+                created: self.created,
+                model: self.model,
+                include_usage,
+                campaign: self.campaign.id.clone(),
+                played: self.campaign,
+                session: self.session,
+                asked: self.asked,
+                shown: String::new(),
+                app: self.app,
+                done: false,
+            },
+            self.headers,
+        )
+    }
+
+    /// The whole reply as one completion, once the turn is done.
+    async fn whole(
+        self,
+        mut rx: mpsc::UnboundedReceiver<Event>,
+        first: Event,
+    ) -> Result<Response, ApiError> {
+        let mut text = String::new();
+        let mut pending = Some(first);
+        loop {
+            let event = match pending.take() {
+                Some(e) => Some(e),
+                None => rx.recv().await,
+            };
+            match event {
+                Some(Event::Token(t)) => text.push_str(&t),
+                Some(Event::Done(r)) => return self.completion(text, *r),
+                None => {
+                    return Err(ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "server_error",
+                        "session_stopped",
+                        "the session stopped before the reply ended",
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The completion of a finished turn (its text so far in `text`), recorded in the
+    /// conversation's state.
+    fn completion(
+        mut self,
+        mut text: String,
+        done: Result<Finished, crate::play::SendError>,
+    ) -> Result<Response, ApiError> {
+        let (finish, usage, exchanges) = match done {
+            Ok(f) => {
+                let (finish, usage) = self.finished(&mut text, &f);
+                (finish, Some(usage), Some(f.exchanges))
+            }
+            // Text arrived before the upstream failed: the players keep it, with why
+            // it stops (as a stream ends with its error event after the text).
+            Err(e) if e.reply_saved && !text.is_empty() => {
+                let why = e.error.to_string();
+                cut_off(
+                    &mut text,
+                    &mut self.headers,
+                    why.lines().next().unwrap_or(&why),
+                );
+                ("stop", None, None)
+            }
+            Err(e) => return Err(openai::error_of(&e)),
+        };
+        self.app.record_turn(
+            &self.campaign,
+            &self.session,
+            self.asked.step(&text, exchanges),
+        );
+        let body = openai::completion(
+            &self.id,
+            self.created,
+            &self.model,
+            &text,
+            finish,
+            usage.as_ref(),
+        );
+        Ok(with_headers(axum::Json(body).into_response(), self.headers))
+    }
+
+    /// A turn that ended with a reply: vaultdm's appendix and any cut-off added to `text`,
+    /// the headers saying so; its finish reason and usage.
+    fn finished(&mut self, text: &mut String, f: &Finished) -> (&'static str, crate::llm::Usage) {
+        if let Some(a) = appendix(f, &self.campaign.id, &self.session) {
+            text.push_str(&a);
+        }
+        let reply = &f.turn.reply;
+        // A reply cut off on the way keeps what arrived: the players see it,
+        // with why it stops (a header says so too).
+        if !reply.complete && !reply.hit_token_limit() {
+            let why = reply
+                .cut_off
+                .map_or_else(|| "the reply ended early".to_owned(), |c| c.to_string());
+            cut_off(text, &mut self.headers, &why);
+        }
+        self.headers.push(header(
+            "x-vaultdm-context",
+            if f.full() { "full" } else { "light" },
+        ));
+        let usage = openai::usage_counted(reply.usage, &f.turn.prepared.request, &reply.text);
+        (openai::finish_reason(reply), usage)
     }
 }
 
