@@ -21,7 +21,7 @@ pub mod note;
 pub mod store;
 pub mod words;
 
-use crate::context::mentions::{Matcher, Target};
+use crate::context::mentions::{Matcher, Mention, Target};
 use crate::llm::prompt::Exchange;
 use index::{Index, Stats};
 
@@ -324,187 +324,271 @@ impl Memory {
         if self.exchanges.is_empty() && prior.is_none_or(|p| p.recall.is_empty()) {
             return out;
         }
-        let q = self.query(message, m);
-        let qterms: Vec<&str> = q.iter().map(|(t, _)| t.as_str()).collect();
-        let overlap = |text: &str| {
-            words::terms(text)
-                .iter()
-                .filter(|t| qterms.contains(&t.as_str()))
-                .count()
-        };
-
-        // Glossary: the terms most related to the message first, then the newest.
+        let q = Query::new(self.query(message, m));
         if shares.glossary > 0 && !glossary.is_empty() {
-            // Terms coined in the hot history are in the prompt already.
-            let mut order: Vec<(usize, usize)> = glossary
-                .iter()
-                .enumerate()
-                .filter(|(_, g)| g.pinned || g.turn < hot_from)
-                .map(|(i, g)| (overlap(&g.sentence), i))
-                .collect();
-            order.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
-            let head = "Names and words from earlier in play:\n";
-            let mut block = String::from(head);
-            let mut used = count(head);
-            for (_, i) in order {
-                let g = &glossary[i];
-                let line = format!("- {}: {}\n", g.term, g.sentence);
-                let n = count(&line);
-                if used + n > shares.glossary {
-                    continue;
-                }
-                used += n;
-                block.push_str(&line);
-                out.terms += 1;
-            }
-            if out.terms > 0 {
-                out.glossary = block;
-            }
+            glossary_layer(&mut out, glossary, hot_from, &q, shares.glossary, count);
         }
-
-        // The story so far: the kept moments most related to the message, in story order.
         if shares.story > 0 {
-            let mut order: Vec<(usize, u32, usize)> = self
-                .moments
-                .iter()
-                .enumerate()
-                .filter(|(_, mo)| mo.turn < hot_from)
-                .map(|(i, mo)| (overlap(&mo.text), mo.significance, i))
-                .collect();
-            order.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)));
-            let head = "Story so far:\n";
-            let mut used = count(head);
-            let mut chosen: Vec<usize> = Vec::new();
-            for (_, _, i) in order {
-                if chosen.len() == shares.moments {
-                    break;
-                }
-                let n = count(&self.moments[i].text) + 8;
-                if used + n > shares.story {
-                    continue;
-                }
-                used += n;
-                chosen.push(i);
-            }
-            if !chosen.is_empty() {
-                chosen.sort_unstable();
-                let mut block = String::from(head);
-                for i in &chosen {
-                    block.push_str(&format!("- {}\n", self.moments[*i].text));
-                }
-                out.story = block;
-                out.moments = chosen.len();
-            }
+            self.story_layer(&mut out, hot_from, &q, shares, count);
         }
-
-        // Recalled passages, best first, shown in the order they happened.
         let any = hot_from > 0 || prior.is_some_and(|p| !p.recall.is_empty());
         if shares.recalled > 0 && any {
-            let hits = self.hits(&q, hot_from, prior);
-            let head = "Recalled from earlier in this campaign:\n";
-            let mut used = count(head);
-            // (recalled, label, order): the order they happened in.
-            let mut chosen: Vec<(Recalled, String, (u8, usize))> = Vec::new();
-            // What the message names, found once (each passage's names were tagged when
-            // it was indexed).
-            let asked: Vec<_> = m
-                .find(message)
-                .into_iter()
-                .filter(|x| !x.ambiguous)
-                .filter_map(|x| tag(x.target).map(|t| (x, t)))
-                .collect();
-            for hit in hits {
-                let (player, dm, tagged, label, order, turn, session, score) = match &hit {
-                    Hit::Own(turn, score) => {
-                        let (player, dm) = &self.exchanges[*turn];
-                        let label = match &self.origin[*turn] {
-                            Some(o) => o.clone(),
-                            None => format!("exchange {}", turn - self.prior + 1),
-                        };
-                        let order = if *turn < self.prior {
-                            (0, *turn)
-                        } else {
-                            (2, *turn)
-                        };
-                        let tagged: Vec<String> = self.tags[*turn].clone();
-                        (
-                            player.as_str(),
-                            dm.as_str(),
-                            tagged,
-                            label,
-                            order,
-                            *turn,
-                            None,
-                            *score,
-                        )
-                    }
-                    Hit::Prior(p) => {
-                        let stable = prior.map(|x| x.stable);
-                        // The message's tags as this passage's stable ones.
-                        let tagged: Vec<String> = asked
-                            .iter()
-                            .filter(|(_, t)| {
-                                stable
-                                    .and_then(|f| f(t))
-                                    .is_some_and(|s| p.tags.contains(&s))
-                            })
-                            .map(|(_, t)| t.clone())
-                            .collect();
-                        (
-                            p.player.as_str(),
-                            p.dm.as_str(),
-                            tagged,
-                            format!("session {}", p.session),
-                            (1, p.order),
-                            p.turn,
-                            Some(p.session.clone()),
-                            p.score,
-                        )
-                    }
-                };
-                let text = excerpt(player, dm, &|s| overlap(s));
-                let n = count(&text) + 2;
-                if used + n > shares.recalled {
-                    continue;
-                }
-                used += n;
-                let doc = words::terms(&format!("{player} {dm}"));
-                let mut why: Vec<String> = qterms
-                    .iter()
-                    .filter(|t| !t.starts_with('@') && doc.iter().any(|d| d == *t))
-                    .map(|t| (*t).to_string())
-                    .collect();
-                why.dedup();
-                for (x, t) in &asked {
-                    if tagged.contains(t) && !why.contains(&x.text) {
-                        why.push(x.text.clone());
-                    }
-                }
-                chosen.push((
-                    Recalled {
-                        turn,
-                        score,
-                        text,
-                        why,
-                        session,
-                    },
-                    label,
-                    order,
-                ));
-            }
-            if !chosen.is_empty() {
-                let mut shown: Vec<&(Recalled, String, (u8, usize))> = chosen.iter().collect();
-                shown.sort_by_key(|c| c.2);
-                let mut block = String::from(head);
-                for (r, from, _) in shown {
-                    block.push_str(&format!("- ({from}) {}\n", r.text));
-                }
-                out.recalled = block;
-                out.passages = chosen.into_iter().map(|c| c.0).collect();
-            }
+            self.recalled_layer(
+                &mut out,
+                message,
+                hot_from,
+                m,
+                &q,
+                shares.recalled,
+                count,
+                prior,
+            );
         }
         out
     }
+
+    /// The story so far: the kept moments most related to the message, in story order.
+    fn story_layer(
+        &self,
+        out: &mut Layers,
+        hot_from: usize,
+        q: &Query,
+        shares: Shares,
+        count: &dyn Fn(&str) -> usize,
+    ) {
+        let mut order: Vec<(usize, u32, usize)> = self
+            .moments
+            .iter()
+            .enumerate()
+            .filter(|(_, mo)| mo.turn < hot_from)
+            .map(|(i, mo)| (q.overlap(&mo.text), mo.significance, i))
+            .collect();
+        order.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)));
+        let head = "Story so far:\n";
+        let mut used = count(head);
+        let mut chosen: Vec<usize> = Vec::new();
+        for (_, _, i) in order {
+            if chosen.len() == shares.moments {
+                break;
+            }
+            let n = count(&self.moments[i].text) + 8;
+            if used + n > shares.story {
+                continue;
+            }
+            used += n;
+            chosen.push(i);
+        }
+        if !chosen.is_empty() {
+            chosen.sort_unstable();
+            let mut block = String::from(head);
+            for i in &chosen {
+                block.push_str(&format!("- {}\n", self.moments[*i].text));
+            }
+            out.story = block;
+            out.moments = chosen.len();
+        }
+    }
+
+    /// Recalled passages, best first, shown in the order they happened.
+    #[allow(clippy::too_many_arguments)]
+    fn recalled_layer(
+        &self,
+        out: &mut Layers,
+        message: &str,
+        hot_from: usize,
+        m: &Matcher,
+        q: &Query,
+        share: usize,
+        count: &dyn Fn(&str) -> usize,
+        prior: Option<Prior<'_>>,
+    ) {
+        let hits = self.hits(&q.weighted, hot_from, prior);
+        let head = "Recalled from earlier in this campaign:\n";
+        let mut used = count(head);
+        // (recalled, label, order): the order they happened in.
+        let mut chosen: Vec<(Recalled, String, (u8, usize))> = Vec::new();
+        // What the message names, found once (each passage's names were tagged when it was
+        // indexed).
+        let asked: Vec<_> = m
+            .find(message)
+            .into_iter()
+            .filter(|x| !x.ambiguous)
+            .filter_map(|x| tag(x.target).map(|t| (x, t)))
+            .collect();
+        for hit in hits {
+            let c = self.candidate(&hit, &asked, prior);
+            let text = excerpt(c.player, c.dm, &|s| q.overlap(s));
+            let n = count(&text) + 2;
+            if used + n > share {
+                continue;
+            }
+            used += n;
+            let doc = words::terms(&format!("{} {}", c.player, c.dm));
+            let mut why: Vec<String> = q
+                .terms()
+                .filter(|t| !t.starts_with('@') && doc.iter().any(|d| d == *t))
+                .map(|t| t.to_string())
+                .collect();
+            why.dedup();
+            for (x, t) in &asked {
+                if c.tagged.contains(t) && !why.contains(&x.text) {
+                    why.push(x.text.clone());
+                }
+            }
+            chosen.push((
+                Recalled {
+                    turn: c.turn,
+                    score: c.score,
+                    text,
+                    why,
+                    session: c.session,
+                },
+                c.label,
+                c.order,
+            ));
+        }
+        if !chosen.is_empty() {
+            let mut shown: Vec<&(Recalled, String, (u8, usize))> = chosen.iter().collect();
+            shown.sort_by_key(|c| c.2);
+            let mut block = String::from(head);
+            for (r, from, _) in shown {
+                block.push_str(&format!("- ({from}) {}\n", r.text));
+            }
+            out.recalled = block;
+            out.passages = chosen.into_iter().map(|c| c.0).collect();
+        }
+    }
+
+    /// A hit as a passage to show: its words, the message's names it carries, its label and
+    /// where it happened.
+    fn candidate<'h>(
+        &'h self,
+        hit: &'h Hit,
+        asked: &[(Mention, String)],
+        prior: Option<Prior<'_>>,
+    ) -> Candidate<'h> {
+        match hit {
+            Hit::Own(turn, score) => {
+                let (player, dm) = &self.exchanges[*turn];
+                let label = match &self.origin[*turn] {
+                    Some(o) => o.clone(),
+                    None => format!("exchange {}", turn - self.prior + 1),
+                };
+                let order = if *turn < self.prior {
+                    (0, *turn)
+                } else {
+                    (2, *turn)
+                };
+                Candidate {
+                    player,
+                    dm,
+                    tagged: self.tags[*turn].clone(),
+                    label,
+                    order,
+                    turn: *turn,
+                    session: None,
+                    score: *score,
+                }
+            }
+            Hit::Prior(p) => {
+                let stable = prior.map(|x| x.stable);
+                // The message's tags as this passage's stable ones.
+                let tagged: Vec<String> = asked
+                    .iter()
+                    .filter(|(_, t)| {
+                        stable
+                            .and_then(|f| f(t))
+                            .is_some_and(|s| p.tags.contains(&s))
+                    })
+                    .map(|(_, t)| t.clone())
+                    .collect();
+                Candidate {
+                    player: &p.player,
+                    dm: &p.dm,
+                    tagged,
+                    label: format!("session {}", p.session),
+                    order: (1, p.order),
+                    turn: p.turn,
+                    session: Some(p.session.clone()),
+                    score: p.score,
+                }
+            }
+        }
+    }
+}
+
+/// The glossary layer: the terms most related to the message first, then the newest; terms
+/// coined in the hot history are in the prompt already.
+fn glossary_layer(
+    out: &mut Layers,
+    glossary: &[glossary::Term],
+    hot_from: usize,
+    q: &Query,
+    share: usize,
+    count: &dyn Fn(&str) -> usize,
+) {
+    let mut order: Vec<(usize, usize)> = glossary
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.pinned || g.turn < hot_from)
+        .map(|(i, g)| (q.overlap(&g.sentence), i))
+        .collect();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    let head = "Names and words from earlier in play:\n";
+    let mut block = String::from(head);
+    let mut used = count(head);
+    for (_, i) in order {
+        let g = &glossary[i];
+        let line = format!("- {}: {}\n", g.term, g.sentence);
+        let n = count(&line);
+        if used + n > share {
+            continue;
+        }
+        used += n;
+        block.push_str(&line);
+        out.terms += 1;
+    }
+    if out.terms > 0 {
+        out.glossary = block;
+    }
+}
+
+/// A message's query: its weighted terms, and how many of them a text shares.
+struct Query {
+    weighted: Vec<(String, f64)>,
+}
+
+impl Query {
+    fn new(weighted: Vec<(String, f64)>) -> Self {
+        Self { weighted }
+    }
+
+    /// The query's terms, in order.
+    fn terms(&self) -> impl Iterator<Item = &str> {
+        self.weighted.iter().map(|(t, _)| t.as_str())
+    }
+
+    /// How many of `text`'s terms are the query's.
+    fn overlap(&self, text: &str) -> usize {
+        words::terms(text)
+            .iter()
+            .filter(|t| self.terms().any(|q| q == t.as_str()))
+            .count()
+    }
+}
+
+/// A recalled passage before it is fitted in: what [`Memory::candidate`] makes of a hit.
+struct Candidate<'h> {
+    player: &'h str,
+    dm: &'h str,
+    /// The message's names this passage carries, as tags.
+    tagged: Vec<String>,
+    label: String,
+    /// Where it happened: earlier sessions' notes, other sessions, this session.
+    order: (u8, usize),
+    turn: usize,
+    session: Option<String>,
+    score: f64,
 }
 
 /// A passage found for a message: this memory's (its turn) or another session's.

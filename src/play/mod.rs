@@ -141,6 +141,14 @@ pub type NoteMemory = std::sync::Arc<
 pub type SharedRecall =
     std::sync::Arc<std::sync::Mutex<Option<std::sync::Arc<crate::memory::store::Recall>>>>;
 
+/// A reply's stream after it ended: its journal, who answered, and why it stopped early.
+struct Sent {
+    journal: crate::session::Journal,
+    provider: String,
+    model: String,
+    why: Option<CutOff>,
+}
+
 /// One running session with the DM.
 pub struct Table {
     engine: Engine,
@@ -512,31 +520,10 @@ impl Table {
             });
             return Err(self.unsent(message, error));
         };
-        let mode = match prepared.injected.mode {
-            Mode::Full => ContextMode::Full,
-            Mode::Light => ContextMode::Light,
-        };
-        let context = (!prepared.block.is_empty()).then(|| prepared.block.clone());
-        if let Err(e) = self.store.record_player(message, context, Some(mode)) {
-            // Not on disk: do not send what could not be kept.
-            return Err(SendError {
-                error: e.into(),
-                message_saved: false,
-                reply_saved: false,
-            });
-        }
         let provider = client.config().provider.as_str().to_string();
         let model = client.config().model.clone();
-        let journal = match self.store.begin_reply(&provider, &model) {
-            Ok(j) => std::sync::Mutex::new(j),
-            Err(e) => {
-                return Err(SendError {
-                    error: e.into(),
-                    message_saved: true,
-                    reply_saved: false,
-                })
-            }
-        };
+        let journal =
+            std::sync::Mutex::new(self.open_reply(message, &prepared, &provider, &model)?);
         let reason = std::sync::Mutex::new(None::<CutOff>);
         if self.review != crate::config::Review::Off && self.tools_ok {
             prepared.request.tools = vec![crate::write::guide::tool_spec()];
@@ -551,53 +538,26 @@ impl Table {
                 }
             };
             tokio::pin!(cancel);
-            loop {
-                let mut tee = |t: &str| {
-                    let shown = fence
-                        .lock()
-                        .map(|mut f| f.push(t))
-                        .unwrap_or_else(|_| t.to_string());
-                    if !shown.is_empty() {
-                        on_token(&shown);
-                    }
-                    if let Ok(mut j) = journal.lock() {
-                        j.push(t);
-                    }
-                };
-                let r = {
-                    let stream = client.stream_chat(&prepared.request, &mut tee, &mut cancel);
-                    tokio::pin!(stream);
-                    let mut tick = tokio::time::interval(JOURNAL_EVERY);
-                    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                    loop {
-                        tokio::select! {
-                            r = &mut stream => break r,
-                            _ = tick.tick() => {
-                                if let Ok(mut j) = journal.lock() {
-                                    j.flush();
-                                }
-                            }
-                        }
-                    }
-                };
-                // A server that takes no tools says so before any token: ask again without them
-                // (proposals then come in the fenced block the system prompt describes).
-                match &r {
-                    Err(LlmError::Rejected {
-                        status, message, ..
-                    }) if !prepared.request.tools.is_empty()
-                        && matches!(status, 400 | 422 | 501)
-                        && message.to_lowercase().contains("tool") =>
-                    {
-                        prepared.request.tools.clear();
-                        self.tools_ok = false;
-                        self.notices.push(
-                        "the server does not take tools; the DM proposes canon changes in a fenced block instead".into(),
-                    );
-                    }
-                    _ => break r,
+            let mut tee = |t: &str| {
+                let shown = fence
+                    .lock()
+                    .map(|mut f| f.push(t))
+                    .unwrap_or_else(|_| t.to_string());
+                if !shown.is_empty() {
+                    on_token(&shown);
                 }
-            }
+                if let Ok(mut j) = journal.lock() {
+                    j.push(t);
+                }
+            };
+            self.stream_reply(
+                &client,
+                &mut prepared.request,
+                &mut tee,
+                &journal,
+                &mut cancel,
+            )
+            .await
         };
         let tail = fence.into_inner().map(|f| f.finish().0).unwrap_or_default();
         if !tail.is_empty() {
@@ -611,47 +571,146 @@ impl Table {
             ));
         }
         let why = reason.into_inner().unwrap_or_else(|p| p.into_inner());
+        let sent = Sent {
+            journal,
+            provider,
+            model,
+            why,
+        };
         match result {
-            Ok(mut reply) => {
-                if let (Some(CutOff::Interrupted), Some(w)) = (reply.cut_off, why) {
-                    reply.cut_off = Some(w);
-                }
-                journal.finish(&reply);
-                if let Err(e) = self.store.record_dm(&reply, &provider, &model) {
-                    return Err(self.reply_not_saved(e, reply, &journal, provider, model));
-                }
-                self.after_sent(prepared.injected.mode);
-                let proposals = self.proposals_of(&reply);
-                self.extract_if_on(message, &reply.text).await;
-                self.summarise_if_due().await;
-                Ok(Turn {
-                    prepared,
-                    reply,
-                    proposals,
-                })
-            }
-            Err(e) => {
-                let mut reply_saved = false;
-                match e.partial() {
-                    Some(partial) if !partial.text.is_empty() => {
-                        journal.finish(partial);
-                        if let Err(se) = self.store.record_dm(partial, &provider, &model) {
-                            let partial = partial.clone();
-                            return Err(
-                                self.reply_not_saved(se, partial, &journal, provider, model)
-                            );
+            Ok(reply) => self.reply_arrived(message, prepared, reply, sent).await,
+            Err(e) => Err(self.reply_failed(&prepared, e, sent)),
+        }
+    }
+
+    /// Writes the player's message (with the context it carries) to the log and opens the
+    /// reply's journal: nothing is sent that could not be kept.
+    fn open_reply(
+        &mut self,
+        message: &str,
+        prepared: &Prepared,
+        provider: &str,
+        model: &str,
+    ) -> Result<crate::session::Journal, SendError> {
+        let mode = match prepared.injected.mode {
+            Mode::Full => ContextMode::Full,
+            Mode::Light => ContextMode::Light,
+        };
+        let context = (!prepared.block.is_empty()).then(|| prepared.block.clone());
+        if let Err(e) = self.store.record_player(message, context, Some(mode)) {
+            // Not on disk: do not send what could not be kept.
+            return Err(SendError {
+                error: e.into(),
+                message_saved: false,
+                reply_saved: false,
+            });
+        }
+        self.store
+            .begin_reply(provider, model)
+            .map_err(|e| SendError {
+                error: e.into(),
+                message_saved: true,
+                reply_saved: false,
+            })
+    }
+
+    /// Streams the reply to `tee`, flushing the journal as it comes; a server that takes no
+    /// tools says so before any token, and is asked again without them (proposals then come
+    /// in the fenced block the system prompt describes).
+    async fn stream_reply<C: Future<Output = ()> + Unpin>(
+        &mut self,
+        client: &LlmClient,
+        request: &mut ChatRequest,
+        tee: &mut (dyn FnMut(&str) + Send),
+        journal: &std::sync::Mutex<crate::session::Journal>,
+        cancel: &mut C,
+    ) -> Result<Reply, LlmError> {
+        loop {
+            let r = {
+                let stream = client.stream_chat(request, tee, &mut *cancel);
+                tokio::pin!(stream);
+                let mut tick = tokio::time::interval(JOURNAL_EVERY);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tokio::select! {
+                        r = &mut stream => break r,
+                        _ = tick.tick() => {
+                            if let Ok(mut j) = journal.lock() {
+                                j.flush();
+                            }
                         }
-                        reply_saved = true;
-                        self.after_sent(prepared.injected.mode);
                     }
-                    _ => self.store.discard_journal(),
                 }
-                Err(SendError {
-                    error: PlayError::Llm(e),
-                    message_saved: true,
-                    reply_saved,
-                })
+            };
+            match &r {
+                Err(LlmError::Rejected {
+                    status, message, ..
+                }) if !request.tools.is_empty()
+                    && matches!(status, 400 | 422 | 501)
+                    && message.to_lowercase().contains("tool") =>
+                {
+                    request.tools.clear();
+                    self.tools_ok = false;
+                    self.notices.push(
+                        "the server does not take tools; the DM proposes canon changes in a fenced block instead".into(),
+                    );
+                }
+                _ => return r,
             }
+        }
+    }
+
+    /// A whole (or cut-off) reply: logged, then its proposals, extraction and summaries.
+    async fn reply_arrived(
+        &mut self,
+        message: &str,
+        prepared: Prepared,
+        mut reply: Reply,
+        mut sent: Sent,
+    ) -> Result<Turn, SendError> {
+        if let (Some(CutOff::Interrupted), Some(w)) = (reply.cut_off, sent.why) {
+            reply.cut_off = Some(w);
+        }
+        sent.journal.finish(&reply);
+        if let Err(e) = self.store.record_dm(&reply, &sent.provider, &sent.model) {
+            return Err(self.reply_not_saved(e, reply, &sent.journal, sent.provider, sent.model));
+        }
+        self.after_sent(prepared.injected.mode);
+        let proposals = self.proposals_of(&reply);
+        self.extract_if_on(message, &reply.text).await;
+        self.summarise_if_due().await;
+        Ok(Turn {
+            prepared,
+            reply,
+            proposals,
+        })
+    }
+
+    /// A reply that failed: what arrived before the failure is logged, the error returned.
+    fn reply_failed(&mut self, prepared: &Prepared, e: LlmError, mut sent: Sent) -> SendError {
+        let mut reply_saved = false;
+        match e.partial() {
+            Some(partial) if !partial.text.is_empty() => {
+                sent.journal.finish(partial);
+                if let Err(se) = self.store.record_dm(partial, &sent.provider, &sent.model) {
+                    let partial = partial.clone();
+                    return self.reply_not_saved(
+                        se,
+                        partial,
+                        &sent.journal,
+                        sent.provider,
+                        sent.model,
+                    );
+                }
+                reply_saved = true;
+                self.after_sent(prepared.injected.mode);
+            }
+            _ => self.store.discard_journal(),
+        }
+        SendError {
+            error: PlayError::Llm(e),
+            message_saved: true,
+            reply_saved,
         }
     }
 
