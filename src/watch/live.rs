@@ -7,7 +7,8 @@ use crate::canon::{Campaign, CanonFiles, Change, Loaded, OWN_CLOCK, TEMPORAL_IND
 use crate::config::ContextConfig;
 use crate::config::{Config, CONFIG_FILE};
 use crate::context::setup::{checked_templates, WhenBroken};
-use crate::context::{load_templates, Engine, Matcher, Templates};
+use crate::context::{load_templates, Engine, Templates};
+use crate::mentions::Matcher;
 use crate::vault::boundary::FileId;
 use crate::vault::note::{hash_bytes, MAX_NOTE_BYTES};
 use crate::vault::scope::{is_markdown, is_noise, leads_outside};
