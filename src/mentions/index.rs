@@ -12,6 +12,7 @@ use crate::names::{fold_name, fold_text, norm_key, slug};
 use crate::vault::links::strip_md;
 use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
+use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -330,6 +331,23 @@ impl Matcher {
         }
         self.patched(c)
             .unwrap_or_else(|| Matcher::build(c, Some(self), None))
+    }
+
+    /// Whether this matcher serves `c` unchanged: `c` has as many entities of each kind as
+    /// the campaign it was built for, each in the same place with the same note id, name,
+    /// aliases, items, role or kind (the keys its names were prepared from), so
+    /// [`Matcher::new`] on `c` would build this matcher again. The one rule for when a
+    /// matcher must be rebuilt ([`Matcher::rebuilt`]) for changed canon.
+    pub fn serves(&self, c: &Campaign) -> bool {
+        self.prepared.serves(c)
+    }
+
+    /// [`Matcher::serves`], when `c` differs from the campaign this matcher was built for
+    /// at most in its PCs, its threads and the NPCs, places, lore and sessions of the notes
+    /// at `notes` (as after a live reload of those notes): only their keys are compared, so
+    /// a reload of one note does not hash every name of the vault.
+    pub fn serves_after(&self, c: &Campaign, notes: &BTreeSet<String>) -> bool {
+        self.prepared.serves_in(c, notes)
     }
 
     /// How many automata `self` shares with `other`.
@@ -960,6 +978,50 @@ mod tests {
                 prop_assert_eq!(one.find(&other), whole.find(&other));
                 prop_assert_eq!(one.find(&message), whole.find(&message));
             }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(48))]
+            /// A matcher that says it serves a changed campaign is the one a build gives.
+            #[test]
+            fn a_matcher_serves_only_what_a_build_would_give(
+                seed in 0usize..100_000,
+                edits in proptest::collection::vec((0usize..14, 0usize..64, 0usize..100_000), 1..6),
+            ) {
+                let mut c = fixture(seed);
+                let m = Matcher::new(&c);
+                prop_assert!(m.serves(&c));
+                for (op, at, s) in edits {
+                    edit(&mut c, op, at, s);
+                    if m.serves(&c) {
+                        assert_same(&m, &Matcher::new(&c), &c);
+                    }
+                }
+            }
+        }
+
+        /// A role, a kind or a note's id is part of what a matcher is built from; a PC's HP
+        /// is not.
+        #[test]
+        fn what_a_matcher_serves() {
+            let c = fixture(11);
+            let m = Matcher::new(&c);
+            let mut hp = c.clone();
+            hp.pcs[0].hp_current = Some(3);
+            hp.npcs[1].status = "dead".into();
+            assert!(m.serves(&hp));
+            let mut role = c.clone();
+            role.npcs[1].role = Some("night ferryman".into());
+            assert!(!m.serves(&role));
+            let mut kind = c.clone();
+            kind.locations[0].kind = Some("lighthouse".into());
+            assert!(!m.serves(&kind));
+            let mut id = c.clone();
+            id.lore[0].id = "canon/lore/elsewhere.md".into();
+            assert!(!m.serves(&id));
+            let mut gone = c.clone();
+            gone.sessions.pop();
+            assert!(!m.serves(&gone));
         }
 
         /// A patch copies no automaton and no bucket it does not change.

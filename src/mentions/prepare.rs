@@ -9,6 +9,7 @@ use super::{How, Target, Text};
 use crate::canon::Campaign;
 use crate::names::fold_name;
 use rayon::prelude::*;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// The entity kinds whose names make patterns, in the order a build adds them (the order of
@@ -145,6 +146,108 @@ impl Adds {
     }
 }
 
+/// The key the names of the entity of `kind` at `i` are prepared from: its place, its
+/// note's id (`[[links]]` resolve by it), its name and aliases, and a PC's items. Equal keys
+/// give equal patterns and link keys.
+fn names_key(c: &Campaign, kind: usize, i: usize) -> u64 {
+    let t = Target::at(i);
+    match kind {
+        0 => {
+            let p = &c.pcs[i];
+            key_of(
+                Target::Pc(t),
+                &[&p.id, &p.name],
+                &[&p.aliases, &p.inventory],
+            )
+        }
+        1 => {
+            let n = &c.npcs[i];
+            key_of(Target::Npc(t), &[&n.id, &n.name], &[&n.aliases])
+        }
+        2 => {
+            let l = &c.locations[i];
+            key_of(Target::Location(t), &[&l.id, &l.name], &[&l.aliases])
+        }
+        3 => {
+            let x = &c.threads[i];
+            key_of(Target::Thread(t), &[&x.id, &x.title], &[&x.aliases])
+        }
+        4 => {
+            let l = &c.lore[i];
+            key_of(Target::Lore(t), &[&l.id, &l.name], &[&l.aliases])
+        }
+        _ => {
+            let s = &c.sessions[i];
+            key_of(Target::Session(t), &[&s.id, &s.name], &[])
+        }
+    }
+}
+
+/// The key the head nouns at `slot` of [`Prepared::heads`] are prepared from: the NPC's
+/// name and role, or the place's name and kind.
+fn heads_key(c: &Campaign, slot: usize) -> u64 {
+    let npcs = c.npcs.len();
+    let (t, name, other) = match c.npcs.get(slot) {
+        Some(n) => (Target::Npc(Target::at(slot)), &n.name, &n.role),
+        None => {
+            let l = &c.locations[slot - npcs];
+            (Target::Location(Target::at(slot - npcs)), &l.name, &l.kind)
+        }
+    };
+    key_of(t, &[name, other.as_deref().unwrap_or("\u{0}")], &[])
+}
+
+impl Prepared {
+    /// Whether `c` would prepare exactly these names: as many entities of each kind, and
+    /// every entity's names and head nouns made from the same key. This is the one rule for
+    /// whether a matcher must be rebuilt for a changed campaign.
+    pub(super) fn serves(&self, c: &Campaign) -> bool {
+        counts(c) == self.counts
+            && (0..KINDS).all(|kind| self.same_names(c, kind, 0..self.counts[kind]))
+            && (0..self.heads.len()).all(|slot| self.heads[slot].0 == heads_key(c, slot))
+    }
+
+    /// [`Prepared::serves`] for a `c` that may differ from the campaign these names were
+    /// prepared for only in its PCs, its threads and the NPCs, places, lore and sessions of
+    /// the notes at `notes`: only those entities' keys are compared.
+    ///
+    /// Each key holds the entity's place and note id, so an entity of `notes` found at
+    /// another entity's old place differs; with the counts equal, the entities of the other
+    /// notes keep their places and keys (vectors are sorted by note path).
+    pub(super) fn serves_in(&self, c: &Campaign, notes: &BTreeSet<String>) -> bool {
+        if counts(c) != self.counts {
+            return false;
+        }
+        /// The places in `v` (sorted by note path) of the entities of `notes`.
+        fn of<T>(v: &[T], notes: &BTreeSet<String>, id: impl Fn(&T) -> &str) -> Vec<usize> {
+            let mut out = Vec::new();
+            for p in notes {
+                let from = v.partition_point(|e| id(e) < p.as_str());
+                out.extend((from..v.len()).take_while(|&i| id(&v[i]) == p.as_str()));
+            }
+            out
+        }
+        let npcs = of(&c.npcs, notes, |e| &e.id);
+        let places = of(&c.locations, notes, |e| &e.id);
+        self.same_names(c, 0, 0..self.counts[0])
+            && self.same_names(c, 3, 0..self.counts[3])
+            && self.same_names(c, 1, npcs.iter().copied())
+            && self.same_names(c, 2, places.iter().copied())
+            && self.same_names(c, 4, of(&c.lore, notes, |e| &e.id))
+            && self.same_names(c, 5, of(&c.sessions, notes, |e| &e.id))
+            && (npcs.iter().copied())
+                .chain(places.iter().map(|i| c.npcs.len() + i))
+                .all(|slot| self.heads[slot].0 == heads_key(c, slot))
+    }
+
+    /// Whether the entities of `kind` at `at` have the keys their names were prepared from.
+    fn same_names(&self, c: &Campaign, kind: usize, at: impl IntoIterator<Item = usize>) -> bool {
+        let first = self.counts[..kind].iter().sum::<usize>();
+        at.into_iter()
+            .all(|i| self.adds[first + i].0 == names_key(c, kind, i))
+    }
+}
+
 /// Each entity's names and head nouns, prepared on both cores, reusing `old`'s for every
 /// entity whose names (and role or kind) did not change.
 pub(super) fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
@@ -160,11 +263,7 @@ pub(super) fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
         (key, a)
     };
     let pcs: Vec<(u64, Arc<Adds>)> = par_map(&c.pcs, |i, p| {
-        let key = key_of(
-            Target::Pc(Target::at(i)),
-            &[&p.name],
-            &[&p.aliases, &p.inventory],
-        );
+        let key = names_key(c, 0, i);
         cached(0, i, key, &|| {
             let mut a = Adds::names(&p.name, &p.aliases, Target::Pc(Target::at(i)), true);
             // A target holds an item's place in 16 bits: items past that are not matched.
@@ -185,7 +284,7 @@ pub(super) fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
         })
     });
     let named = |kind: usize, i: usize, t: Target, name: &str, aliases: &[String], person| {
-        let key = key_of(t, &[name], &[aliases]);
+        let key = names_key(c, kind, i);
         cached(kind, i, key, &|| Adds::names(name, aliases, t, person))
     };
     let npcs: Vec<(u64, Arc<Adds>)> = par_map(&c.npcs, |i, n| {
@@ -222,7 +321,7 @@ pub(super) fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
         )
     });
     let sessions: Vec<(u64, Arc<Adds>)> = par_map(&c.sessions, |i, s| {
-        let key = key_of(Target::Session(Target::at(i)), &[&s.name], &[]);
+        let key = names_key(c, 5, i);
         cached(5, i, key, &|| {
             // The whole title only: a word of "Session 4: Floon's Rescue" is no mention.
             let mut a = Adds::default();
@@ -231,12 +330,9 @@ pub(super) fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
         })
     });
     // `the chapel`, `the doctor`, `the foreman`: a place's or person's head nouns.
-    let heads_of = |slot: Option<usize>,
-                    t: Target,
-                    name: &str,
-                    other: Option<&str>,
-                    make: &dyn Fn() -> Vec<String>| {
-        let key = key_of(t, &[name, other.unwrap_or("\u{0}")], &[]);
+    // `slot` is the entity's place in `old`'s heads, `at` its place in the new ones.
+    let heads_of = |slot: Option<usize>, at: usize, make: &dyn Fn() -> Vec<String>| {
+        let key = heads_key(c, at);
         let h = slot
             .and_then(|s| old.and_then(|o| o.heads.get(s)))
             .filter(|(k, _)| *k == key)
@@ -253,20 +349,12 @@ pub(super) fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
     let npc_heads: Vec<(u64, Arc<Vec<String>>)> = par_map(&c.npcs, |i, n| {
         let role = n.role.as_deref();
         let slot = old.filter(|o| i < o.counts[1]).map(|_| i);
-        heads_of(slot, Target::Npc(Target::at(i)), &n.name, role, &|| {
-            npc_heads(&n.name, role)
-        })
+        heads_of(slot, i, &|| npc_heads(&n.name, role))
     });
     let place_heads: Vec<(u64, Arc<Vec<String>>)> = par_map(&c.locations, |i, l| {
         let kind = l.kind.as_deref();
         let slot = old.filter(|o| i < o.counts[2]).map(|o| o.counts[1] + i);
-        heads_of(
-            slot,
-            Target::Location(Target::at(i)),
-            &l.name,
-            kind,
-            &|| place_heads(&l.name, kind),
-        )
+        heads_of(slot, c.npcs.len() + i, &|| place_heads(&l.name, kind))
     });
     Prepared {
         counts,
