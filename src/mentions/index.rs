@@ -441,35 +441,10 @@ impl Matcher {
                 .or_default()
                 .push((Text::from(h), ts));
         }
-        for bucket in &mut index {
-            for list in bucket.heads.values_mut() {
-                list.sort();
-                for (_, holders) in list.iter_mut() {
-                    holders.shrink_to_fit();
-                }
-                list.shrink_to_fit();
-            }
-            bucket.firsts.shrink_to_fit();
-            bucket.heads.shrink_to_fit();
-        }
+        index.iter_mut().for_each(Bucket::settle);
         // Links: paths and stems of every entity note.
         let links = links_for(c, old.map(|o| &o.links));
-        let mut parts: Vec<Vec<(Text, Pattern)>> = vec![Vec::new(); SHARDS];
-        for (text, pattern) in b.by_text {
-            parts[shard_of(&text)].push((text, pattern));
-        }
-        let shards = parts
-            .into_par_iter()
-            .enumerate()
-            .map(|(i, mut entries)| {
-                entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                let (texts, patterns): (Vec<Text>, Vec<Pattern>) = entries.into_iter().unzip();
-                match old.and_then(|o| o.shards.get(i)) {
-                    Some(s) if s.texts == texts && s.patterns == patterns => s.clone(),
-                    _ => Arc::new(Shard::build(texts, patterns)),
-                }
-            })
-            .collect();
+        let shards = shards_of(b.by_text, old);
         Matcher {
             shards,
             links,
@@ -504,57 +479,17 @@ impl Matcher {
         for &slot in &changed {
             let (was, is) = (&old.adds[slot].1, &now.adds[slot].1);
             texts.extend(was.adds.iter().chain(&is.adds).map(|a| a.0.clone()));
-            for (key, _, t) in &was.firsts {
-                let bucket = Arc::make_mut(&mut index[shard_of(key)]);
-                if let Some(holders) = bucket.firsts.get_mut(key) {
-                    holders.retain(|h| h != t);
-                    if holders.is_empty() {
-                        bucket.firsts.remove(key);
-                    }
-                }
-                texts.push(key.clone());
-            }
-            for (key, _, t) in &is.firsts {
-                let bucket = Arc::make_mut(&mut index[shard_of(key)]);
-                let holders = bucket.firsts.entry(key.clone()).or_default();
-                if let Err(at) = holders.binary_search(t) {
-                    holders.insert(at, *t);
-                }
-                texts.push(key.clone());
-            }
+            patch_firsts(&mut index, &was.firsts, &is.firsts, &mut texts);
         }
         for &slot in &changed_heads {
             let t = old.head_owner(slot);
-            for h in old.heads[slot].1.iter() {
-                let text = head_text(h);
-                let bucket = Arc::make_mut(&mut index[shard_of(&text)]);
-                if let Some(list) = bucket.heads.get_mut(&text) {
-                    if let Ok(at) = list.binary_search_by(|(x, _)| x.as_str().cmp(h)) {
-                        list[at].1.retain(|x| *x != t);
-                        if list[at].1.is_empty() {
-                            list.remove(at);
-                        }
-                    }
-                    if list.is_empty() {
-                        bucket.heads.remove(&text);
-                    }
-                }
-                texts.push(text);
-            }
-            for h in now.heads[slot].1.iter() {
-                let text = head_text(h);
-                let bucket = Arc::make_mut(&mut index[shard_of(&text)]);
-                let list = bucket.heads.entry(text.clone()).or_default();
-                match list.binary_search_by(|(x, _)| x.as_str().cmp(h)) {
-                    Ok(at) => {
-                        if let Err(p) = list[at].1.binary_search(&t) {
-                            list[at].1.insert(p, t);
-                        }
-                    }
-                    Err(at) => list.insert(at, (Text::from(h.as_str()), vec![t])),
-                }
-                texts.push(text);
-            }
+            patch_heads(
+                &mut index,
+                t,
+                &old.heads[slot].1,
+                &now.heads[slot].1,
+                &mut texts,
+            );
         }
         texts.sort_unstable();
         texts.dedup();
@@ -608,6 +543,111 @@ impl Matcher {
             memo: Arc::default(),
             only: None,
         })
+    }
+}
+
+/// The shards for the patterns `by_text`, each sorted by text; `old`'s automaton is kept for
+/// a shard whose patterns are unchanged.
+fn shards_of(by_text: HashMap<Text, Pattern>, old: Option<&Matcher>) -> Vec<Arc<Shard>> {
+    let mut parts: Vec<Vec<(Text, Pattern)>> = vec![Vec::new(); SHARDS];
+    for (text, pattern) in by_text {
+        parts[shard_of(&text)].push((text, pattern));
+    }
+    parts
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, mut entries)| {
+            entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            let (texts, patterns): (Vec<Text>, Vec<Pattern>) = entries.into_iter().unzip();
+            match old.and_then(|o| o.shards.get(i)) {
+                Some(s) if s.texts == texts && s.patterns == patterns => s.clone(),
+                _ => Arc::new(Shard::build(texts, patterns)),
+            }
+        })
+        .collect()
+}
+
+impl Bucket {
+    /// Sorted, and without growth slack: kept for as long as the matcher is.
+    fn settle(&mut self) {
+        for list in self.heads.values_mut() {
+            list.sort();
+            for (_, holders) in list.iter_mut() {
+                holders.shrink_to_fit();
+            }
+            list.shrink_to_fit();
+        }
+        self.firsts.shrink_to_fit();
+        self.heads.shrink_to_fit();
+    }
+}
+
+/// Moves one entity's short names in `index` from `was` to `is` (a bucket is copied only
+/// when one of its texts changes), adding every text touched to `texts`.
+fn patch_firsts(
+    index: &mut [Arc<Bucket>],
+    was: &[(Text, Option<bool>, Target)],
+    is: &[(Text, Option<bool>, Target)],
+    texts: &mut Vec<Text>,
+) {
+    for (key, _, t) in was {
+        let bucket = Arc::make_mut(&mut index[shard_of(key)]);
+        if let Some(holders) = bucket.firsts.get_mut(key) {
+            holders.retain(|h| h != t);
+            if holders.is_empty() {
+                bucket.firsts.remove(key);
+            }
+        }
+        texts.push(key.clone());
+    }
+    for (key, _, t) in is {
+        let bucket = Arc::make_mut(&mut index[shard_of(key)]);
+        let holders = bucket.firsts.entry(key.clone()).or_default();
+        if let Err(at) = holders.binary_search(t) {
+            holders.insert(at, *t);
+        }
+        texts.push(key.clone());
+    }
+}
+
+/// Moves `t`'s head nouns in `index` from `was` to `is`, adding every text touched to
+/// `texts`.
+fn patch_heads(
+    index: &mut [Arc<Bucket>],
+    t: Target,
+    was: &[String],
+    is: &[String],
+    texts: &mut Vec<Text>,
+) {
+    for h in was {
+        let text = head_text(h);
+        let bucket = Arc::make_mut(&mut index[shard_of(&text)]);
+        if let Some(list) = bucket.heads.get_mut(&text) {
+            if let Ok(at) = list.binary_search_by(|(x, _)| x.as_str().cmp(h)) {
+                list[at].1.retain(|x| *x != t);
+                if list[at].1.is_empty() {
+                    list.remove(at);
+                }
+            }
+            if list.is_empty() {
+                bucket.heads.remove(&text);
+            }
+        }
+        texts.push(text);
+    }
+    for h in is {
+        let text = head_text(h);
+        let bucket = Arc::make_mut(&mut index[shard_of(&text)]);
+        let list = bucket.heads.entry(text.clone()).or_default();
+        match list.binary_search_by(|(x, _)| x.as_str().cmp(h)) {
+            Ok(at) => {
+                if let Err(p) = list[at].1.binary_search(&t) {
+                    list[at].1.insert(p, t);
+                }
+            }
+            Err(at) => list.insert(at, (Text::from(h.as_str()), vec![t])),
+        }
+        texts.push(text);
     }
 }
 

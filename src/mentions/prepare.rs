@@ -329,7 +329,27 @@ pub(super) fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
             a
         })
     });
-    // `the chapel`, `the doctor`, `the foreman`: a place's or person's head nouns.
+    let (npc_heads, place_heads) = prepare_heads(c, old);
+    Prepared {
+        counts,
+        adds: pcs
+            .into_iter()
+            .chain(npcs)
+            .chain(locations)
+            .chain(threads)
+            .chain(lore)
+            .chain(sessions)
+            .collect(),
+        heads: npc_heads.into_iter().chain(place_heads).collect(),
+    }
+}
+
+/// Head nouns, each entity's with the key they were prepared from.
+type Heads = Vec<(u64, Arc<Vec<String>>)>;
+
+/// Each NPC's and place's head nouns (`the chapel`, `the doctor`, `the foreman`), prepared
+/// on both cores, reusing `old`'s for every entity whose name, role or kind did not change.
+fn prepare_heads(c: &Campaign, old: Option<&Prepared>) -> (Heads, Heads) {
     // `slot` is the entity's place in `old`'s heads, `at` its place in the new ones.
     let heads_of = |slot: Option<usize>, at: usize, make: &dyn Fn() -> Vec<String>| {
         let key = heads_key(c, at);
@@ -356,16 +376,5 @@ pub(super) fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
         let slot = old.filter(|o| i < o.counts[2]).map(|o| o.counts[1] + i);
         heads_of(slot, c.npcs.len() + i, &|| place_heads(&l.name, kind))
     });
-    Prepared {
-        counts,
-        adds: pcs
-            .into_iter()
-            .chain(npcs)
-            .chain(locations)
-            .chain(threads)
-            .chain(lore)
-            .chain(sessions)
-            .collect(),
-        heads: npc_heads.into_iter().chain(place_heads).collect(),
-    }
+    (npc_heads, place_heads)
 }
