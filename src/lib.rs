@@ -23,6 +23,7 @@ pub mod context;
 pub mod dice;
 pub mod llm;
 pub mod memory;
+pub mod mentions;
 pub mod names;
 pub mod play;
 pub mod secrets;

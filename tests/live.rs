@@ -392,3 +392,29 @@ fn context_settings_reach_the_table() {
     table.take_reload(&r, &t.live);
     assert_eq!(npcs_shown(&mut table), 1);
 }
+
+/// A role is what makes a head noun (`the lamplighter`): an NPC's new role reaches the mention
+/// matcher on a reload, as a cold load has it, though no name, alias or id changed.
+#[test]
+fn a_changed_role_reaches_the_mention_matcher() {
+    let mut t = Table::of("saltreach");
+    let rel = "canon/npcs/bosun-kettle.md";
+    let named = |t: &Table, msg: &str| -> Vec<String> {
+        let e = t.live.engine();
+        e.matcher()
+            .find(msg)
+            .iter()
+            .map(|m| match m.target {
+                vaultdm::context::Target::Npc(i) => e.campaign().npcs[i as usize].name.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(named(&t, "we ask the bruiser"), ["Bosun Kettle"]);
+    t.s.edit(rel, "dock bruiser for hire", "night lamplighter");
+    let r = t.apply(&[rel]);
+    assert!(!r.full, "{r}");
+    assert_eq!(named(&t, "we ask the lamplighter"), ["Bosun Kettle"]);
+    assert!(named(&t, "we ask the bruiser").is_empty());
+    t.assert_matches_cold_load(&["we ask the lamplighter", "we ask the bruiser"]);
+}

@@ -1,9 +1,9 @@
 //! Mention cards: how a thing the message names reads in the block, in full and short.
 
 use super::explain::{Cut, Via};
-use super::mentions::Target;
 use crate::canon::text::{first_sentence, lead};
 use crate::canon::{Campaign, Npc, Pc};
+use crate::mentions::Target;
 use serde::Serialize;
 
 /// One card. `short` is what the budget shortens it to; past that it is only named.

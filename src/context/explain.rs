@@ -5,9 +5,9 @@
 
 use super::budget::DropStep;
 use super::cards::Card;
-use super::mentions::{How, Mention};
 use super::plan::Plan;
 use super::{Item, Mode};
+use crate::mentions::{How, Mention};
 use crate::tokens;
 use serde::Serialize;
 use std::fmt;

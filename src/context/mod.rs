@@ -12,7 +12,6 @@
 pub mod budget;
 mod cards;
 pub mod explain;
-pub mod mentions;
 pub mod mode;
 mod plan;
 mod rank;
@@ -20,9 +19,9 @@ pub mod render;
 mod scene;
 pub mod setup;
 
+pub use crate::mentions::{How, Matcher, Mention, Target};
 pub use budget::{DropStep, DEFAULT_BUDGET};
 pub use explain::{Cut, ItemKind, Reason};
-pub use mentions::{How, Matcher, Mention, Target};
 pub use mode::{is_resume, Mode, ModeChoice, RESUME_COMMANDS};
 pub use render::{TemplateError, Templates};
 pub use setup::{load_templates, Overrides};

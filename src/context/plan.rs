@@ -4,10 +4,10 @@
 
 use super::cards::{card_for, Card};
 use super::explain::{Cut, ItemKind, Reason, Via};
-use super::mentions::Target;
 use super::scene::left_out;
 use super::{rank, scene, ContextError, Engine, Item, Mode, Options};
 use crate::canon::{Campaign, Priority};
+use crate::mentions::Target;
 use serde::Serialize;
 use std::collections::HashMap;
 

@@ -5,11 +5,11 @@
 
 use super::cards::{class_level, hp_text, join_voice};
 use super::explain::{ItemKind, Reason, Via};
-use super::mentions::{Matcher, Target};
 use super::plan::{LocRow, NpcRow, PcRow};
 use super::{ContextError, Item};
 use crate::canon::text::first_sentence;
 use crate::canon::{Campaign, Pc};
+use crate::mentions::{Matcher, Target};
 use std::collections::{HashMap, HashSet};
 
 /// The PC `--pc` names: by name, given name, alias or file name, any case.

@@ -21,8 +21,8 @@ pub mod note;
 pub mod store;
 pub mod words;
 
-use crate::context::mentions::{Matcher, Mention, Target};
 use crate::llm::prompt::Exchange;
+use crate::mentions::{Matcher, Mention, Target};
 use index::{Index, Stats};
 
 /// Token shares of the memory layers.

@@ -386,11 +386,7 @@ impl Table {
 
     /// A memory holding the GM's session notes (the first passages before this session):
     /// indexed once per canon for all the tables sharing [`super::NoteMemory`].
-    fn notes_memory(
-        &self,
-        m: &crate::context::mentions::Matcher,
-        known: &dyn Fn(&str) -> bool,
-    ) -> Memory {
+    fn notes_memory(&self, m: &crate::mentions::Matcher, known: &dyn Fn(&str) -> bool) -> Memory {
         let kept = self.memory_config.moments_kept;
         let build = || {
             let mut mem = Memory::default();

@@ -585,9 +585,10 @@ mod tests {
             crate::canon::diff::diff_with_renames(&whole_before, &built.campaign, &renames),
         );
         // And the same answer to whether the mention matcher still serves.
+        let matcher = crate::mentions::Matcher::new(&whole_before);
         assert_eq!(
-            super::super::live::same_names_in(&was, &built.campaign, &notes),
-            super::super::live::same_names(&whole_before, &built.campaign),
+            matcher.serves_after(&built.campaign, &notes),
+            matcher.serves(&built.campaign),
         );
         let full = build(&v, &config, &files);
         assert_eq!(built.campaign, full.campaign);

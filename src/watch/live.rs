@@ -7,7 +7,8 @@ use crate::canon::{Campaign, CanonFiles, Change, Loaded, OWN_CLOCK, TEMPORAL_IND
 use crate::config::ContextConfig;
 use crate::config::{Config, CONFIG_FILE};
 use crate::context::setup::{checked_templates, WhenBroken};
-use crate::context::{load_templates, Engine, Matcher, Templates};
+use crate::context::{load_templates, Engine, Templates};
+use crate::mentions::Matcher;
 use crate::vault::boundary::FileId;
 use crate::vault::note::{hash_bytes, MAX_NOTE_BYTES};
 use crate::vault::scope::{is_markdown, is_noise, leads_outside};
@@ -228,92 +229,6 @@ fn repath(mut note: Note, path: &str) -> Note {
         d.path = path.to_string();
     }
     note
-}
-
-/// True when the campaign's names, aliases, ids (paths: `[[links]]` resolve by them) and
-/// order are the same, so the mention matcher built for `a` serves `b` unchanged.
-pub(crate) fn same_names(a: &Campaign, b: &Campaign) -> bool {
-    names_agree(a, b, None)
-}
-
-/// [`same_names`] after an update of only `notes`: `was` holds those notes' NPCs, places,
-/// lore and sessions as they were and every PC and thread, and nothing else changed.
-pub(crate) fn same_names_in(was: &Campaign, new: &Campaign, notes: &BTreeSet<String>) -> bool {
-    names_agree(was, new, Some(notes))
-}
-
-/// [`same_names`] over every entity, or, with `notes`, over every PC and thread and the
-/// other entities of those notes.
-fn names_agree(a: &Campaign, b: &Campaign, notes: Option<&BTreeSet<String>>) -> bool {
-    /// The entities of `v` (sorted by note path) from `notes`, or all of them.
-    fn of<'a, T>(
-        v: &'a [T],
-        notes: Option<&BTreeSet<String>>,
-        id: impl Fn(&T) -> &str,
-    ) -> Vec<&'a T> {
-        let Some(notes) = notes else {
-            return v.iter().collect();
-        };
-        let mut out = Vec::new();
-        for p in notes {
-            let from = v.partition_point(|e| id(e) < p.as_str());
-            out.extend(v[from..].iter().take_while(|e| id(e) == p.as_str()));
-        }
-        out
-    }
-    fn same<T>(
-        a: &[T],
-        b: &[T],
-        notes: Option<&BTreeSet<String>>,
-        id: impl Fn(&T) -> &str,
-        eq: impl Fn(&T, &T) -> bool,
-    ) -> bool {
-        let (x, y) = (of(a, notes, &id), of(b, notes, &id));
-        x.len() == y.len() && x.iter().zip(&y).all(|(p, q)| eq(p, q))
-    }
-    let named = |a: &str, b: &str, x: &[String], y: &[String]| a == b && x == y;
-    // PCs and threads whole: the party in play and the threads file can change with any note.
-    same(
-        &a.pcs,
-        &b.pcs,
-        None,
-        |e| &e.id,
-        |x, y| {
-            x.id == y.id
-                && named(&x.name, &y.name, &x.aliases, &y.aliases)
-                && x.inventory == y.inventory
-        },
-    ) && same(
-        &a.threads,
-        &b.threads,
-        None,
-        |e| &e.id,
-        |x, y| x.id == y.id && named(&x.title, &y.title, &x.aliases, &y.aliases),
-    ) && same(
-        &a.npcs,
-        &b.npcs,
-        notes,
-        |e| &e.id,
-        |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
-    ) && same(
-        &a.locations,
-        &b.locations,
-        notes,
-        |e| &e.id,
-        |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
-    ) && same(
-        &a.lore,
-        &b.lore,
-        notes,
-        |e| &e.id,
-        |x, y| x.id == y.id && named(&x.name, &y.name, &x.aliases, &y.aliases),
-    ) && same(
-        &a.sessions,
-        &b.sessions,
-        notes,
-        |e| &e.id,
-        |x, y| x.id == y.id && x.name == y.name,
-    )
 }
 
 /// An engine with an empty campaign, held for the moment the real one is being updated.
@@ -812,18 +727,18 @@ impl Live {
             self.reload_templates(reload, extra_diags);
         }
         let new = &self.loaded.built.campaign;
-        let (changes, names_kept) = match &before {
+        let (changes, serves) = match &before {
             Before::Notes(notes, was) => (
                 diff_notes(was, new, &edit.renames, notes),
-                same_names_in(was, new, notes),
+                self.matcher.serves_after(new, notes),
             ),
             Before::Whole(was) => (
                 diff_with_renames(was, new, &edit.renames),
-                same_names(was, new),
+                self.matcher.serves(new),
             ),
         };
         drop(before);
-        if !names_kept {
+        if !serves {
             self.matcher = Arc::new(self.matcher.rebuilt(new));
         }
         self.engine = Engine::from_parts(

@@ -61,8 +61,11 @@
 //!
 //! A reload re-reads and re-parses only the changed files, updates the link index in place
 //! (or rebuilds it once for large batches), rebuilds the typed campaign from the parsed
-//! notes, and rebuilds the mention matcher only when a name, alias, id or carried item
-//! changed. See the "Live reload" section of `docs/benchmarks.md` for measured times.
+//! notes, and rebuilds the mention matcher only when it no longer serves the new canon
+//! ([`Matcher::serves`](crate::mentions::Matcher::serves): an entity came or went, or a
+//! name, alias, note id, carried item, role or place kind changed; after a reload of a few
+//! notes only their entities, the PCs and the threads are compared). See the "Live reload"
+//! section of `docs/benchmarks.md` for measured times.
 
 #[cfg(test)]
 mod agree;

@@ -7,7 +7,7 @@
 use super::change::{Change, Field};
 use super::resolve;
 use crate::canon::model::Campaign;
-use crate::context::mentions::Matcher;
+use crate::mentions::Matcher;
 
 /// A write command's name and its usage line.
 pub const USAGE: &[(&str, &str)] = &[

@@ -23,7 +23,7 @@ pub use log::{ChangeLog, From};
 pub use plan::{Plan, Planned, Rejected};
 
 use crate::canon::model::Campaign;
-use crate::context::mentions::Matcher;
+use crate::mentions::Matcher;
 use std::path::Path;
 
 /// What writing a set of changes did.

@@ -11,7 +11,7 @@ use crate::canon::model::ClockHome;
 use crate::canon::model::{Campaign, Priority};
 use crate::canon::{keys, NEW_TIMELINE, OPEN_THREADS, OWN_CLOCK, TEMPORAL_INDEX, TIMELINE};
 use crate::config::HpBounds;
-use crate::context::mentions::Matcher;
+use crate::mentions::Matcher;
 use crate::names::slug;
 use crate::vault::boundary;
 use crate::vault::edit::{self, Scalar};

@@ -4,7 +4,7 @@
 //! error that names both; nothing is guessed.
 
 use crate::canon::model::Campaign;
-use crate::context::mentions::{Matcher, Target};
+use crate::mentions::{Matcher, Target};
 use crate::names::{norm_key, slug};
 
 /// A PC or an NPC.

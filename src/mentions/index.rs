@@ -1,114 +1,27 @@
-//! Mentions: find every canon entity a player message names.
-//!
-//! One [`Matcher`] is built per canon load: an aho-corasick automaton over every name,
-//! alias, article-less name, unambiguous first name, thread title and carried item, all
-//! case-folded. A match counts only on whole words ("Al" never fires inside "Always"),
-//! the longest match wins ("Silent Circle Salon" over "Silent Circle"), and a name that is
-//! also a common English word fires only when capitalised ("Grey" the ferryman, not grey fog)
-//! — unless the player writes without capitals at all and the word is not among the most
-//! common ones (`we meet weaver`, `jerrex sends pebble ahead`).
+//! The matcher's tables: patterns spread over [`SHARDS`] automata by a hash of their text,
+//! who holds each short name and head noun, and the `[[link]]` keys. Built from the
+//! prepared names, or patched after a reload for the few entities whose names changed
+//! (deciding again only the texts they share), so a reload rebuilds only the shards whose
+//! patterns changed.
 
+use super::prepare::{counts, owner_of, prepare_all, Prepared};
+use super::rules::{head_counts, head_text, needs_capital, prepare};
+use super::{HashMap, Holders, How, Mention, Target, Text};
 use crate::canon::Campaign;
 use crate::names::{fold_name, fold_text, norm_key, slug};
-use crate::vault::links::{find_wikilinks, strip_md};
+use crate::vault::links::strip_md;
 use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
+use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
-// FxHash: keys are the campaign's own names; a rename rebuilds these maps while the GM waits.
-type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
-type HashSet<K> = rustc_hash::FxHashSet<K>;
-
-/// A folded name as the matcher keeps it: inline up to 24 bytes, as almost every name is (a
-/// 10k-note vault's matcher holds ~75k of them for as long as a chat runs).
-type Text = compact_str::CompactString;
-
-/// The entities holding a short name: almost always one, kept in place.
-type Holders = smallvec::SmallVec<[Target; 1]>;
-
-/// What a mention points at (indices into the campaign's vectors). Eight bytes: the
-/// matcher holds one in every pattern, prepared name and link key (~100k on a 10k-note
-/// vault), so the indices are 32-bit ([`Target::at`] makes one from a `usize`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Target {
-    /// A player character.
-    Pc(u32),
-    /// An NPC.
-    Npc(u32),
-    /// A location.
-    Location(u32),
-    /// A thread.
-    Thread(u32),
-    /// An item carried by a PC: (pc, item index); a PC's items past the 65,536th are not
-    /// matched.
-    Item(u32, u16),
-    /// A lore note.
-    Lore(u32),
-    /// A session note (matched only by its whole title or a link).
-    Session(u32),
-}
-
-// The layout the matcher's memory figures rely on.
-const _: () = assert!(std::mem::size_of::<Target>() == 8);
-
-impl Target {
-    /// An index into one of the campaign's vectors, as a target holds it.
-    pub fn at(i: usize) -> u32 {
-        u32::try_from(i).expect("fewer than 4 billion entities of a kind")
-    }
-}
-
-/// How a mention's words name its entity (for `--explain`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum How {
-    /// The entity's name (or its name without `The`).
-    Name,
-    /// One of its aliases.
-    Alias,
-    /// A person's given name, surname or title, which no other entity shares.
-    ShortName,
-    /// `the` and a word only its name, title, role or kind holds (`the chapel`).
-    HeadNoun,
-    /// An item a PC carries.
-    Item,
-    /// A `[[wikilink]]`.
-    Link,
-}
-
-impl How {
-    /// A few words for `--explain`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            How::Name => "name",
-            How::Alias => "alias",
-            How::ShortName => "a given name, surname or title no one else has",
-            How::HeadNoun => "a word only its name, title, role or kind holds",
-            How::Item => "carried item",
-            How::Link => "link",
-        }
-    }
-}
-
-/// One thing the message names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mention {
-    /// What it names.
-    pub target: Target,
-    /// The words as the player wrote them.
-    pub text: String,
-    /// True when the same words name more than one entity.
-    pub ambiguous: bool,
-    /// How the words name it.
-    pub how: How,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Pattern {
+pub(super) struct Pattern {
     /// Almost every text names one entity: kept inline (a heap vector of one target took
     /// 96 bytes, the room for four, for each of the ~23k patterns of a 10k-note vault).
-    targets: smallvec::SmallVec<[Target; 1]>,
-    needs_capital: bool,
-    how: How,
+    pub(super) targets: smallvec::SmallVec<[Target; 1]>,
+    pub(super) needs_capital: bool,
+    pub(super) how: How,
 }
 
 /// A text searched and what it names.
@@ -124,124 +37,53 @@ type Found = (String, Vec<Mention>);
 pub struct Matcher {
     /// Shared between a matcher and the ones rebuilt from it: an unchanged shard is the
     /// same allocation, not a copy of its patterns.
-    shards: Vec<Arc<Shard>>,
-    links: Arc<Links>,
+    pub(super) shards: Vec<Arc<Shard>>,
+    pub(super) links: Arc<Links>,
     /// Each entity's prepared names and head nouns, with a hash of what they are made from
     /// (the target and its names, aliases, items, role or kind): a rebuild prepares only
     /// the entities that changed, and a patch knows which ones did.
-    prepared: Arc<Prepared>,
+    pub(super) prepared: Arc<Prepared>,
     /// Who holds each short name and head noun, by the pattern text it would make, spread
     /// like the shards (`index[i]` for the texts of `shards[i]`): what a patch needs to
     /// decide whether a short name or head noun is unique once an entity changed.
-    index: Vec<Arc<Bucket>>,
+    pub(super) index: Vec<Arc<Bucket>>,
     /// The last text searched and what it names: one message is looked up by the context,
     /// the memory's query and its recall reasons, and a scan is one pass per shard.
-    memo: Arc<std::sync::Mutex<Option<Found>>>,
+    pub(super) memo: Arc<std::sync::Mutex<Option<Found>>>,
     /// Set on a matcher built for one message ([`Matcher::for_message`]).
-    only: Option<Arc<Only>>,
+    pub(super) only: Option<Arc<Only>>,
 }
 
 /// A matcher built for one message: the message, its campaign, and the whole matcher,
 /// built the first time any other text is searched.
 #[derive(Debug)]
-struct Only {
-    message: String,
-    campaign: Arc<Campaign>,
-    whole: OnceLock<Matcher>,
-}
-
-/// The entity kinds whose names make patterns, in the order a build adds them (the order of
-/// [`Target`] without items).
-const KINDS: usize = 6;
-
-/// Each entity's prepared names (PCs, then NPCs, locations, threads, lore, sessions) and
-/// head nouns (NPCs, then locations), each with the hash it was prepared from.
-#[derive(Debug, Default)]
-struct Prepared {
-    /// How many entities of each kind, in the order of `adds`.
-    counts: [usize; KINDS],
-    adds: Vec<(u64, Arc<Adds>)>,
-    heads: Vec<(u64, Arc<Vec<String>>)>,
-}
-
-impl Prepared {
-    /// Where the entity owning `t` is in `adds` (an item belongs to its PC).
-    fn slot(&self, t: Target) -> usize {
-        let (kind, i) = match t {
-            Target::Pc(i) | Target::Item(i, _) => (0, i),
-            Target::Npc(i) => (1, i),
-            Target::Location(i) => (2, i),
-            Target::Thread(i) => (3, i),
-            Target::Lore(i) => (4, i),
-            Target::Session(i) => (5, i),
-        };
-        self.counts[..kind].iter().sum::<usize>() + i as usize
-    }
-
-    /// The entity at `slot` in `heads`.
-    fn head_owner(&self, slot: usize) -> Target {
-        if slot < self.counts[1] {
-            Target::Npc(Target::at(slot))
-        } else {
-            Target::Location(Target::at(slot - self.counts[1]))
-        }
-    }
-}
-
-fn counts(c: &Campaign) -> [usize; KINDS] {
-    [
-        c.pcs.len(),
-        c.npcs.len(),
-        c.locations.len(),
-        c.threads.len(),
-        c.lore.len(),
-        c.sessions.len(),
-    ]
-}
-
-/// The entity a pattern's target belongs to (an item's PC).
-fn owner_of(t: Target) -> Target {
-    match t {
-        Target::Item(i, _) => Target::Pc(i),
-        t => t,
-    }
+pub(super) struct Only {
+    pub(super) message: String,
+    pub(super) campaign: Arc<Campaign>,
+    pub(super) whole: OnceLock<Matcher>,
 }
 
 /// Short names and head nouns keyed by the pattern text they would make.
 #[derive(Debug, Clone, Default, PartialEq)]
-struct Bucket {
+pub(super) struct Bucket {
     /// A folded short name -> the entities whose names have it (sorted, each once).
-    firsts: HashMap<Text, Holders>,
+    pub(super) firsts: HashMap<Text, Holders>,
     /// `the <head>` folded -> each head noun folding to it and the entities holding that
     /// head noun (sorted by head, targets sorted, each once).
-    heads: HashMap<Text, Vec<(Text, Vec<Target>)>>,
+    pub(super) heads: HashMap<Text, Vec<(Text, Vec<Target>)>>,
 }
 
 /// A reload patches the matcher when at most this many entities' names or head nouns
 /// changed (and no entity came or went); more, and it builds the matcher again.
 const PATCH_MAX: usize = 64;
 
-/// A hash of a target and the texts its patterns are made from.
-fn key_of(t: Target, parts: &[&str], lists: &[&[String]]) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = std::hash::BuildHasherDefault::<rustc_hash::FxHasher>::default().build_hasher();
-    t.hash(&mut h);
-    for p in parts {
-        p.hash(&mut h);
-    }
-    for l in lists {
-        l.hash(&mut h);
-    }
-    h.finish()
-}
-
 /// `[[link]]` keys (path, stem, slug) of every entity note, and a hash of the ids they came
 /// from, in order (equal ids give equal keys, so a reload that moves no note reuses them;
 /// hashing the new ids reads half the memory comparing them with the old ones would).
 #[derive(Debug, Default)]
-struct Links {
-    ids: u64,
-    keys: HashMap<Text, Target>,
+pub(super) struct Links {
+    pub(super) ids: u64,
+    pub(super) keys: HashMap<Text, Target>,
 }
 
 /// How many automata the patterns are spread over: more make a rename cheaper (fewer
@@ -252,10 +94,10 @@ pub const SHARDS: usize = 64;
 
 /// One automaton over some of the patterns (`texts[i]` is `patterns[i]`'s folded text).
 #[derive(Debug, Clone, Default)]
-struct Shard {
-    ac: Option<AhoCorasick>,
-    texts: Vec<Text>,
-    patterns: Vec<Pattern>,
+pub(super) struct Shard {
+    pub(super) ac: Option<AhoCorasick>,
+    pub(super) texts: Vec<Text>,
+    pub(super) patterns: Vec<Pattern>,
 }
 
 impl Shard {
@@ -277,171 +119,17 @@ impl Shard {
     }
 }
 
-/// `f(index, item)` for every item, on both cores, in order.
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + Sync + Send) -> Vec<R> {
-    items.par_iter().enumerate().map(|(i, x)| f(i, x)).collect()
-}
-
 fn shard_of(text: &str) -> usize {
     use std::hash::{BuildHasher, BuildHasherDefault};
     let h = BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(text);
     (h % SHARDS as u64) as usize
 }
 
-fn common_words() -> &'static HashSet<&'static str> {
-    static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    WORDS.get_or_init(|| {
-        include_str!("common-words.txt")
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.is_empty())
-            .collect()
-    })
-}
-
-/// How many of the most frequent words (the top of `common-words.txt`) need a capital even
-/// from a player who writes none: `grey`, `flint`, `rose` are words first.
-const VERY_COMMON: usize = 5000;
-
-fn very_common_words() -> &'static HashSet<&'static str> {
-    static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    WORDS.get_or_init(|| {
-        include_str!("common-words.txt")
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.is_empty())
-            .take(VERY_COMMON)
-            .collect()
-    })
-}
-
-/// Words that stand before a person's given name and are not part of it.
-const HONORIFICS: &[&str] = &[
-    "the",
-    "a",
-    "an",
-    "lord",
-    "lady",
-    "sir",
-    "dame",
-    "captain",
-    "capt",
-    "sister",
-    "brother",
-    "mother",
-    "father",
-    "abbess",
-    "abbot",
-    "old",
-    "young",
-    "bosun",
-    "king",
-    "queen",
-    "prince",
-    "princess",
-    "duke",
-    "duchess",
-    "count",
-    "countess",
-    "baron",
-    "baroness",
-    "master",
-    "mistress",
-    "doctor",
-    "dr",
-    "professor",
-    "prof",
-    "general",
-    "sergeant",
-    "sgt",
-    "lieutenant",
-    "lt",
-    "commander",
-    "mr",
-    "mrs",
-    "ms",
-    "miss",
-    "saint",
-    "st",
-    "elder",
-    "uncle",
-    "aunt",
-    "granny",
-    "grandma",
-    "grandpa",
-    "madam",
-    "madame",
-    "deputy",
-    "sheriff",
-    "marshal",
-    "foreman",
-    "reverend",
-    "rev",
-    "father",
-    "friar",
-    "high",
-    "little",
-    "big",
-    "mayor",
-    "magistrate",
-    "judge",
-    "chief",
-    "admiral",
-    "commodore",
-    "bishop",
-    "archbishop",
-    "cardinal",
-    "pastor",
-    "parson",
-    "nurse",
-];
-
-fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
 struct Builder<'a> {
-    by_text: HashMap<Text, Pattern>,
+    pub(super) by_text: HashMap<Text, Pattern>,
     /// For a matcher built for one message: the folded message. A text that does not occur
     /// in it is never found in it, so it makes no pattern.
-    within: Option<&'a str>,
-}
-
-/// Head nouns too vague to stand for one entity even when only one holds them.
-const VAGUE_NOUNS: &[&str] = &[
-    "people", "person", "thing", "place", "time", "night", "there", "where", "other", "group",
-    "party", "member", "members", "npcs", "npc", "player", "players", "unknown", "area",
-];
-
-/// A text folded for matching, and whether it needs a capital; None when it is too short
-/// to be a name.
-fn prepare(text: &str) -> Option<(Text, bool)> {
-    let folded = Text::from(fold_name(text));
-    let cap = needs_capital(&folded)?;
-    Some((folded, cap))
-}
-
-/// Whether a folded text needs a capital to count; None when it is too short to be a name.
-fn needs_capital(folded: &str) -> Option<bool> {
-    if folded
-        .chars()
-        .filter(|c| c.is_alphanumeric())
-        .take(2)
-        .count()
-        < 2
-    {
-        return None;
-    }
-    let single = !folded.contains(' ');
-    Some(single && common_words().contains(folded))
-}
-
-/// The pattern text a head noun makes (`the chapel`).
-fn head_text(head: &str) -> Text {
-    fold_name(&format!("the {head}")).into()
-}
-
-/// Whether a head noun held by `holders` entities may stand for one of them.
-fn head_counts(head: &str, holders: usize) -> bool {
-    holders == 1 && head.chars().count() >= 4 && !VAGUE_NOUNS.contains(&head)
+    pub(super) within: Option<&'a str>,
 }
 
 impl Builder<'_> {
@@ -463,320 +151,6 @@ impl Builder<'_> {
         if !p.targets.contains(&target) {
             p.targets.push(target);
         }
-    }
-}
-
-/// One entity's patterns, prepared apart from the others: (folded text, needs a capital,
-/// target, how), and its short names (as written, folded) for the uniqueness count.
-#[derive(Debug, Default)]
-struct Adds {
-    adds: Vec<(Text, bool, Target, How)>,
-    /// Short names: folded, whether they need a capital (None: too short to be a name).
-    firsts: Vec<(Text, Option<bool>, Target)>,
-}
-
-impl Adds {
-    /// Without growth slack: an entity has two or three names, and a vector grown by pushes
-    /// keeps room for four (56 bytes each), for every entity, for as long as a chat runs.
-    fn shrunk(mut self) -> Adds {
-        self.adds.shrink_to_fit();
-        self.firsts.shrink_to_fit();
-        self
-    }
-
-    fn add(&mut self, text: &str, t: Target, how: How) {
-        if let Some((folded, cap)) = prepare(text) {
-            self.adds.push((folded, cap, t, how));
-        }
-    }
-
-    /// A name, its aliases (each also without `The`), and for a person the name without
-    /// honorifics and the short names to count.
-    fn names(name: &str, aliases: &[String], t: Target, person: bool) -> Adds {
-        let mut a = Adds::default();
-        a.add(name, t, How::Name);
-        if let Some(s) = strip_article(name) {
-            a.add(s, t, How::Name);
-        }
-        for alias in aliases {
-            a.add(alias, t, How::Alias);
-            if let Some(s) = strip_article(alias) {
-                a.add(s, t, How::Alias);
-            }
-        }
-        if person {
-            let parts = person_parts(name);
-            if let Some(w) = parts.without {
-                a.add(&w, t, How::Name);
-            }
-            // Short names become patterns later, only where exactly one entity has them.
-            for short in [parts.first, parts.surname, parts.title]
-                .into_iter()
-                .flatten()
-            {
-                match prepare(&short) {
-                    Some((folded, cap)) => a.firsts.push((folded, Some(cap), t)),
-                    None => a.firsts.push((fold_name(&short).into(), None, t)),
-                }
-            }
-        }
-        a
-    }
-}
-
-/// The name without its leading article, in the languages GMs write (`The Gilded Eel`,
-/// `Il Fondo del Barile`, `La Posada`, `Der Graue Turm`, `L'Auberge`).
-fn strip_article(name: &str) -> Option<&str> {
-    const ARTICLES: [&str; 17] = [
-        "the ", "a ", "an ", "il ", "lo ", "la ", "le ", "les ", "el ", "los ", "las ", "der ",
-        "die ", "das ", "l'", "l’", "gli ",
-    ];
-    for a in ARTICLES {
-        let Some(head) = name.get(..a.len()) else {
-            continue;
-        };
-        if head.eq_ignore_ascii_case(a) && name.len() > a.len() {
-            let rest = name[a.len()..].trim();
-            // English articles before anything (`a silvered dagger`); the others before a
-            // capital only (`L'Auberge`, not an Italian phrase that opens with `la`).
-            let english = matches!(a, "the " | "a " | "an ");
-            if english || rest.chars().next().is_some_and(char::is_uppercase) {
-                return Some(rest);
-            }
-        }
-    }
-    None
-}
-
-/// The given name of a multi-word person's name, after any honorifics
-/// (`Lord Halden Sauvage` -> `Halden`), and the name without honorifics (`Halden Sauvage`).
-/// Parts of a multi-word person's name a player may use alone: the given name after any
-/// honorifics (`Lord Halden Sauvage` -> `Halden`), the surname (`Sauvage`), the title
-/// (`Lord`), and the name without honorifics (`Halden Sauvage`).
-#[derive(Debug, Default, PartialEq, Eq)]
-struct PersonParts {
-    first: Option<String>,
-    surname: Option<String>,
-    title: Option<String>,
-    without: Option<String>,
-}
-
-/// Honorific-like words that are descriptions, not titles a player would use alone.
-const NOT_TITLES: &[&str] = &["the", "a", "an", "old", "young", "little", "big", "high"];
-
-fn person_parts(name: &str) -> PersonParts {
-    let words: Vec<&str> = name.split_whitespace().collect();
-    if words.len() < 2 {
-        return PersonParts::default();
-    }
-    let skip = words
-        .iter()
-        .take_while(|w| HONORIFICS.contains(&w.to_lowercase().trim_end_matches('.')))
-        .count();
-    if skip >= words.len() {
-        return PersonParts::default();
-    }
-    let rest = &words[skip..];
-    let clean = |w: &str| w.trim_end_matches([',', '.']).to_string();
-    let title = words[..skip]
-        .iter()
-        .rev()
-        .find(|w| !NOT_TITLES.contains(&w.to_lowercase().trim_end_matches('.')))
-        .map(|w| clean(w));
-    PersonParts {
-        first: Some(clean(rest[0])),
-        surname: (rest.len() > 1).then(|| clean(rest[rest.len() - 1])),
-        title,
-        without: (skip > 0 && rest.len() > 1).then(|| rest.join(" ")),
-    }
-}
-
-fn last_word(s: &str) -> Option<String> {
-    s.split_whitespace()
-        .last()
-        .map(|w| fold_name(w.trim_matches(|c: char| !c.is_alphanumeric())))
-        .filter(|w| !w.is_empty())
-}
-
-/// The word of a phrase that names what it is: the last word before a preposition
-/// (`Chapel of the Lamp` -> `chapel`, `junior clerk at the Assay Office` -> `clerk`), else
-/// its last word (`The Assay Office` -> `office`, `town doctor` -> `doctor`).
-fn head_of(phrase: &str) -> Option<String> {
-    let words: Vec<&str> = phrase.split_whitespace().collect();
-    let end = words
-        .iter()
-        .skip(1)
-        .position(|w| {
-            matches!(
-                w.to_lowercase().as_str(),
-                "of" | "at" | "in" | "for" | "from" | "on" | "to" | "with" | "by" | "under"
-            )
-        })
-        .map_or(words.len(), |p| p + 1);
-    last_word(&words[..end].join(" "))
-}
-
-/// A place's head nouns: its name's, and its kind's (`type: tavern`).
-fn place_heads(name: &str, kind: Option<&str>) -> Vec<String> {
-    let name = strip_article(name).unwrap_or(name);
-    let mut v: Vec<String> = Vec::new();
-    if name.split_whitespace().count() > 1 {
-        v.extend(head_of(name));
-    }
-    v.extend(kind.and_then(head_of));
-    v.dedup();
-    v
-}
-
-/// A person's head nouns: the titles before the name (`Doctor Amos Fitch` -> `doctor`) and
-/// the role's head (`town doctor`, `mine foreman`).
-fn npc_heads(name: &str, role: Option<&str>) -> Vec<String> {
-    let mut v: Vec<String> = name
-        .split_whitespace()
-        .take_while(|w| HONORIFICS.contains(&w.to_lowercase().trim_end_matches('.')))
-        .map(|w| fold_name(w.trim_end_matches('.')))
-        .filter(|w| !NOT_TITLES.contains(&w.as_str()))
-        .collect();
-    v.extend(role.and_then(head_of));
-    v.sort();
-    v.dedup();
-    v
-}
-
-/// Each entity's names and head nouns, prepared on both cores, reusing `old`'s for every
-/// entity whose names (and role or kind) did not change.
-fn prepare_all(c: &Campaign, old: Option<&Prepared>) -> Prepared {
-    let counts = counts(c);
-    // The prepared names of the entity of `kind` at `i` in `old`, when made from `key`.
-    let old_adds = |kind: usize, i: usize, key: u64| -> Option<Arc<Adds>> {
-        let o = old.filter(|o| i < o.counts[kind])?;
-        let (k, a) = &o.adds[o.counts[..kind].iter().sum::<usize>() + i];
-        (*k == key).then(|| a.clone())
-    };
-    let cached = |kind: usize, i: usize, key: u64, make: &dyn Fn() -> Adds| {
-        let a = old_adds(kind, i, key).unwrap_or_else(|| Arc::new(make().shrunk()));
-        (key, a)
-    };
-    let pcs: Vec<(u64, Arc<Adds>)> = par_map(&c.pcs, |i, p| {
-        let key = key_of(
-            Target::Pc(Target::at(i)),
-            &[&p.name],
-            &[&p.aliases, &p.inventory],
-        );
-        cached(0, i, key, &|| {
-            let mut a = Adds::names(&p.name, &p.aliases, Target::Pc(Target::at(i)), true);
-            // A target holds an item's place in 16 bits: items past that are not matched.
-            for (j, item) in p
-                .inventory
-                .iter()
-                .enumerate()
-                .take(usize::from(u16::MAX) + 1)
-            {
-                let t = Target::Item(Target::at(i), u16::try_from(j).expect("taken up to 2^16"));
-                let item = item.trim();
-                a.add(item, t, How::Item);
-                if let Some(s) = strip_article(item) {
-                    a.add(s, t, How::Item);
-                }
-            }
-            a
-        })
-    });
-    let named = |kind: usize, i: usize, t: Target, name: &str, aliases: &[String], person| {
-        let key = key_of(t, &[name], &[aliases]);
-        cached(kind, i, key, &|| Adds::names(name, aliases, t, person))
-    };
-    let npcs: Vec<(u64, Arc<Adds>)> = par_map(&c.npcs, |i, n| {
-        named(1, i, Target::Npc(Target::at(i)), &n.name, &n.aliases, true)
-    });
-    let locations: Vec<(u64, Arc<Adds>)> = par_map(&c.locations, |i, l| {
-        named(
-            2,
-            i,
-            Target::Location(Target::at(i)),
-            &l.name,
-            &l.aliases,
-            false,
-        )
-    });
-    let threads: Vec<(u64, Arc<Adds>)> = par_map(&c.threads, |i, t| {
-        named(
-            3,
-            i,
-            Target::Thread(Target::at(i)),
-            &t.title,
-            &t.aliases,
-            false,
-        )
-    });
-    let lore: Vec<(u64, Arc<Adds>)> = par_map(&c.lore, |i, l| {
-        named(
-            4,
-            i,
-            Target::Lore(Target::at(i)),
-            &l.name,
-            &l.aliases,
-            false,
-        )
-    });
-    let sessions: Vec<(u64, Arc<Adds>)> = par_map(&c.sessions, |i, s| {
-        let key = key_of(Target::Session(Target::at(i)), &[&s.name], &[]);
-        cached(5, i, key, &|| {
-            // The whole title only: a word of "Session 4: Floon's Rescue" is no mention.
-            let mut a = Adds::default();
-            a.add(&s.name, Target::Session(Target::at(i)), How::Name);
-            a
-        })
-    });
-    // `the chapel`, `the doctor`, `the foreman`: a place's or person's head nouns.
-    let heads_of = |slot: Option<usize>,
-                    t: Target,
-                    name: &str,
-                    other: Option<&str>,
-                    make: &dyn Fn() -> Vec<String>| {
-        let key = key_of(t, &[name, other.unwrap_or("\u{0}")], &[]);
-        let h = slot
-            .and_then(|s| old.and_then(|o| o.heads.get(s)))
-            .filter(|(k, _)| *k == key)
-            .map_or_else(
-                || {
-                    let mut h = make();
-                    h.shrink_to_fit();
-                    Arc::new(h)
-                },
-                |(_, h)| h.clone(),
-            );
-        (key, h)
-    };
-    let npc_heads: Vec<(u64, Arc<Vec<String>>)> = par_map(&c.npcs, |i, n| {
-        let role = n.role.as_deref();
-        let slot = old.filter(|o| i < o.counts[1]).map(|_| i);
-        heads_of(slot, Target::Npc(Target::at(i)), &n.name, role, &|| {
-            npc_heads(&n.name, role)
-        })
-    });
-    let place_heads: Vec<(u64, Arc<Vec<String>>)> = par_map(&c.locations, |i, l| {
-        let kind = l.kind.as_deref();
-        let slot = old.filter(|o| i < o.counts[2]).map(|o| o.counts[1] + i);
-        heads_of(
-            slot,
-            Target::Location(Target::at(i)),
-            &l.name,
-            kind,
-            &|| place_heads(&l.name, kind),
-        )
-    });
-    Prepared {
-        counts,
-        adds: pcs
-            .into_iter()
-            .chain(npcs)
-            .chain(locations)
-            .chain(threads)
-            .chain(lore)
-            .chain(sessions)
-            .collect(),
-        heads: npc_heads.into_iter().chain(place_heads).collect(),
     }
 }
 
@@ -959,6 +333,23 @@ impl Matcher {
             .unwrap_or_else(|| Matcher::build(c, Some(self), None))
     }
 
+    /// Whether this matcher serves `c` unchanged: `c` has as many entities of each kind as
+    /// the campaign it was built for, each in the same place with the same note id, name,
+    /// aliases, items, role or kind (the keys its names were prepared from), so
+    /// [`Matcher::new`] on `c` would build this matcher again. The one rule for when a
+    /// matcher must be rebuilt ([`Matcher::rebuilt`]) for changed canon.
+    pub fn serves(&self, c: &Campaign) -> bool {
+        self.prepared.serves(c)
+    }
+
+    /// [`Matcher::serves`], when `c` differs from the campaign this matcher was built for
+    /// at most in its PCs, its threads and the NPCs, places, lore and sessions of the notes
+    /// at `notes` (as after a live reload of those notes): only their keys are compared, so
+    /// a reload of one note does not hash every name of the vault.
+    pub fn serves_after(&self, c: &Campaign, notes: &BTreeSet<String>) -> bool {
+        self.prepared.serves_in(c, notes)
+    }
+
     /// How many automata `self` shares with `other`.
     #[cfg(test)]
     fn shared_shards(&self, other: &Matcher) -> usize {
@@ -1050,35 +441,10 @@ impl Matcher {
                 .or_default()
                 .push((Text::from(h), ts));
         }
-        for bucket in &mut index {
-            for list in bucket.heads.values_mut() {
-                list.sort();
-                for (_, holders) in list.iter_mut() {
-                    holders.shrink_to_fit();
-                }
-                list.shrink_to_fit();
-            }
-            bucket.firsts.shrink_to_fit();
-            bucket.heads.shrink_to_fit();
-        }
+        index.iter_mut().for_each(Bucket::settle);
         // Links: paths and stems of every entity note.
         let links = links_for(c, old.map(|o| &o.links));
-        let mut parts: Vec<Vec<(Text, Pattern)>> = vec![Vec::new(); SHARDS];
-        for (text, pattern) in b.by_text {
-            parts[shard_of(&text)].push((text, pattern));
-        }
-        let shards = parts
-            .into_par_iter()
-            .enumerate()
-            .map(|(i, mut entries)| {
-                entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                let (texts, patterns): (Vec<Text>, Vec<Pattern>) = entries.into_iter().unzip();
-                match old.and_then(|o| o.shards.get(i)) {
-                    Some(s) if s.texts == texts && s.patterns == patterns => s.clone(),
-                    _ => Arc::new(Shard::build(texts, patterns)),
-                }
-            })
-            .collect();
+        let shards = shards_of(b.by_text, old);
         Matcher {
             shards,
             links,
@@ -1113,57 +479,17 @@ impl Matcher {
         for &slot in &changed {
             let (was, is) = (&old.adds[slot].1, &now.adds[slot].1);
             texts.extend(was.adds.iter().chain(&is.adds).map(|a| a.0.clone()));
-            for (key, _, t) in &was.firsts {
-                let bucket = Arc::make_mut(&mut index[shard_of(key)]);
-                if let Some(holders) = bucket.firsts.get_mut(key) {
-                    holders.retain(|h| h != t);
-                    if holders.is_empty() {
-                        bucket.firsts.remove(key);
-                    }
-                }
-                texts.push(key.clone());
-            }
-            for (key, _, t) in &is.firsts {
-                let bucket = Arc::make_mut(&mut index[shard_of(key)]);
-                let holders = bucket.firsts.entry(key.clone()).or_default();
-                if let Err(at) = holders.binary_search(t) {
-                    holders.insert(at, *t);
-                }
-                texts.push(key.clone());
-            }
+            patch_firsts(&mut index, &was.firsts, &is.firsts, &mut texts);
         }
         for &slot in &changed_heads {
             let t = old.head_owner(slot);
-            for h in old.heads[slot].1.iter() {
-                let text = head_text(h);
-                let bucket = Arc::make_mut(&mut index[shard_of(&text)]);
-                if let Some(list) = bucket.heads.get_mut(&text) {
-                    if let Ok(at) = list.binary_search_by(|(x, _)| x.as_str().cmp(h)) {
-                        list[at].1.retain(|x| *x != t);
-                        if list[at].1.is_empty() {
-                            list.remove(at);
-                        }
-                    }
-                    if list.is_empty() {
-                        bucket.heads.remove(&text);
-                    }
-                }
-                texts.push(text);
-            }
-            for h in now.heads[slot].1.iter() {
-                let text = head_text(h);
-                let bucket = Arc::make_mut(&mut index[shard_of(&text)]);
-                let list = bucket.heads.entry(text.clone()).or_default();
-                match list.binary_search_by(|(x, _)| x.as_str().cmp(h)) {
-                    Ok(at) => {
-                        if let Err(p) = list[at].1.binary_search(&t) {
-                            list[at].1.insert(p, t);
-                        }
-                    }
-                    Err(at) => list.insert(at, (Text::from(h.as_str()), vec![t])),
-                }
-                texts.push(text);
-            }
+            patch_heads(
+                &mut index,
+                t,
+                &old.heads[slot].1,
+                &now.heads[slot].1,
+                &mut texts,
+            );
         }
         texts.sort_unstable();
         texts.dedup();
@@ -1218,267 +544,118 @@ impl Matcher {
             only: None,
         })
     }
+}
 
-    /// Every entity the message names, in order of first appearance, each once.
-    pub fn find(&self, message: &str) -> Vec<Mention> {
-        if let Some(only) = self.only.as_ref().filter(|o| o.message != message) {
-            return only
-                .whole
-                .get_or_init(|| Matcher::new(&only.campaign))
-                .find(message);
+/// The shards for the patterns `by_text`, each sorted by text; `old`'s automaton is kept for
+/// a shard whose patterns are unchanged.
+fn shards_of(by_text: HashMap<Text, Pattern>, old: Option<&Matcher>) -> Vec<Arc<Shard>> {
+    let mut parts: Vec<Vec<(Text, Pattern)>> = vec![Vec::new(); SHARDS];
+    for (text, pattern) in by_text {
+        parts[shard_of(&text)].push((text, pattern));
+    }
+    parts
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, mut entries)| {
+            entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            let (texts, patterns): (Vec<Text>, Vec<Pattern>) = entries.into_iter().unzip();
+            match old.and_then(|o| o.shards.get(i)) {
+                Some(s) if s.texts == texts && s.patterns == patterns => s.clone(),
+                _ => Arc::new(Shard::build(texts, patterns)),
+            }
+        })
+        .collect()
+}
+
+impl Bucket {
+    /// Sorted, and without growth slack: kept for as long as the matcher is.
+    fn settle(&mut self) {
+        for list in self.heads.values_mut() {
+            list.sort();
+            for (_, holders) in list.iter_mut() {
+                holders.shrink_to_fit();
+            }
+            list.shrink_to_fit();
         }
-        const MEMO_MAX: usize = 16 * 1024;
-        if message.len() > MEMO_MAX {
-            return self.find_uncached(message);
+        self.firsts.shrink_to_fit();
+        self.heads.shrink_to_fit();
+    }
+}
+
+/// Moves one entity's short names in `index` from `was` to `is` (a bucket is copied only
+/// when one of its texts changes), adding every text touched to `texts`.
+fn patch_firsts(
+    index: &mut [Arc<Bucket>],
+    was: &[(Text, Option<bool>, Target)],
+    is: &[(Text, Option<bool>, Target)],
+    texts: &mut Vec<Text>,
+) {
+    for (key, _, t) in was {
+        let bucket = Arc::make_mut(&mut index[shard_of(key)]);
+        if let Some(holders) = bucket.firsts.get_mut(key) {
+            holders.retain(|h| h != t);
+            if holders.is_empty() {
+                bucket.firsts.remove(key);
+            }
         }
-        if let Ok(m) = self.memo.lock() {
-            if let Some((text, found)) = m.as_ref() {
-                if text == message {
-                    return found.clone();
+        texts.push(key.clone());
+    }
+    for (key, _, t) in is {
+        let bucket = Arc::make_mut(&mut index[shard_of(key)]);
+        let holders = bucket.firsts.entry(key.clone()).or_default();
+        if let Err(at) = holders.binary_search(t) {
+            holders.insert(at, *t);
+        }
+        texts.push(key.clone());
+    }
+}
+
+/// Moves `t`'s head nouns in `index` from `was` to `is`, adding every text touched to
+/// `texts`.
+fn patch_heads(
+    index: &mut [Arc<Bucket>],
+    t: Target,
+    was: &[String],
+    is: &[String],
+    texts: &mut Vec<Text>,
+) {
+    for h in was {
+        let text = head_text(h);
+        let bucket = Arc::make_mut(&mut index[shard_of(&text)]);
+        if let Some(list) = bucket.heads.get_mut(&text) {
+            if let Ok(at) = list.binary_search_by(|(x, _)| x.as_str().cmp(h)) {
+                list[at].1.retain(|x| *x != t);
+                if list[at].1.is_empty() {
+                    list.remove(at);
                 }
             }
+            if list.is_empty() {
+                bucket.heads.remove(&text);
+            }
         }
-        let found = self.find_uncached(message);
-        if let Ok(mut m) = self.memo.lock() {
-            *m = Some((message.to_owned(), found.clone()));
-        }
-        found
+        texts.push(text);
     }
-
-    fn find_uncached(&self, message: &str) -> Vec<Mention> {
-        let mut out: Vec<(usize, Mention)> = Vec::new();
-        let mut seen: HashSet<Target> = HashSet::default();
-        let mut push = |pos: usize, m: Mention, out: &mut Vec<(usize, Mention)>| {
-            if seen.insert(m.target) {
-                out.push((pos, m));
+    for h in is {
+        let text = head_text(h);
+        let bucket = Arc::make_mut(&mut index[shard_of(&text)]);
+        let list = bucket.heads.entry(text.clone()).or_default();
+        match list.binary_search_by(|(x, _)| x.as_str().cmp(h)) {
+            Ok(at) => {
+                if let Err(p) = list[at].1.binary_search(&t) {
+                    list[at].1.insert(p, t);
+                }
             }
-        };
-        // [[wikilinks]] first: resolved by path or stem, else matched as text below.
-        for l in find_wikilinks(message) {
-            let key = strip_md(&l.target.note);
-            if let Some(t) = self
-                .links
-                .keys
-                .get(norm_key(key).as_str())
-                .or_else(|| self.links.keys.get(slug(key).as_str()))
-            {
-                push(
-                    l.range.start,
-                    Mention {
-                        target: *t,
-                        text: l.target.display(),
-                        ambiguous: false,
-                        how: How::Link,
-                    },
-                    &mut out,
-                );
-            }
+            Err(at) => list.insert(at, (Text::from(h.as_str()), vec![t])),
         }
-        if self.shards.iter().all(|s| s.ac.is_none()) {
-            return out.into_iter().map(|(_, m)| m).collect();
-        }
-        let (folded, message, map) = fold_text(message);
-        let message = message.as_str();
-        // A player who writes no capitals at all tells nothing by a missing one.
-        let no_capitals = !message.chars().any(char::is_uppercase);
-        let mut cands: Vec<(usize, usize, &Pattern)> = Vec::new();
-        for shard in &self.shards {
-            let Some(ac) = &shard.ac else {
-                continue;
-            };
-            cands.extend(
-                ac.find_overlapping_iter(&folded)
-                    .map(|m| (m.start(), m.end(), &shard.patterns[m.pattern().as_usize()]))
-                    .filter(|&(s, e, _)| {
-                        let before = folded[..s].chars().next_back();
-                        let after = folded[e..].chars().next();
-                        !before.is_some_and(is_word_char) && !after.is_some_and(is_word_char)
-                    })
-                    .filter(|&(s, e, p)| {
-                        !p.needs_capital
-                            || message[map[s]..]
-                                .chars()
-                                .next()
-                                .is_some_and(char::is_uppercase)
-                            || (no_capitals && !very_common_words().contains(&folded[s..e]))
-                    }),
-            );
-        }
-        // Leftmost first, longest first; equal spans keep their pattern order.
-        cands.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        let mut taken_until = 0;
-        for (s, e, pat) in cands {
-            if s < taken_until {
-                continue;
-            }
-            taken_until = e;
-            let text = message[map[s]..map[e]].to_string();
-            for t in &pat.targets {
-                push(
-                    s,
-                    Mention {
-                        target: *t,
-                        text: text.clone(),
-                        ambiguous: pat.targets.len() > 1,
-                        how: pat.how,
-                    },
-                    &mut out,
-                );
-            }
-        }
-        out.sort_by_key(|(p, _)| *p);
-        out.into_iter().map(|(_, m)| m).collect()
+        texts.push(text);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::find::tests::{campaign, npc};
     use super::*;
     use crate::canon::{Npc, Source};
-
-    fn npc(name: &str, aliases: &[&str]) -> Npc {
-        Npc {
-            id: format!("canon/npcs/{}.md", slug(name)),
-            name: name.into(),
-            aliases: aliases.iter().map(|s| s.to_string()).collect(),
-            role: None,
-            status: "active".into(),
-            disposition: None,
-            location: None,
-            location_text: None,
-            hp_current: None,
-            hp_max: None,
-            ac: None,
-            voice: vec![],
-            summary: None,
-            source: Source::default(),
-        }
-    }
-
-    fn campaign() -> Campaign {
-        Campaign {
-            npcs: vec![
-                npc("Al", &[]),
-                npc("Grey", &[]),
-                npc("Lord Halden Sauvage", &["the Copper Lord"]),
-                npc("Merrin Sauvage", &[]),
-                npc("Silent Circle", &[]),
-                npc("Silent Circle Salon", &[]),
-                npc("Jory Two-Knives", &[]),
-                npc("Éowyn Dúnadan", &[]),
-            ],
-            ..Campaign::default()
-        }
-    }
-
-    fn names(msg: &str) -> Vec<String> {
-        let c = campaign();
-        Matcher::new(&c)
-            .find(msg)
-            .into_iter()
-            .map(|m| match m.target {
-                Target::Npc(i) => c.npcs[i as usize].name.clone(),
-                other => format!("{other:?}"),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn whole_words_only() {
-        assert!(names("Always ask").is_empty());
-        assert_eq!(names("Ask Al."), ["Al"]);
-    }
-
-    #[test]
-    fn common_words_need_capitals() {
-        assert!(names("the grey fog").is_empty());
-        assert_eq!(names("I pay Grey"), ["Grey"]);
-    }
-
-    /// What `m` finds in `msg`: NPC names, anything else as its target.
-    fn npc_names(c: &Campaign, m: &Matcher, msg: &str) -> Vec<String> {
-        m.find(msg)
-            .into_iter()
-            .map(|x| match x.target {
-                Target::Npc(i) => c.npcs[i as usize].name.clone(),
-                other => format!("{other:?}"),
-            })
-            .collect()
-    }
-
-    /// A player who writes a name without its accents (or with them on a plain name)
-    /// finds it; lower case only where capitals tell nothing.
-    #[test]
-    fn accents_do_not_hide_a_name() {
-        let c = Campaign {
-            npcs: vec![npc("Renée Dubois", &[]), npc("Zoë Marr", &[])],
-            ..Campaign::default()
-        };
-        let m = Matcher::new(&c);
-        let found = |msg: &str| npc_names(&c, &m, msg);
-        assert_eq!(found("we ask renee dubois"), ["Renée Dubois"]);
-        assert_eq!(found("Zoe waves"), ["Zoë Marr"]);
-        assert_eq!(found("RENÉE!"), ["Renée Dubois"]);
-        assert!(found("René waves").is_empty());
-    }
-
-    #[test]
-    fn longest_match_and_first_names() {
-        assert_eq!(names("the silent circle salon"), ["Silent Circle Salon"]);
-        assert_eq!(names("where is halden"), ["Lord Halden Sauvage"]);
-        assert_eq!(
-            names("Halden Sauvage and Merrin"),
-            ["Lord Halden Sauvage", "Merrin Sauvage"]
-        );
-        assert!(names("Sauvage").is_empty());
-    }
-
-    #[test]
-    fn surnames_and_titles_when_unambiguous() {
-        let c = Campaign {
-            npcs: vec![
-                npc("Granny Tamsin Reed", &[]),
-                npc("Deputy Hollis Crake", &[]),
-                npc("Odessa Flint", &[]),
-                npc("Captain Idris Marr", &[]),
-                npc("Captain Ada Vey", &[]),
-                npc("Old Gannet", &[]),
-            ],
-            ..Campaign::default()
-        };
-        let m = Matcher::new(&c);
-        let found = |msg: &str| npc_names(&c, &m, msg);
-        assert_eq!(found("I ask Granny about the hum"), ["Granny Tamsin Reed"]);
-        assert_eq!(
-            found("the deputy shrugs; Crake lies"),
-            ["Deputy Hollis Crake"]
-        );
-        assert_eq!(found("I ask Flint for a room"), ["Odessa Flint"]);
-        assert!(
-            found("I strike flint and steel").is_empty(),
-            "a common-word surname needs a capital"
-        );
-        assert!(
-            found("the Captain salutes").is_empty(),
-            "two captains: the title alone is ambiguous"
-        );
-        assert_eq!(
-            found("Vey and Marr argue"),
-            ["Captain Ada Vey", "Captain Idris Marr"]
-        );
-        assert!(
-            found("an old man").is_empty(),
-            "`Old` is no title to use alone"
-        );
-    }
-
-    #[test]
-    fn possessives_links_and_unicode() {
-        assert_eq!(names("I search Jory’s stash"), ["Jory Two-Knives"]);
-        assert_eq!(names("see [[jory-two-knives]]"), ["Jory Two-Knives"]);
-        assert_eq!(names("ÉOWYN smiles"), ["Éowyn Dúnadan"]);
-        assert_eq!(names("the copper lord's men"), ["Lord Halden Sauvage"]);
-    }
 
     /// A rename rebuilds only the shards whose patterns changed, and the rebuilt matcher
     /// finds exactly what a matcher built from nothing finds.
@@ -1841,6 +1018,50 @@ mod tests {
                 prop_assert_eq!(one.find(&other), whole.find(&other));
                 prop_assert_eq!(one.find(&message), whole.find(&message));
             }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(48))]
+            /// A matcher that says it serves a changed campaign is the one a build gives.
+            #[test]
+            fn a_matcher_serves_only_what_a_build_would_give(
+                seed in 0usize..100_000,
+                edits in proptest::collection::vec((0usize..14, 0usize..64, 0usize..100_000), 1..6),
+            ) {
+                let mut c = fixture(seed);
+                let m = Matcher::new(&c);
+                prop_assert!(m.serves(&c));
+                for (op, at, s) in edits {
+                    edit(&mut c, op, at, s);
+                    if m.serves(&c) {
+                        assert_same(&m, &Matcher::new(&c), &c);
+                    }
+                }
+            }
+        }
+
+        /// A role, a kind or a note's id is part of what a matcher is built from; a PC's HP
+        /// is not.
+        #[test]
+        fn what_a_matcher_serves() {
+            let c = fixture(11);
+            let m = Matcher::new(&c);
+            let mut hp = c.clone();
+            hp.pcs[0].hp_current = Some(3);
+            hp.npcs[1].status = "dead".into();
+            assert!(m.serves(&hp));
+            let mut role = c.clone();
+            role.npcs[1].role = Some("night ferryman".into());
+            assert!(!m.serves(&role));
+            let mut kind = c.clone();
+            kind.locations[0].kind = Some("lighthouse".into());
+            assert!(!m.serves(&kind));
+            let mut id = c.clone();
+            id.lore[0].id = "canon/lore/elsewhere.md".into();
+            assert!(!m.serves(&id));
+            let mut gone = c.clone();
+            gone.sessions.pop();
+            assert!(!m.serves(&gone));
         }
 
         /// A patch copies no automaton and no bucket it does not change.
