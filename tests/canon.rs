@@ -3,8 +3,7 @@
 //! and parents, threads, timeline and the in-game clock.
 
 mod common;
-#[path = "../benches/gen/mod.rs"]
-mod gen;
+use vaultdm_gen as gen;
 
 use common::{load_fixture, triples, Scratch};
 use rstest::rstest;
