@@ -2,7 +2,7 @@
 //!
 //! Run with `cargo bench --bench campaign`. It writes (once, outside the repository:
 //! `VAULTDM_BENCH_CAMPAIGN`, default `/tmp/vaultdm-campaign`) the bundled campaign with 300
-//! session logs of 20,000 exchanges in all plus one ~300 MB session (`benches/gen/campaign.rs`;
+//! session logs of 20,000 exchanges in all plus one ~300 MB session (`benches/gen/src/campaign.rs`;
 //! `VAULTDM_BENCH_HUGE_MB` sets its size), and beside it the bundled campaign with no session
 //! (`…-empty`). An upstream in this process answers at once. Then, with the release binary:
 //!
@@ -20,8 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "gen/campaign.rs"]
-mod campaign;
+use vaultdm_gen::campaign;
 
 const ROUNDS: usize = 11;
 const CONVERSATIONS: usize = 100;

@@ -9,8 +9,7 @@
 //! `cargo bench --bench chat_latency` prints medians and p95s. Plain `main` (no criterion):
 //! the quantities are timestamps taken on both ends of a socket, not a closure's run time.
 
-#[path = "gen/mod.rs"]
-mod gen;
+use vaultdm_gen as gen;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

@@ -9,8 +9,7 @@
 // criterion_group! generates an undocumented `pub fn`.
 #![allow(missing_docs)]
 
-#[path = "gen/mod.rs"]
-mod gen;
+use vaultdm_gen as gen;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::Instant;

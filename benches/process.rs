@@ -17,8 +17,7 @@
 //! that folder is missing the floor column is left out. Peak memory comes from
 //! `/usr/bin/time -f %M` when it is installed.
 
-#[path = "gen/mod.rs"]
-mod gen;
+use vaultdm_gen as gen;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

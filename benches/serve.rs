@@ -14,8 +14,7 @@
 //! 2. **Concurrency**: `VAULTDM_BENCH_STREAMS` (default 50) conversations at once, each
 //!    streaming 200 numbered tokens 2 ms apart; every client must get every token, in order.
 
-#[path = "gen/mod.rs"]
-mod gen;
+use vaultdm_gen as gen;
 
 use axum::body::{Body, Bytes};
 use axum::routing::post;

@@ -12,8 +12,7 @@
 // criterion_group! generates an undocumented `pub fn`.
 #![allow(missing_docs)]
 
-#[path = "gen/mod.rs"]
-mod gen;
+use vaultdm_gen as gen;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use vaultdm::vault::frontmatter::{self, Frontmatter};

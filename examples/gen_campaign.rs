@@ -3,8 +3,7 @@
 //! (default 300 sessions, 20,000 exchanges, one 300 MB session). Write it outside the
 //! repository (e.g. `/tmp/campaign`); it is never committed.
 
-#[path = "../benches/gen/campaign.rs"]
-mod campaign;
+use vaultdm_gen::campaign;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

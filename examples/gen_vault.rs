@@ -2,10 +2,9 @@
 //!
 //! N is the number of notes (default 10,000, ~3 KB each). OUT_DIR must be empty or a
 //! vault this tool generated before (it is then replaced). The generator itself lives in
-//! `benches/gen/mod.rs`, shared with the criterion benches.
+//! `benches/gen/src/lib.rs` (the `vaultdm-gen` crate), shared with the criterion benches.
 
-#[path = "../benches/gen/mod.rs"]
-mod gen;
+use vaultdm_gen as gen;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

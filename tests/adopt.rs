@@ -3,10 +3,10 @@
 //! Waterdeep-style vault with nested tags, Dataview fields and template folders; a vault with
 //! a group note, a retired PC and a rival party. Zero configuration: no `vaultdm.toml`.
 
-mod common;
+use crate::support;
 
+use crate::support::{fixture, Scratch};
 use assert_cmd::Command;
-use common::{fixture, Scratch};
 use std::time::{Duration, SystemTime};
 use vaultdm::canon::adopt::Mapping;
 use vaultdm::canon::NoteKind;
@@ -54,7 +54,7 @@ fn healthy_adopted_vaults_check_clean() {
 
 #[test]
 fn numbered_folders_read_as_a_gm_means_them() {
-    let loaded = common::load_fixture("adopt-numbered");
+    let loaded = support::load_fixture("adopt-numbered");
     let c = &loaded.built.campaign;
     for (path, k) in [
         ("01. The Party/Mira Holt.md", NoteKind::Pc),
@@ -121,10 +121,10 @@ fn numbered_folders_read_as_a_gm_means_them() {
 
 #[test]
 fn numbered_folders_full_context() {
-    let loaded = common::load_fixture("adopt-numbered");
-    let inj = common::context(&loaded, None);
+    let loaded = support::load_fixture("adopt-numbered");
+    let inj = support::context(&loaded, None);
     insta::assert_snapshot!("adopt_numbered_full", inj.text);
-    let explain = common::context(&loaded, None);
+    let explain = support::context(&loaded, None);
     let ysolde = explain
         .items
         .iter()
@@ -136,8 +136,8 @@ fn numbered_folders_full_context() {
 
 #[test]
 fn players_type_lower_case_and_head_nouns() {
-    let loaded = common::load_fixture("adopt-numbered");
-    let inj = common::context_with(
+    let loaded = support::load_fixture("adopt-numbered");
+    let inj = support::context_with(
         &loaded,
         Some("i check marta's stall, then we take tobias to the doctor and pray at the chapel"),
         ModeChoice::Light,
@@ -148,7 +148,7 @@ fn players_type_lower_case_and_head_nouns() {
 
 #[test]
 fn nested_tags_and_template_folders() {
-    let loaded = common::load_fixture("adopt-nested-tags");
+    let loaded = support::load_fixture("adopt-nested-tags");
     let c = &loaded.built.campaign;
     // Session recaps tagged heist/events/pc are sessions, never PCs.
     let pcs: Vec<&str> = c.pcs.iter().map(|p| p.name.as_str()).collect();
@@ -207,9 +207,9 @@ fn nested_tags_and_template_folders() {
         Some("A famous tavern built around the well that leads into Undermountain.")
     );
     // "Floon" alone does not pull in the session titled "… Floon's Rescue".
-    let inj = common::context_with(&loaded, Some("we ask about floon"), ModeChoice::Light, None);
+    let inj = support::context_with(&loaded, Some("we ask about floon"), ModeChoice::Light, None);
     insta::assert_snapshot!("adopt_nested_tags_mentions", inj.text);
-    let full = common::context(&loaded, None);
+    let full = support::context(&loaded, None);
     insta::assert_snapshot!("adopt_nested_tags_full", full.text);
 }
 
@@ -238,10 +238,10 @@ fn the_group_whose_members_were_edited_last_is_in_play_and_config_can_pick() {
         dorian.inactive_reason.as_deref(),
         Some("in the Retired folder")
     );
-    let full = common::context(&loaded, None);
+    let full = support::context(&loaded, None);
     insta::assert_snapshot!("adopt_groups_full", full.text);
     // A boss's HP is canon: the card shows it.
-    let inj = common::context_with(
+    let inj = support::context_with(
         &loaded,
         Some("we attack Warden Kessa"),
         ModeChoice::Light,
@@ -285,7 +285,7 @@ fn the_group_whose_members_were_edited_last_is_in_play_and_config_can_pick() {
 fn adopt_prints_the_mapping_and_writes_only_a_commented_toml() {
     for v in ["adopt-numbered", "adopt-nested-tags", "adopt-groups"] {
         let s = Scratch::of(v);
-        let before = common::all_files(&s.root);
+        let before = support::all_files(&s.root);
         let out = vaultdm()
             .args(["init", "--adopt"])
             .arg(&s.root)
@@ -296,7 +296,7 @@ fn adopt_prints_the_mapping_and_writes_only_a_commented_toml() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let after = common::all_files(&s.root);
+        let after = support::all_files(&s.root);
         // Every note is byte for byte as it was; one file was added.
         let added: Vec<&String> = after.keys().filter(|k| !before.contains_key(*k)).collect();
         assert_eq!(added, ["vaultdm.toml"], "{v}");
@@ -311,7 +311,7 @@ fn adopt_prints_the_mapping_and_writes_only_a_commented_toml() {
             "{v}: {:?}",
             loaded.config_diagnostics
         );
-        let zero = common::load_fixture(v);
+        let zero = support::load_fixture(v);
         assert_eq!(
             loaded.built.kinds, zero.built.kinds,
             "{v}: the written mapping reads the vault the same way"
@@ -325,14 +325,14 @@ fn adopt_prints_the_mapping_and_writes_only_a_commented_toml() {
         assert!(
             String::from_utf8_lossy(&again.stdout).contains("exists already: nothing was written")
         );
-        assert_eq!(common::all_files(&s.root), after);
+        assert_eq!(support::all_files(&s.root), after);
     }
 }
 
 #[test]
 fn adopt_mapping_snapshots() {
     for v in ["adopt-numbered", "adopt-nested-tags"] {
-        let loaded = common::load_fixture(v);
+        let loaded = support::load_fixture(v);
         let m = Mapping::of(&loaded);
         insta::assert_snapshot!(format!("{v}_mapping"), m.summary());
         insta::assert_snapshot!(format!("{v}_toml"), m.to_toml("2026-11-23"));

@@ -2,9 +2,9 @@
 //! NPCs, and every budget in between — the block lands within the budget, close under it,
 //! and `--explain` says what was cut.
 
-mod common;
+use crate::support;
 
-use common::{context_with, Scratch};
+use crate::support::{context_with, Scratch};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 use vaultdm::canon::Loaded;
@@ -79,7 +79,7 @@ fn five_hundred_threads_fill_the_budget_instead_of_emptying_it() {
 #[test]
 fn the_default_budget_holds_a_big_vault_to_what_models_take() {
     let (_, loaded) = crowded();
-    let inj = common::context(loaded, None);
+    let inj = support::context(loaded, None);
     assert!(inj.tokens <= DEFAULT_BUDGET && inj.tokens + 60 >= DEFAULT_BUDGET);
 }
 

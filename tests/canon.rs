@@ -2,11 +2,10 @@
 //! writing a location, how a note's type is decided, NPC voices, location descriptions
 //! and parents, threads, timeline and the in-game clock.
 
-mod common;
-#[path = "../benches/gen/mod.rs"]
-mod gen;
+use crate::support;
+use vaultdm_gen as gen;
 
-use common::{load_fixture, triples, Scratch};
+use crate::support::{load_fixture, triples, Scratch};
 use rstest::rstest;
 use vaultdm::canon::{Campaign, Loaded, NoteKind, Priority};
 
@@ -672,7 +671,7 @@ fn shedding_unread_blocks_changes_nothing_canon_reads() {
 /// summarised, but its body is not held: only the blocks its title and summary come from.
 #[test]
 fn a_huge_lore_note_is_summarised_and_not_held() {
-    let dir = common::template_copy();
+    let dir = support::template_copy();
     let world = dir.path().join("World");
     std::fs::create_dir_all(&world).expect("mkdir");
     let mut text = String::from(
@@ -720,7 +719,7 @@ fn a_huge_lore_note_is_summarised_and_not_held() {
 fn a_huge_npc_backstory_is_read_and_not_held() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    common::copy_dir(&root.join("tests/fixtures/adopt-numbered"), dir.path());
+    support::copy_dir(&root.join("tests/fixtures/adopt-numbered"), dir.path());
     let path = dir.path().join("02. NPCs/Marta Quill.md");
     let mut text = std::fs::read_to_string(&path).expect("read");
     let para = "She came to the harbour the winter the eels failed, and stayed. ";

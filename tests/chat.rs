@@ -1,11 +1,10 @@
 //! `vaultdm chat` as a GM plays it, with the fake LLM server: lines typed on stdin, the
 //! vault edited while the chat runs, and what reaches the provider.
 
-mod common;
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
+use crate::support;
+use crate::support::fake_llm;
 
-use fake_llm::{openai_sse, FakeLlm, Scripted};
+use crate::support::fake_llm::{openai_sse, FakeLlm, Scripted};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -63,7 +62,7 @@ fn contents(req: &fake_llm::Recorded) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn template_and_context_edits_reach_a_running_chat() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let root = v.path().to_path_buf();
     let system = include_str!("../src/context/templates/system.j2");
     let light = include_str!("../src/context/templates/light.j2");
@@ -167,7 +166,7 @@ async fn template_and_context_edits_reach_a_running_chat() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_back_at_the_table_closes_the_loop() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let root = v.path().to_path_buf();
     let proposal = "The guard swings.\n```vaultdm-changes\n[{\"op\": \"set\", \"entity\": \"Brannock\", \"field\": \"hp\", \"value\": \"-7\"}]\n```\n";
     let fake = FakeLlm::start(vec![ok(proposal), ok("Noted."), ok("Still here.")]).await;

@@ -1,10 +1,10 @@
 //! The command line, end to end: exit codes, output formats, `init`, how the vault is
 //! found (`--vault` anywhere, `$VAULTDM_VAULT`, upwards from the working directory).
 
-mod common;
+use crate::support;
 
+use crate::support::{fixture, Scratch};
 use assert_cmd::Command;
-use common::{fixture, Scratch};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -65,7 +65,7 @@ fn check_exits_1_on_errors() {
 
 #[test]
 fn check_with_only_warnings_exits_0() {
-    let s = common::Scratch::of("split-party");
+    let s = support::Scratch::of("split-party");
     s.remove("canon/temporal-index.json");
     s.remove("canon/open-threads.md");
     vaultdm()

@@ -1,11 +1,9 @@
 //! `vaultdm ask` and `vaultdm config` as a script would run them, against the fake server.
 
-mod common;
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
+use crate::support;
 
+use crate::support::fake_llm::{openai_sse, FakeLlm, Scripted};
 use assert_cmd::Command;
-use fake_llm::{openai_sse, FakeLlm, Scripted};
 use std::path::Path;
 
 const SECRET: &str = "sk-cli-test-SECRET-000111222333";
@@ -34,7 +32,7 @@ fn all_files(dir: &Path) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_streams_the_reply_and_keeps_the_session() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(
             &["The canary ", "sings."],
@@ -134,7 +132,7 @@ async fn ask_streams_the_reply_and_keeps_the_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_explains_a_dead_server_and_keeps_the_message() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     // A socket bound but never listening: connections to its port are refused, and no
     // other test's fake server can take the port while this one runs.
     let reserved = tokio::net::TcpSocket::new_v4().expect("socket");
@@ -170,7 +168,7 @@ async fn ask_explains_a_dead_server_and_keeps_the_message() {
 
 #[test]
 fn no_provider_says_how_to_set_one() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let out = Command::cargo_bin("vaultdm")
         .expect("bin")
         .env_clear()
@@ -189,7 +187,7 @@ fn no_provider_says_how_to_set_one() {
 
 #[test]
 fn config_shows_sources_and_masks_the_key() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let out = cmd(v.path())
         .env("VAULTDM_MODEL", "llama3.1")
         .args(["config", "--base-url", "http://localhost:11434/v1"])
@@ -214,7 +212,7 @@ fn config_shows_sources_and_masks_the_key() {
 /// history or fails on its lock.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asks_without_a_session_name_never_share_one() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(
         (0..5)
             .map(|_| Scripted::sse(openai_sse(&["Noted."], Some("stop"), true, true)))

@@ -2,9 +2,9 @@
 //! longest match, common words, possessives, first names, wikilinks), cards, the NPC cap,
 //! the budget's drop order, template overrides, `--pc` focus and the gaps a vault can have.
 
-mod common;
+use crate::support;
 
-use common::{context, context_with, engine, load_fixture, options, triples, Scratch};
+use crate::support::{context, context_with, engine, load_fixture, options, triples, Scratch};
 use rstest::rstest;
 use vaultdm::canon::{Loaded, Priority};
 use vaultdm::context::{
@@ -931,7 +931,7 @@ fn json_shape_of_the_injected_context() {
 // ---------------------------------------------------------------- never panics
 
 mod robustness {
-    use super::common::Scratch;
+    use crate::support::Scratch;
     use proptest::prelude::*;
     use vaultdm::context::{Engine, ModeChoice, Options, Templates};
 
@@ -1012,7 +1012,7 @@ mod robustness {
             for mode in [ModeChoice::Auto, ModeChoice::Full, ModeChoice::Light] {
                 let opts = Options { message: message.clone(), mode, budget, npc_cap, ..Options::default() };
                 let inj = engine.build(&opts).expect("builds");
-                prop_assert!(crate::close_to_exact(inj.tokens, &inj.text), "{} tokens reported", inj.tokens);
+                prop_assert!(super::close_to_exact(inj.tokens, &inj.text), "{} tokens reported", inj.tokens);
             }
         }
     }
@@ -1029,7 +1029,7 @@ mod robustness {
 #[case::common_word_still_needs_a_capital("the grey fog", &[])]
 fn mentions_as_players_type(#[case] message: &str, #[case] want: &[&str]) {
     let loaded =
-        common::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"));
+        support::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"));
     assert_eq!(mentions(&loaded, message), want, "{message:?}");
 }
 

@@ -4,10 +4,8 @@
 //! Review a changed snapshot by eye before accepting it (`INSTA_UPDATE=always cargo test`):
 //! is it what a GM would want to send?
 
-mod common;
-
+use crate::support::{context, context_with, fixture, load_fixture};
 use assert_cmd::Command;
-use common::{context, context_with, fixture, load_fixture};
 use vaultdm::context::ModeChoice;
 
 #[test]

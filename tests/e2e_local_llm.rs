@@ -1,11 +1,10 @@
 //! End-to-end against a real OpenAI-compatible server (`../shared/tools/local-llm.sh start`).
 //! Runs only when `VAULTDM_E2E_BASE_URL` is set, e.g.
-//! `VAULTDM_E2E_BASE_URL=http://127.0.0.1:8089/v1 cargo test --test e2e_local_llm -- --nocapture`.
+//! `VAULTDM_E2E_BASE_URL=http://127.0.0.1:8089/v1 cargo test --test integration e2e_local_llm:: -- --nocapture`.
 //! `VAULTDM_E2E_MODEL` names the model (default `smollm2`).
 
-mod common;
-#[path = "support/served.rs"]
-mod served;
+use crate::support;
+use crate::support::served;
 
 use assert_cmd::Command;
 
@@ -16,7 +15,7 @@ fn three_turns_then_resume_against_a_real_server() {
         return;
     };
     let model = std::env::var("VAULTDM_E2E_MODEL").unwrap_or_else(|_| "smollm2".into());
-    let v = common::template_copy();
+    let v = support::template_copy();
     let ask = |msg: &str| {
         let out = Command::cargo_bin("vaultdm")
             .expect("bin")
@@ -76,7 +75,7 @@ async fn serve_in_front_of_a_real_server() {
     let model = std::env::var("VAULTDM_E2E_MODEL").unwrap_or_else(|_| "smollm2".into());
     let dir = tempfile::tempdir().expect("tmp");
     let root = dir.path().join("coldharrow");
-    common::copy_dir(
+    support::copy_dir(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
         &root,
     );

@@ -3,7 +3,7 @@
 //! into a virtual environment (about 7 GB and 6 minutes the first time), then reuses it.
 //!
 //! ```sh
-//! cargo test --test e2e_open_webui -- --ignored --nocapture
+//! cargo test --test integration e2e_open_webui:: -- --ignored --nocapture
 //! ```
 //!
 //! `VAULTDM_OWUI_VENV` names the virtual environment (default `target/open-webui-venv`);
@@ -15,20 +15,15 @@
 //! chat, whose first message carried the canon; the background tasks reached the upstream
 //! with no canon and wrote nothing.
 
-mod common;
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
-#[path = "support/served.rs"]
-mod served;
-#[path = "support/webdriver.rs"]
-mod webdriver;
+use crate::support;
+use crate::support::served;
 
-use fake_llm::{openai_sse, FakeLlm, Scripted};
+use crate::support::fake_llm::{openai_sse, FakeLlm, Scripted};
+use crate::support::webdriver::{chromedriver, free_port, Browser, KillOnDrop};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use webdriver::{chromedriver, free_port, Browser, KillOnDrop};
 
 const VERSION: &str = "0.12.4";
 
@@ -132,7 +127,7 @@ async fn one_open_webui_chat_is_one_session_with_the_canon() {
     // The campaign, served over a fake upstream that answers every request.
     let tmp = tempfile::tempdir().expect("tmp");
     let vault = tmp.path().join("vault-template");
-    common::copy_dir(
+    support::copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
         &vault,
     );

@@ -1,9 +1,7 @@
 //! Write-back edits on the bundled campaign: each edit changes what canon reads and nothing
 //! else, and edits undone give back the GM's exact bytes.
 
-mod common;
-
-use common::{load, template_copy};
+use crate::support::{load, template_copy};
 use std::path::Path;
 use vaultdm::canon::Priority;
 use vaultdm::vault::edit::{self, Scalar};

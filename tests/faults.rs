@@ -3,11 +3,9 @@
 //! do not belong, empty and wrong folders, pathological notes. Each test is a row of
 //! docs/reliability.md.
 
-mod common;
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
+use crate::support;
 
-use fake_llm::{openai_chunk, openai_sse, FakeLlm, Scripted, Step};
+use crate::support::fake_llm::{openai_chunk, openai_sse, FakeLlm, Scripted, Step};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -130,7 +128,7 @@ fn records(vault: &Path, session: &str) -> Vec<vaultdm::session::Record> {
 /// Runs a child to the point where reply text streams, sends `sig`, and checks that what
 /// arrived is saved as a cut-off reply and the exit code is 128 + the signal.
 async fn signal_mid_reply(sig: &str, code: i32) {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![slow_stream()]).await;
     let base = fake.base_url_v1();
     let root = v.path().to_path_buf();
@@ -177,7 +175,7 @@ async fn sighup_mid_reply_saves_what_arrived_and_exits_129() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_mid_reply_loses_at_most_the_last_half_second() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![slow_stream()]).await;
     let base = fake.base_url_v1();
     let root = v.path().to_path_buf();
@@ -234,7 +232,7 @@ fn with_file_limit(kb: u64, vault: &Path, args: &[&str]) -> std::process::Output
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_never_says_saved_and_sends_nothing() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(&["The canary sings."], Some("stop"), true, true)),
         Scripted::sse(openai_sse(&["Never sent."], Some("stop"), true, true)),
@@ -283,7 +281,7 @@ async fn a_full_disk_never_says_saved_and_sends_nothing() {
 
 #[test]
 fn a_template_that_fails_to_render_still_keeps_the_message() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     std::fs::create_dir_all(v.path().join("tpl")).expect("mkdir");
     std::fs::write(
         v.path().join("tpl/full.j2"),
@@ -293,8 +291,8 @@ fn a_template_that_fails_to_render_still_keeps_the_message() {
     let cfg = v.path().join("vaultdm.toml");
     let text = std::fs::read_to_string(&cfg).expect("toml");
     std::fs::write(&cfg, format!("templates = \"tpl\"\n{text}")).expect("write");
-    let loaded = common::load(v.path());
-    let engine = common::engine(&loaded);
+    let loaded = support::load(v.path());
+    let engine = support::engine(&loaded);
     let store = Store::open(v.path(), "s").expect("store");
     let mut table = vaultdm::play::Table::new(
         engine,
@@ -322,7 +320,7 @@ fn a_template_that_fails_to_render_still_keeps_the_message() {
 #[test]
 fn links_out_of_the_vault_are_not_read_by_the_loader_nor_by_check() {
     use std::os::unix::fs::symlink;
-    let v = common::template_copy();
+    let v = support::template_copy();
     let outside = tempfile::tempdir().expect("tempdir");
     let stolen = outside.path().join("stolen.toml");
     std::fs::write(&stolen, "name = \"STOLEN SECRET LINE\"\n").expect("write");
@@ -360,7 +358,7 @@ fn links_out_of_the_vault_are_not_read_by_the_loader_nor_by_check() {
 
 #[test]
 fn templates_outside_the_vault_are_refused_with_a_word() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let cfg = v.path().join("vaultdm.toml");
     let text = std::fs::read_to_string(&cfg).expect("toml");
     std::fs::write(&cfg, format!("templates = \"../../../../etc\"\n{text}")).expect("write");
@@ -392,7 +390,7 @@ fn middle(k: &str) -> &str {
 #[test]
 fn no_key_is_ever_printed() {
     for key in PLANTED {
-        let v = common::template_copy();
+        let v = support::template_copy();
         let cfg = v.path().join("vaultdm.toml");
         let text = std::fs::read_to_string(&cfg).expect("toml");
         // In the vault, under a key name and as the variable name.
@@ -412,7 +410,7 @@ fn no_key_is_ever_printed() {
         assert_eq!(check.status.code(), Some(1));
 
         // Pasted on the command line where a variable name belongs.
-        let v2 = common::template_copy();
+        let v2 = support::template_copy();
         for args in [
             vec!["ask", "hello", "--api-key-env", key, "--model", "m"],
             vec!["config", "--api-key-env", key],
@@ -469,7 +467,7 @@ fn an_empty_or_wrong_folder_is_refused_before_anything_is_written() {
 
 #[test]
 fn skipped_notes_are_summarised_when_playing() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     std::fs::write(
         v.path().join("canon/npcs/broken.md"),
         "---\nname: [unclosed\n---\nBody.\n",
@@ -519,7 +517,7 @@ fn pathological(kind: &str, bytes: usize) -> String {
 
 #[test]
 fn pathological_notes_cannot_stall_or_bloat_a_load() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     for (kind, path) in [
         ("nested", "canon/pcs/nested.md"),
         ("anchors", "canon/pcs/anchors.md"),
@@ -573,7 +571,7 @@ fn pathological_notes_cannot_stall_or_bloat_a_load() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_exit_codes_follow_one_table() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let cut = openai_sse(&["The floor "], None, false, false);
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(&["Done."], Some("stop"), true, true)),
@@ -620,7 +618,7 @@ async fn ask_exit_codes_follow_one_table() {
 #[test]
 fn a_template_file_linked_out_of_the_vault_is_not_read() {
     use std::os::unix::fs::symlink;
-    let v = common::template_copy();
+    let v = support::template_copy();
     let outside = tempfile::tempdir().expect("tempdir");
     std::fs::write(
         outside.path().join("full.j2"),
@@ -648,7 +646,7 @@ fn a_template_file_linked_out_of_the_vault_is_not_read() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_chat_window_plays_the_next_session_instead_of_interleaving() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![]).await;
     let base = fake.base_url_v1();
     let root = v.path().to_path_buf();
@@ -710,7 +708,7 @@ async fn a_reply_that_cannot_be_recorded_is_recovered_from_its_journal() {
     let second: Vec<String> = long(2500, "beta"); // ~25 KB: fits the journal, not the log
     let t1: Vec<&str> = first.iter().map(String::as_str).collect();
     let t2: Vec<&str> = second.iter().map(String::as_str).collect();
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(&t1, Some("stop"), true, true)),
         Scripted::sse(openai_sse(&t2, Some("stop"), true, true)),
@@ -758,7 +756,7 @@ async fn a_reply_that_cannot_be_recorded_is_recovered_from_its_journal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_continues_a_cut_reply_with_the_chat_command_in_any_case() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(&["The ogre raises"], Some("length"), true, true)),
         Scripted::sse(openai_sse(&[" its club."], Some("stop"), true, true)),
@@ -793,7 +791,7 @@ async fn ask_continues_a_cut_reply_with_the_chat_command_in_any_case() {
 /// `chat > /dev/full` ends with one clear line and exit 2 — never a panic and a backtrace.
 #[test]
 fn chat_on_a_closed_pipe_or_a_full_device_never_panics() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let run = |stdout: Stdio| {
         let mut c = vaultdm(v.path())
             .args([
@@ -846,7 +844,7 @@ async fn a_reply_the_full_disk_cut_from_its_journal_is_never_promised_nor_overwr
     let words: Vec<String> = (0..3200).map(|i| format!("gamma{i} ")).collect(); // ~32,000 chars
     let t: Vec<&str> = words.iter().map(String::as_str).collect();
     let whole = t.concat();
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(&t, Some("stop"), true, true)),
         Scripted::sse(openai_sse(&["Never sent."], Some("stop"), true, true)),
@@ -925,7 +923,7 @@ async fn a_reply_the_full_disk_cut_from_its_journal_is_never_promised_nor_overwr
 /// `config`, the error of a failed `ask`, the chat banner.
 #[test]
 fn passwords_and_keys_in_a_base_url_are_never_printed() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let url = "http://gm:hunter2pass@127.0.0.1:9/v1?api_key=zzsecretzz";
     let leaks = |out: &std::process::Output| {
         let all = format!(
@@ -968,7 +966,7 @@ fn passwords_and_keys_in_a_base_url_are_never_printed() {
 /// `VAULTDM_CONFIG` naming a missing file is an error, never silently skipped.
 #[test]
 fn a_missing_vaultdm_config_file_is_said() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let out = vaultdm(v.path())
         .env("VAULTDM_CONFIG", v.path().join("no-such.toml"))
         .args(["config"])
@@ -986,7 +984,7 @@ fn a_missing_vaultdm_config_file_is_said() {
 /// works.
 #[test]
 fn a_prompt_budget_below_the_fixed_part_names_the_minimum() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let out = vaultdm(v.path())
         .args(["prompt", "--message", "I look around.", "--budget", "1"])
         .output()
@@ -1030,7 +1028,7 @@ fn a_prompt_budget_below_the_fixed_part_names_the_minimum() {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transcript_hard_linked_out_of_the_vault_is_not_written() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let outside = tempfile::tempdir().expect("tmp");
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(&["The wind rises."], Some("stop"), true, true)),
@@ -1058,7 +1056,7 @@ async fn a_transcript_hard_linked_out_of_the_vault_is_not_written() {
 /// device with one clear line (exit 2), and a full stderr never panics it.
 #[test]
 fn every_printing_subcommand_survives_a_closed_pipe_and_a_full_device() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let import = v.path().join("import.jsonl");
     std::fs::write(&import, "{\"player\":\"hi\",\"dm\":\"hello\"}\n").expect("write");
     let imp = import.display().to_string();

@@ -2,9 +2,7 @@
 //! watcher would report, and the result must equal a cold load of the same folder. No
 //! waiting on file events, so each case is exact.
 
-mod common;
-
-use common::Scratch;
+use crate::support::Scratch;
 use std::path::PathBuf;
 use vaultdm::canon::{Loaded, TEMPORAL_INDEX};
 use vaultdm::context::{Engine, Options};

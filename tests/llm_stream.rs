@@ -1,12 +1,9 @@
 //! End-to-end tests of the LLM client against a fake server on 127.0.0.1: streaming for both
 //! protocols, request layout, retries, timeouts, cut-off replies and error messages.
 
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
-
 use std::time::{Duration, Instant};
 
-use fake_llm::{
+use crate::support::fake_llm::{
     anthropic_event, anthropic_sse, anthropic_sse_reason, openai_chunk, openai_finish, openai_sse,
     openai_tool_chunk, FakeLlm, Scripted, Step,
 };

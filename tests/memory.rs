@@ -1,7 +1,7 @@
 //! Long-session memory through the CLI: `session import` (both formats), `prompt` with its
 //! layers and budget, recall across sessions, and the glossary.
 
-mod common;
+use crate::support;
 
 use assert_cmd::Command;
 use std::path::Path;
@@ -87,7 +87,7 @@ fn whole(p: &serde_json::Value) -> String {
 
 #[test]
 fn an_old_fact_is_recalled_within_the_budget_and_the_layers_say_so() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     import(v.path(), &session(120, 7), "long");
     let p = prompt(
         v.path(),
@@ -117,7 +117,7 @@ fn an_old_fact_is_recalled_within_the_budget_and_the_layers_say_so() {
 
 #[test]
 fn a_new_session_remembers_the_last_one() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     import(v.path(), &session(30, 3), "night-1");
     let p = prompt(
         v.path(),
@@ -132,7 +132,7 @@ fn a_new_session_remembers_the_last_one() {
 
 #[test]
 fn sillytavern_exports_import_as_exchanges() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let st = [
         serde_json::json!({"user_name": "GM", "character_name": "DM", "create_date": "2025-1-1"}),
         serde_json::json!({"name": "DM", "is_user": false, "mes": "The lamps gutter."}),
@@ -166,7 +166,7 @@ fn sillytavern_exports_import_as_exchanges() {
 
 #[test]
 fn prompt_without_a_session_leaves_nothing_behind() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let out = cmd(v.path())
         .args(["prompt", "--message", "We arrive."])
         .output()
@@ -187,7 +187,7 @@ fn prompt_without_a_session_leaves_nothing_behind() {
 
 #[test]
 fn dormant_npcs_are_offered_back_but_never_the_dead() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let mut s = String::new();
     for i in 0..60 {
         let dm = match i {
@@ -213,7 +213,7 @@ fn dormant_npcs_are_offered_back_but_never_the_dead() {
 
 #[test]
 fn the_layer_budgets_of_a_long_session() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     import(v.path(), &session(120, 7), "long");
     let p = prompt(
         v.path(),
@@ -233,7 +233,7 @@ fn the_layer_budgets_of_a_long_session() {
 
 #[test]
 fn a_new_session_starts_with_the_last_sessions_summary() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     import(v.path(), &session(10, 3), "night-1");
     std::fs::write(
         v.path().join("sessions/night-1.memory.md"),
@@ -252,7 +252,7 @@ fn a_new_session_starts_with_the_last_sessions_summary() {
 
 #[test]
 fn prompt_reads_a_session_a_chat_holds_without_writing_to_it() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     import(v.path(), &session(40, 3), "tonight");
     let log = v.path().join(".vaultdm/sessions/tonight.jsonl");
     let before = std::fs::read(&log).expect("log");
@@ -270,7 +270,7 @@ fn prompt_reads_a_session_a_chat_holds_without_writing_to_it() {
 
 #[test]
 fn the_recall_index_is_kept_on_disk_and_rebuilt_when_broken() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     import(v.path(), &session(30, 3), "night-1");
     let ask = "what did the telegraph boy tell us about the key?";
     let p = prompt(v.path(), "night-2", ask, 4000);

@@ -3,9 +3,7 @@
 //! name for a frontmatter reference, a `[[link]]` in a note, a `[[link]]` in a message and a
 //! plain mention in a message.
 
-mod common;
-
-use common::Scratch;
+use crate::support::Scratch;
 use rstest::rstest;
 use vaultdm::canon::Loaded;
 use vaultdm::context::{Engine, Target};

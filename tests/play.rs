@@ -2,11 +2,9 @@
 //! system prompt, full context then light lines, canon updates, rolls, trimmed history), what
 //! it records, and how it survives provider failures without losing a word.
 
-mod common;
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
+use crate::support;
 
-use fake_llm::{openai_sse, FakeLlm, Scripted, Step};
+use crate::support::fake_llm::{openai_sse, FakeLlm, Scripted, Step};
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
@@ -76,7 +74,7 @@ async fn send(t: &mut Table, msg: &str) -> Result<vaultdm::play::Turn, SendError
 
 #[tokio::test]
 async fn turns_carry_full_then_light_context_with_a_stable_system_prompt() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![
         ok(&["The stove ", "crackles."]),
         ok(&["Odessa nods."]),
@@ -128,7 +126,7 @@ async fn turns_carry_full_then_light_context_with_a_stable_system_prompt() {
 
 #[tokio::test]
 async fn canon_changes_and_rolls_ride_on_the_next_message_only() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![ok(&["a"]), ok(&["b"]), ok(&["c"])]).await;
     let mut t = table(v.path(), &fake, "s2");
     send(&mut t, "hello").await.expect("turn 1");
@@ -153,7 +151,7 @@ async fn canon_changes_and_rolls_ride_on_the_next_message_only() {
 
 #[tokio::test]
 async fn many_canon_changes_send_a_new_full_context() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![ok(&["a"]), ok(&["b"])]).await;
     let mut t = table(v.path(), &fake, "s3");
     send(&mut t, "hello").await.expect("turn 1");
@@ -165,7 +163,7 @@ async fn many_canon_changes_send_a_new_full_context() {
 
 #[tokio::test]
 async fn a_failed_request_keeps_the_message_and_a_resend_replaces_it() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![
         Scripted::json(500, r#"{"error":{"message":"boom"}}"#),
         Scripted::json(500, r#"{"error":{"message":"boom"}}"#),
@@ -194,7 +192,7 @@ async fn a_failed_request_keeps_the_message_and_a_resend_replaces_it() {
 
 #[tokio::test]
 async fn a_stream_cut_mid_reply_is_kept_and_marked() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let body = openai_sse(&["The floor ", "gives way"], None, false, false);
     let fake = FakeLlm::start(vec![Scripted::sse_steps(vec![
         Step::Send(body.into_bytes()),
@@ -227,7 +225,7 @@ async fn a_stream_cut_mid_reply_is_kept_and_marked() {
 
 #[tokio::test]
 async fn a_session_resumes_with_its_history() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![ok(&["one"]), ok(&["two"])]).await;
     {
         let mut t = table(v.path(), &fake, "s6");
@@ -247,7 +245,7 @@ async fn a_session_resumes_with_its_history() {
 
 #[tokio::test]
 async fn undo_drops_the_last_exchange_from_the_prompt() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![ok(&["one"]), ok(&["two"]), ok(&["three"])]).await;
     let mut t = table(v.path(), &fake, "s7");
     send(&mut t, "first").await.expect("turn 1");
@@ -264,7 +262,7 @@ async fn undo_drops_the_last_exchange_from_the_prompt() {
 #[tokio::test]
 async fn a_session_with_a_runaway_reply_on_record_still_resumes() {
     // An old vaultdm (or another tool) kept a 20 MB reply in the log.
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![ok(&["one"]), ok(&["two"])]).await;
     {
         let mut t = table(v.path(), &fake, "big");

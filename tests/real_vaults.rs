@@ -8,10 +8,10 @@
 //! Each expectation is what the GM would expect from the notes. Where vaultdm reads a note
 //! otherwise, the test stays as written and is `#[ignore]`d with the reason.
 
-mod common;
+use crate::support;
 
+use crate::support::{context, load_fixture, Scratch};
 use assert_cmd::Command;
-use common::{context, load_fixture, Scratch};
 use vaultdm::canon::kind::classify_why;
 use vaultdm::canon::{Loaded, NoteKind, Priority};
 use vaultdm::context::{Mode, ModeChoice};
@@ -25,7 +25,7 @@ fn vaultdm() -> Command {
 /// `vaultdm check` on a fixture vault: its stdout.
 fn check(vault: &str, explain_types: bool) -> String {
     let mut cmd = vaultdm();
-    cmd.args(["check", "--vault"]).arg(common::fixture(vault));
+    cmd.args(["check", "--vault"]).arg(support::fixture(vault));
     if explain_types {
         cmd.arg("--explain-types");
     }
@@ -71,7 +71,7 @@ fn open_threads(loaded: &Loaded) -> Vec<&str> {
 
 /// The light context for a player's message.
 fn light(loaded: &Loaded, message: &str) -> String {
-    let inj = common::context_with(loaded, Some(message), ModeChoice::Light, None);
+    let inj = support::context_with(loaded, Some(message), ModeChoice::Light, None);
     assert_eq!(inj.mode, Mode::Light);
     inj.text
 }
@@ -455,7 +455,7 @@ fn a_destroyed_tavern_says_so_in_its_card() {
     // The binary says the same.
     let out = vaultdm()
         .args(["context", "--vault"])
-        .arg(common::fixture("real-numbered"))
+        .arg(support::fixture("real-numbered"))
         .args(["-m", "we go to the Singed Goose"])
         .output()
         .expect("run");

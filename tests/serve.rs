@@ -1,15 +1,12 @@
 //! `vaultdm serve` as a front end meets it: a real server process on 127.0.0.1:0, the fake
 //! upstream from the test suite, plain HTTP requests.
 
-mod common;
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
-#[path = "support/served.rs"]
-mod served;
+use crate::support;
+use crate::support::fake_llm;
 
-use fake_llm::{openai_chunk, openai_sse, FakeLlm, Scripted, Step};
+use crate::support::fake_llm::{openai_chunk, openai_sse, FakeLlm, Scripted, Step};
+use crate::support::served::{sse_data, stream_text, Served};
 use serde_json::{json, Value};
-use served::{sse_data, stream_text, Served};
 use std::path::Path;
 use std::time::Duration;
 
@@ -28,7 +25,7 @@ impl Template {
 fn template() -> Template {
     let dir = tempfile::tempdir().expect("tmp");
     let root = dir.path().join("vault-template");
-    common::copy_dir(
+    support::copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
         &root,
     );
@@ -322,8 +319,8 @@ async fn routes_by_model_prefix_across_vaults() {
         dir.path().join("Second Vale"),
     );
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template");
-    common::copy_dir(&src, &a);
-    common::copy_dir(&src, &b);
+    support::copy_dir(&src, &a);
+    support::copy_dir(&src, &b);
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(&["From the vale."], Some("stop"), false, true)),
         Scripted::sse(openai_sse(&["From the harrow."], Some("stop"), false, true)),
@@ -1373,7 +1370,7 @@ async fn a_vault_in_its_gms_own_layout_is_served_as_it_is_read() {
     // layout `vaultdm init --adopt` reads without a `canon/` folder.
     let dir = tempfile::tempdir().expect("tmp");
     let root = dir.path().join("Harbour Campaign");
-    common::copy_dir(&common::fixture("adopt-numbered"), &root);
+    support::copy_dir(&support::fixture("adopt-numbered"), &root);
     let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
         &["The fence grins."],
         Some("stop"),

@@ -8,16 +8,14 @@
 //! Without chromedriver it is skipped, unless `VAULTDM_BROWSER_TEST=require` (CI sets it
 //! when it installed the browser).
 
-mod common;
-#[path = "support/webdriver.rs"]
-mod webdriver;
+use crate::support;
 
+use crate::support::webdriver::{base64_decode, chromedriver, Browser, KillOnDrop};
 use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use webdriver::{base64_decode, chromedriver, Browser, KillOnDrop};
 
 const TOKEN: &str = "insp3ctor-t0ken";
 
@@ -86,7 +84,7 @@ async fn inspector_page_in_headless_chromium() {
     // The vault, in a folder named like the template so the campaign id is `vault-template`.
     let tmp = tempfile::tempdir().expect("tempdir");
     let vault = tmp.path().join("vault-template");
-    common::copy_dir(
+    support::copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
         &vault,
     );

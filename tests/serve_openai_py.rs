@@ -3,14 +3,10 @@
 //! Skipped when `python3 -c "import openai"` fails, unless `VAULTDM_REQUIRE_OPENAI_PY=1`
 //! (set by `.ci/run` after it installs the package), when a missing package is a failure.
 
-mod common;
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
-#[path = "support/served.rs"]
-mod served;
+use crate::support;
 
-use fake_llm::{openai_sse, FakeLlm, Scripted};
-use served::Served;
+use crate::support::fake_llm::{openai_sse, FakeLlm, Scripted};
+use crate::support::served::Served;
 use std::path::Path;
 use std::process::Command;
 
@@ -33,7 +29,7 @@ async fn the_official_openai_client_gets_canon_injected_replies() {
     }
     let dir = tempfile::tempdir().expect("tmp");
     let root = dir.path().join("vault-template");
-    common::copy_dir(
+    support::copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
         &root,
     );

@@ -12,15 +12,13 @@
 //! `VAULTDM_SOAK_TURNS` (default 1000) and `VAULTDM_SOAK_SEED` change the length and the
 //! random sequence.
 
-mod common;
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
+mod support;
 
-use fake_llm::{openai_chunk, openai_sse, FakeLlm, Scripted, Step};
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::fake_llm::{openai_chunk, openai_sse, FakeLlm, Scripted, Step};
 use vaultdm::session::{RecordRole, Store};
 
 const BIN: &str = env!("CARGO_BIN_EXE_vaultdm");
@@ -131,7 +129,7 @@ async fn a_long_session_survives_cuts_kills_and_replacements() {
         .unwrap_or(0x5eed_cafe);
     let mut rng = Rng(seed | 1);
     let faults: Vec<Fault> = (0..turns).map(|_| pick(&mut rng)).collect();
-    let v = common::template_copy();
+    let v = support::template_copy();
     let cfg = v.path().join("vaultdm.toml");
     let text = std::fs::read_to_string(&cfg).expect("toml");
     // One scripted reply per turn: no retries, and no cold-summary calls (which a long

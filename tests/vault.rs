@@ -2,9 +2,7 @@
 //! link resolution, and every kind of bad input giving the right diagnostic at the right
 //! file line while the rest of the vault still loads.
 
-mod common;
-
-use common::{fixture, load_fixture, triples, Scratch};
+use crate::support::{fixture, load_fixture, triples, Scratch};
 use proptest::prelude::*;
 use rstest::rstest;
 use vaultdm::vault::markdown::BlockKind;

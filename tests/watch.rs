@@ -5,8 +5,7 @@
 //! bare sleep. After each change the live canon is also compared with a cold load of the
 //! same folder, so the incremental path cannot drift from `canon::build`.
 
-mod common;
-use common::copy_dir;
+use crate::support::copy_dir;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

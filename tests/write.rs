@@ -2,7 +2,7 @@
 //! notes they change byte for byte, the next context, `check` staying clean, conflicts,
 //! revert, and review of the DM's proposals.
 
-mod common;
+use crate::support;
 
 use assert_cmd::Command;
 use std::path::Path;
@@ -62,7 +62,7 @@ fn check_clean(vault: &Path) {
 
 #[test]
 fn set_changes_only_the_value_and_the_next_context_shows_it() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let rel = "canon/pcs/brannock-tull.md";
     let before = read(v.path(), rel);
     let out = ask(v.path(), "s1", "/set brannock hp 15");
@@ -84,7 +84,7 @@ fn set_changes_only_the_value_and_the_next_context_shows_it() {
 
 #[test]
 fn a_dead_npc_is_written_dead_and_a_quoted_name_works() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let rel = "canon/npcs/ida-marsh.md";
     let before = read(v.path(), rel);
     let out = ask(v.path(), "s1", "/set \"Ida Marsh\" status dead");
@@ -110,7 +110,7 @@ fn a_dead_npc_is_written_dead_and_a_quoted_name_works() {
 /// typed without its accent finds the note (`renee` is Renée).
 #[test]
 fn two_notes_of_one_name_are_told_apart_by_path_and_accents_are_optional() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     for (rel, text) in [
         (
             "canon/npcs/marcus.md",
@@ -163,7 +163,7 @@ fn two_notes_of_one_name_are_told_apart_by_path_and_accents_are_optional() {
 /// note already says what the GM asked for.
 #[test]
 fn a_write_that_changes_nothing_says_so() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let rel = "canon/pcs/brannock-tull.md";
     let before = read(v.path(), rel);
     let out = ask(v.path(), "s1", "/set brannock hp 22");
@@ -185,7 +185,7 @@ fn a_write_that_changes_nothing_says_so() {
 /// `[write] hp_bounds = "flag"` it is written as the GM typed it, and `check` says so.
 #[test]
 fn hp_above_max_is_written_and_check_warns() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let before = read(v.path(), "canon/pcs/brannock-tull.md");
     let out = ask(v.path(), "s1", "/set brannock hp 42");
     assert!(!out.status.success());
@@ -215,7 +215,7 @@ fn hp_above_max_is_written_and_check_warns() {
 /// there already writes nothing and says so.
 #[test]
 fn inventory_takes_plus_and_minus_entries() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let rel = "canon/pcs/brannock-tull.md";
     let before = read(v.path(), rel);
     let out = ask(v.path(), "s1", "/set brannock inventory +pickaxe");
@@ -243,7 +243,7 @@ fn inventory_takes_plus_and_minus_entries() {
 
 #[test]
 fn the_party_moves_and_the_scene_follows() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let out = ask(v.path(), "s1", "/move party the assay office");
     assert!(
         out.status.success(),
@@ -271,7 +271,7 @@ fn the_party_moves_and_the_scene_follows() {
 
 #[test]
 fn day_and_event_land_in_the_clock_and_timeline() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let out = ask(v.path(), "s1", "/day +1 morning");
     assert!(
         out.status.success(),
@@ -299,7 +299,7 @@ fn day_and_event_land_in_the_clock_and_timeline() {
 
 #[test]
 fn resolve_moves_the_thread_block_and_it_leaves_the_context() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let before = read(v.path(), "canon/open-threads.md");
     let out = ask(v.path(), "s1", "/resolve the scrip strike");
     assert!(
@@ -323,8 +323,8 @@ fn resolve_moves_the_thread_block_and_it_leaves_the_context() {
 
 #[test]
 fn invalid_changes_write_nothing_and_say_why() {
-    let v = common::template_copy();
-    let before = common::all_files(v.path());
+    let v = support::template_copy();
+    let before = support::all_files(v.path());
     for (line, why) in [
         ("/set nobody hp 3", "no PC or NPC is called \"nobody\""),
         ("/set brannock hp lots", "whole number"),
@@ -337,7 +337,7 @@ fn invalid_changes_write_nothing_and_say_why() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(why), "{line}: {err}");
     }
-    let after = common::all_files(v.path());
+    let after = support::all_files(v.path());
     let notes = |m: &std::collections::BTreeMap<String, Vec<u8>>| {
         m.iter()
             .filter(|(k, _)| !k.starts_with(".vaultdm") && !k.starts_with("sessions"))
@@ -349,7 +349,7 @@ fn invalid_changes_write_nothing_and_say_why() {
 
 #[test]
 fn revert_puts_the_bytes_back_unless_the_gm_edited_since() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let rel = "canon/pcs/kit-calloway.md";
     let before = read(v.path(), rel);
     assert!(ask(v.path(), "s1", "/set kit gold +5").status.success());
@@ -378,7 +378,7 @@ fn revert_puts_the_bytes_back_unless_the_gm_edited_since() {
 
 #[test]
 fn a_symlinked_note_out_of_the_vault_is_never_written() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let outside = tempfile::tempdir().expect("tempdir");
     let target = outside.path().join("brannock.md");
     std::fs::copy(v.path().join("canon/pcs/brannock-tull.md"), &target).expect("copy");
@@ -419,7 +419,7 @@ fn resolve_finds_every_thread_style_by_the_title_the_context_shows() {
             "under the river",
         ),
     ] {
-        let v = common::Scratch::of("thread-styles");
+        let v = support::Scratch::of("thread-styles");
         let full = |root: &Path| {
             let out = cmd(root).args(["context"]).output().expect("runs");
             String::from_utf8_lossy(&out.stdout).into_owned()
@@ -465,7 +465,7 @@ fn resolve_ticks_a_checklist_item_where_it_is() {
             "Learn who poisoned the well",
         ),
     ] {
-        let v = common::Scratch::of(fixture);
+        let v = support::Scratch::of(fixture);
         let before = read(&v.root, rel);
         let out = ask(&v.root, "s1", command);
         assert!(
@@ -511,7 +511,7 @@ fn set_edits_the_inline_field_the_context_reads() {
             "at The Third Pier",
         ),
     ] {
-        let v = common::Scratch::of("thread-styles");
+        let v = support::Scratch::of("thread-styles");
         let before = read(&v.root, rel);
         let out = ask(&v.root, "s1", command);
         assert!(
@@ -536,8 +536,8 @@ mod library {
     use vaultdm::write::{self, apply, plan, Change, ChangeLog, From};
 
     fn plan_on(root: &Path, changes: &[Change]) -> plan::Plan {
-        let loaded = common::load(root);
-        let engine = common::engine(&loaded);
+        let loaded = support::load(root);
+        let engine = support::engine(&loaded);
         plan::plan(engine.campaign(), engine.matcher(), root, changes)
     }
 
@@ -558,7 +558,7 @@ mod library {
             thread: thread.into(),
             next: "Ask the harbour clerk.".into(),
         };
-        let base = read(&common::fixture("thread-styles"), rel);
+        let base = read(&support::fixture("thread-styles"), rel);
         for (thread, old, new) in [
             (
                 "The Debt",
@@ -586,12 +586,12 @@ mod library {
                 "→ Next: Ask the harbour clerk.\n",
             ),
         ] {
-            let v = common::Scratch::of("thread-styles");
+            let v = support::Scratch::of("thread-styles");
             let p = plan_on(&v.root, &[next(thread)]);
             assert!(p.rejected.is_empty(), "{thread}: {:?}", p.rejected);
             apply::apply(&v.root, &p).expect("applies");
             assert_eq!(read(&v.root, rel), base.replacen(old, new, 1), "{thread}");
-            let c = common::load(&v.root);
+            let c = support::load(&v.root);
             let t = c
                 .built
                 .campaign
@@ -609,7 +609,7 @@ mod library {
 
     #[test]
     fn a_gm_edit_elsewhere_in_the_note_is_kept_and_the_change_still_lands() {
-        let v = common::template_copy();
+        let v = support::template_copy();
         let rel = "canon/pcs/brannock-tull.md";
         let p = plan_on(v.path(), &[hp("Brannock Tull", 9)]);
         // The GM saves the note in Obsidian between the proposal and the accept.
@@ -622,7 +622,7 @@ mod library {
 
     #[test]
     fn a_gm_edit_of_the_same_value_is_a_conflict_and_nothing_is_written() {
-        let v = common::template_copy();
+        let v = support::template_copy();
         let changes = [hp("Brannock Tull", 9), hp("Hesper Quill", 1)];
         let p = plan_on(v.path(), &changes);
         assert_eq!(p.files.len(), 2);
@@ -646,7 +646,7 @@ mod library {
 
     #[test]
     fn a_concurrent_writer_never_sees_half_a_note() {
-        let v = common::template_copy();
+        let v = support::template_copy();
         let root = v.path().to_path_buf();
         let rel = "canon/pcs/brannock-tull.md";
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -665,8 +665,8 @@ mod library {
         });
         let mut log = ChangeLog::empty(&root, "t");
         for i in 0..60 {
-            let loaded = common::load(&root);
-            let engine = common::engine(&loaded);
+            let loaded = support::load(&root);
+            let engine = support::engine(&loaded);
             write::write(
                 engine.campaign(),
                 engine.matcher(),
@@ -766,10 +766,10 @@ mod library {
         fn change_sets_and_their_reverts_give_back_the_original_bytes(
             sets in prop::collection::vec(prop::collection::vec(arb_change(), 1..4), 1..5)
         ) {
-            let v = common::template_copy();
+            let v = support::template_copy();
             let root = v.path();
             let notes = |root: &Path| {
-                common::all_files(root)
+                support::all_files(root)
                     .into_iter()
                     .filter(|(k, _)| !k.starts_with(".vaultdm"))
                     .collect::<Vec<_>>()
@@ -778,8 +778,8 @@ mod library {
             let mut log = ChangeLog::empty(root, "p");
             let mut applied = 0;
             for set in &sets {
-                let loaded = common::load(root);
-                let engine = common::engine(&loaded);
+                let loaded = support::load(root);
+                let engine = support::engine(&loaded);
                 let w = write::write(engine.campaign(), engine.matcher(), root, &mut log, set, From::Gm)
                     .expect("written");
                 if w.applied.is_some() {
@@ -799,7 +799,7 @@ mod library {
 
 #[test]
 fn values_kept_as_inline_fields_are_edited_in_place() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let rel = "canon/npcs/odessa-flint.md";
     let text = read(v.path(), rel);
     // Move Odessa's HP and disposition out of the frontmatter into Dataview fields.
@@ -826,7 +826,7 @@ fn values_kept_as_inline_fields_are_edited_in_place() {
 
 #[test]
 fn review_lists_a_session_a_chat_holds_but_decides_only_with_its_lock() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     assert!(ask(v.path(), "night", "/set brannock hp 20")
         .status
         .success());
@@ -853,7 +853,7 @@ fn review_lists_a_session_a_chat_holds_but_decides_only_with_its_lock() {
 
 #[test]
 fn a_huge_note_is_never_edited() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let rel = "canon/pcs/brannock-tull.md";
     let huge = format!(
         "{}\n{}",
@@ -874,7 +874,7 @@ fn a_huge_note_is_never_edited() {
 #[test]
 fn write_back_in_a_vault_laid_out_by_its_gm() {
     // Numbered folders, `NPC - ` file prefixes, a Timeline note in `06. World/`.
-    let v = common::Scratch::of("adopt-numbered");
+    let v = support::Scratch::of("adopt-numbered");
     let pc = "01. The Party/Mira Holt.md";
     let before = read(&v.root, pc);
     assert!(ask(&v.root, "s", "/set mira hp 20").status.success());
@@ -902,7 +902,7 @@ fn write_back_in_a_vault_laid_out_by_its_gm() {
 /// (0.5%) catches a return of the old window.
 #[test]
 fn a_gm_saving_the_note_during_hundreds_of_sets_loses_no_line() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let rel = "canon/pcs/brannock-tull.md";
     let note = v.path().join(rel);
     let stop = v.path().join("stop-gm");
@@ -977,7 +977,7 @@ fn a_gm_saving_the_note_during_hundreds_of_sets_loses_no_line() {
 #[test]
 fn a_read_only_note_is_refused_not_replaced() {
     use std::os::unix::fs::PermissionsExt;
-    let v = common::template_copy();
+    let v = support::template_copy();
     let rel = "canon/pcs/brannock-tull.md";
     let path = v.path().join(rel);
     let before = read(v.path(), rel);
@@ -1000,7 +1000,7 @@ fn a_read_only_note_is_refused_not_replaced() {
 /// write in progress elsewhere) is left alone.
 #[test]
 fn leftover_temp_files_are_reported_and_cleaned() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let old = v
         .path()
         .join("canon/pcs/.brannock-tull.md.vaultdm-999999-0.tmp");

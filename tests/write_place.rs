@@ -5,12 +5,10 @@
 //! scripted session — every file byte for byte after each command, `check` clean, then
 //! every set reverted gives back the original bytes and folders.
 
-mod common;
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
+use crate::support;
 
+use crate::support::fake_llm::{openai_sse, FakeLlm, Scripted};
 use assert_cmd::Command;
-use fake_llm::{openai_sse, FakeLlm, Scripted};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -103,7 +101,7 @@ fn accept_first(vault: &Path) -> String {
 /// and its transcript under `sessions/`).
 fn state(vault: &Path) -> (BTreeMap<String, Vec<u8>>, BTreeSet<String>) {
     let own = |k: &str| k.starts_with(".vaultdm") || k.starts_with("sessions") || k.is_empty();
-    let files = common::all_files(vault)
+    let files = support::all_files(vault)
         .into_iter()
         .filter(|(k, _)| !own(k))
         .collect();
@@ -160,12 +158,12 @@ fn recent_events(vault: &Path) -> Vec<String> {
 }
 
 struct Vault {
-    _s: common::Scratch,
+    _s: support::Scratch,
     root: PathBuf,
 }
 
 fn vault(name: &str) -> Vault {
-    let s = common::Scratch::of(name);
+    let s = support::Scratch::of(name);
     let root = s.root.clone();
     Vault { _s: s, root }
 }
@@ -441,7 +439,7 @@ fn live_canon_follows_the_clock_and_the_timeline_where_the_vault_keeps_them() {
             9,
         ),
     ] {
-        let s = common::Scratch::of(fixture);
+        let s = support::Scratch::of(fixture);
         let mut live = vaultdm::watch::Live::load(&s.root).expect("loads");
         s.write(rel, text);
         live.apply(&[s.root.join(rel)]);
@@ -454,7 +452,7 @@ fn live_canon_follows_the_clock_and_the_timeline_where_the_vault_keeps_them() {
             "{fixture}"
         );
     }
-    let s = common::Scratch::of("place-reference-timelines");
+    let s = support::Scratch::of("place-reference-timelines");
     let mut live = vaultdm::watch::Live::load(&s.root).expect("loads");
     let rel = "Lore/Holidays of the City.md";
     s.edit(rel, "## Lantern Night", "## Day 1 of Lantern Night");

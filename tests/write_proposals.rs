@@ -3,12 +3,10 @@
 //! auto mode, a server that refuses tools, and a scripted session after which the vault
 //! holds every accepted change and `check` is clean.
 
-mod common;
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
+use crate::support;
 
+use crate::support::fake_llm::{openai_finish, openai_sse, openai_tool_chunk, FakeLlm, Scripted};
 use assert_cmd::Command;
-use fake_llm::{openai_finish, openai_sse, openai_tool_chunk, FakeLlm, Scripted};
 use std::path::Path;
 
 fn cmd(vault: &Path) -> Command {
@@ -51,7 +49,7 @@ const FENCED: &[&str] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fenced_proposals_are_hidden_listed_and_accepted_by_review() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
         FENCED,
         Some("stop"),
@@ -167,7 +165,7 @@ async fn fenced_proposals_are_hidden_listed_and_accepted_by_review() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamed_tool_call_is_a_proposal_too() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let mut body = openai_sse(&["Night falls over the Row."], None, false, false);
     let args = r#"{"changes": [{"op": "time", "advance": 1, "time": "morning"}, {"op": "event", "text": "The strike bell rang."}]}"#;
     let (a, b) = args.split_at(37);
@@ -203,7 +201,7 @@ async fn a_streamed_tool_call_is_a_proposal_too() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_refuses_tools_is_asked_again_without_them() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![
         Scripted::json(
             400,
@@ -231,7 +229,7 @@ async fn a_server_that_refuses_tools_is_asked_again_without_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scripted_session_leaves_every_accepted_change_in_the_vault() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let block = |json: &str| format!("\n```vaultdm-changes\n{json}\n```\n");
     let replies = [
         format!(
@@ -315,7 +313,7 @@ async fn a_scripted_session_leaves_every_accepted_change_in_the_vault() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_memory_note_is_written_and_the_gms_edit_is_what_the_next_prompt_uses() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(
             &["A one-eyed mule driver called Pell Harrow spits into the snow."],
@@ -402,7 +400,7 @@ fn ordinary_session(v: &Path, n: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_hot_history_is_summarised_into_previously() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     ordinary_session(v.path(), 14);
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(&["The snow keeps falling."], Some("stop"), true, true)),
@@ -449,7 +447,7 @@ async fn a_full_hot_history_is_summarised_into_previously() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_summary_never_blocks_play_and_the_moments_still_carry_the_past() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     ordinary_session(v.path(), 14);
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(
@@ -490,7 +488,7 @@ async fn a_failed_summary_never_blocks_play_and_the_moments_still_carry_the_past
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_provider_extracts_moments_and_terms_into_the_memory_note() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     std::fs::write(v.path().join("vaultdm.toml"), "[memory]\nextract = true\n").expect("toml");
     let extracted = r#"Here you go: {"moments": [{"summary": "Ida agreed to test the ringing ore in secret", "significance": 4}, {"summary": "it snowed", "significance": 1}], "terms": [{"term": "Bellrock", "definition": "the miners' name for the ringing ore"}]}"#;
     let fake = FakeLlm::start(vec![
@@ -551,7 +549,7 @@ async fn the_provider_extracts_moments_and_terms_into_the_memory_note() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_mid_summary_loses_nothing_and_the_summary_is_tried_again() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     ordinary_session(v.path(), 14);
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(
@@ -636,7 +634,7 @@ async fn a_crash_mid_summary_loses_nothing_and_the_summary_is_tried_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_summary_past_its_share_is_compressed_again() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     ordinary_session(v.path(), 14);
     let long = "The party waited and the snow fell and the miners talked. ".repeat(60);
     let fake = FakeLlm::start(vec![
@@ -676,7 +674,7 @@ async fn a_summary_past_its_share_is_compressed_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_next_summary_merges_the_last_one() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     ordinary_session(v.path(), 14);
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(&["Snow."], Some("stop"), true, true)),
@@ -798,7 +796,7 @@ async fn accepting_over_the_gms_edit_is_a_conflict_and_writes_nothing() {
         ("s/^hp: 22$/hp_current: 19/", "review", Some("is 19 now")),
         ("s/^max_hp: 30$/max_hp: 32/", "review", None),
     ] {
-        let v = common::template_copy();
+        let v = support::template_copy();
         propose_two(v.path()).await;
         gm_saves(v.path(), BRANNOCK, edit);
         let gm = read(v.path(), BRANNOCK);
@@ -855,7 +853,7 @@ async fn accepting_over_the_gms_edit_is_a_conflict_and_writes_nothing() {
 /// change log records what was shown.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relative_change_is_written_as_shown() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     propose_two(v.path()).await;
     let log = read(v.path(), ".vaultdm/sessions/s.changes.jsonl");
     assert!(
@@ -875,7 +873,7 @@ async fn a_relative_change_is_written_as_shown() {
 /// number still names the change it was printed with.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proposal_numbers_are_stable_across_decisions_and_restarts() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let block = "Much happens.\n```vaultdm-changes\n[{\"op\":\"set\",\"entity\":\"Brannock\",\"field\":\"hp\",\"value\":20},{\"op\":\"add\",\"entity\":\"Kit\",\"item\":\"a lantern\"},{\"op\":\"set\",\"entity\":\"Lottie Greaves\",\"field\":\"status\",\"value\":\"missing\"},{\"op\":\"add\",\"entity\":\"Kit\",\"item\":\"chalk\"},{\"op\":\"set\",\"entity\":\"Brannock\",\"field\":\"ac\",\"value\":15},{\"op\":\"add\",\"entity\":\"Kit\",\"item\":\"a rope\"},{\"op\":\"set\",\"entity\":\"Brannock\",\"field\":\"gold\",\"value\":3}]\n```\n";
     let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
         &[block],
@@ -943,7 +941,7 @@ async fn proposal_numbers_are_stable_across_decisions_and_restarts() {
 /// another) reaches the DM's next prompt as `Canon updated:`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_between_two_asks_reaches_the_next_prompt() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     let fake = FakeLlm::start(vec![
         Scripted::sse(openai_sse(
             &["The mine is quiet."],
@@ -990,7 +988,7 @@ async fn a_write_between_two_asks_reaches_the_next_prompt() {
 /// conflict, and `review` later shows what it would now read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_mode_never_applies_over_a_gm_save_made_while_the_reply_streamed() {
-    let v = common::template_copy();
+    let v = support::template_copy();
     std::fs::write(
         v.path().join("vaultdm.toml"),
         "[write]\nreview = \"auto\"\n",

@@ -2,10 +2,10 @@
 //! fixture vaults laid out as real GMs keep them, each command through `vaultdm ask` leaves
 //! the note byte for byte as expected, and the next context reads back what was written.
 
-mod common;
+use crate::support;
 
+use crate::support::Scratch;
 use assert_cmd::Command;
-use common::Scratch;
 use std::path::Path;
 use vaultdm::write::{apply, plan, Change};
 
@@ -201,7 +201,7 @@ fn a_flow_mapping_frontmatter_is_edited_inside_the_mapping() {
         "{ctx}"
     );
     // Canon still reads every key of the mapping.
-    let loaded = common::load(&v.root);
+    let loaded = support::load(&v.root);
     let kit = loaded
         .built
         .campaign
@@ -255,8 +255,8 @@ fn a_pc_tagged_party_is_written() {
 }
 
 fn new_npc(root: &Path, name: &str, location: &str) -> plan::Plan {
-    let loaded = common::load(root);
-    let engine = common::engine(&loaded);
+    let loaded = support::load(root);
+    let engine = support::engine(&loaded);
     let p = plan::plan(
         engine.campaign(),
         engine.matcher(),
@@ -287,8 +287,8 @@ fn new_notes_copy_the_vaults_typing_and_folder() {
     );
     assert!(context(&v.root, "Pell Orrin").contains("NPC Pell Orrin - net-mender [active]"));
     // A place in a vault whose places carry `place/<sort>` tags gets `place`.
-    let loaded = common::load(&v.root);
-    let engine = common::engine(&loaded);
+    let loaded = support::load(&v.root);
+    let engine = support::engine(&loaded);
     let p = plan::plan(
         engine.campaign(),
         engine.matcher(),
@@ -370,8 +370,8 @@ fn hp_out_of_bounds_is_written_and_flagged_when_the_vault_says_so() {
 #[test]
 fn a_dm_proposal_with_quotes_keeps_them() {
     let v = Scratch::of("style-tags");
-    let loaded = common::load(&v.root);
-    let engine = common::engine(&loaded);
+    let loaded = support::load(&v.root);
+    let engine = support::engine(&loaded);
     let p = plan::plan(
         engine.campaign(),
         engine.matcher(),
@@ -417,7 +417,7 @@ fn an_attitude_kept_in_a_tag_is_read_and_changed_in_the_tag() {
 
 /// The notes of the vault, without vaultdm's own folder.
 fn notes(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let mut all = common::all_files(root);
+    let mut all = support::all_files(root);
     all.retain(|k, _| !k.starts_with(".vaultdm/") && !k.starts_with("no-home/"));
     all
 }
@@ -471,7 +471,7 @@ fn a_scripted_session_agrees_with_the_gms_tag_queries_and_reverts_to_the_same_by
         tagged(&v.root, "iff/positive"),
         ["Bone Warden", "Hob Greaves", "Sister Vell"]
     );
-    let loaded = common::load(&v.root);
+    let loaded = support::load(&v.root);
     let c = &loaded.built.campaign;
     let status = |n: &str| {
         c.npcs

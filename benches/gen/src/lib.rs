@@ -1,8 +1,9 @@
 //! A deterministic synthetic campaign vault for the benchmarks.
 //!
-//! Shared, without being part of the library, by the criterion benches
-//! (`#[path = "gen/mod.rs"] mod gen;`) and by `examples/gen_vault.rs`. It uses only std:
-//! a splitmix64 generator picks from word lists, so the same `(notes, seed)` always writes
+//! A crate of its own (`vaultdm-gen`: a dev-dependency, never published), so the criterion
+//! benches, the examples (`gen_vault`, `gen_campaign`) and the integration tests share it
+//! as an ordinary dependency instead of including its files. It uses only std: a
+//! splitmix64 generator picks from word lists, so the same `(notes, seed)` always writes
 //! byte-identical files.
 //!
 //! The mix follows a long-running campaign: a handful of PCs, ~40% NPCs, ~8% locations
@@ -14,7 +15,7 @@
 //! `%% comments %%`, embeds and links with headings and aliases. Every name is unique, so
 //! links resolve and `vaultdm check` reports nothing.
 
-#![allow(dead_code)] // the benches and the example each use a different part
+pub mod campaign;
 
 use std::collections::HashSet;
 use std::fmt::Write as _;

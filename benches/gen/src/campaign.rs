@@ -3,8 +3,6 @@
 //! session log of about `huge_mb` MB, all in `.vaultdm/sessions/`. Deterministic; written
 //! into a folder outside the repository at bench time, never committed.
 
-#![allow(dead_code)]
-
 use std::io::Write;
 use std::path::Path;
 

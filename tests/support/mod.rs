@@ -1,7 +1,13 @@
 //! Helpers shared by the integration tests: fixture paths, scratch copies of fixture
-//! vaults, and short ways to load canon and build contexts.
+//! vaults, and short ways to load canon and build contexts; a scripted fake LLM server
+//! (`fake_llm`), a running `vaultdm serve` (`served`) and a WebDriver client (`webdriver`).
+//! A plain module of `tests/integration.rs` (`crate::support`) and of `tests/soak.rs`.
 
-#![allow(dead_code)] // each test binary uses a different subset
+#![allow(dead_code)] // the soak binary uses a small part
+
+pub mod fake_llm;
+pub mod served;
+pub mod webdriver;
 
 use std::path::{Path, PathBuf};
 
