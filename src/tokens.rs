@@ -2,8 +2,8 @@
 //!
 //! Counts are exactly those of OpenAI's `o200k_base` (tiktoken's `encode_ordinary`), by our
 //! own counter over a compact embedded vocabulary (`tokens/bpe.rs`: 1.6 MB in the binary,
-//! indexed once, lazily, in ~8 ms, ~6 MB with the split automaton; tiktoken-rs took ~150 ms
-//! and ~45 MB), and never fall below one token per four characters: other
+//! indexed once, lazily; far quicker and smaller than tiktoken-rs's maps, figures in
+//! docs/benchmarks.md), and never fall below one token per four characters: other
 //! providers' tokenizers are usually less efficient than o200k, so a budget that holds
 //! under both holds in practice.
 

@@ -1074,7 +1074,7 @@ fn line_of(text: &str, needle: &str) -> usize {
 
 /// One note, typed.
 // Boxed: one of these is held per note until canon is assembled, and unboxed each would
-// take the size of the largest record (~4.7 MB at 10k notes, at the process's peak).
+// take the size of the largest record (megabytes on a big vault, at the process's peak).
 enum Typed {
     Pc(Box<Pc>),
     Npc(Box<Npc>),

@@ -127,7 +127,7 @@ impl Loaded {
     /// Gives the notes and their link index back to the allocator, for a one-shot command
     /// that reads canon only through its engine from here on (`context`, `ask`): the
     /// mention matcher and the render then reuse that memory, so the process peaks at the
-    /// load (`context -m` on 10,000 notes: 100 → 80 MiB). Settings, the other canon files
+    /// load (docs/benchmarks.md has the figures). Settings, the other canon files
     /// and the build's problems stay.
     pub fn release_notes(&mut self) {
         drop(std::mem::take(&mut self.vault));

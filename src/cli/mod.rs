@@ -186,7 +186,7 @@ pub(crate) fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
 
 /// Hands a one-shot command's loaded vault back to the OS instead of freeing it note by
 /// note: the process exits right after, and tearing down tens of thousands of small
-/// allocations took longer than printing the result (~80 ms for 10,000 notes).
+/// allocations took longer than printing the result (docs/benchmarks.md).
 pub(crate) fn exit_without_freeing<T>(value: T) {
     std::mem::forget(value);
 }

@@ -121,14 +121,14 @@ pub enum ContextError {
 pub struct Engine {
     campaign: Arc<Campaign>,
     /// Built on first use: a full context or a `check` never needs it, and on a big
-    /// vault it is ~50 ms of work.
+    /// vault it is real work (docs/benchmarks.md).
     matcher: Arc<std::sync::OnceLock<Arc<Matcher>>>,
     templates: Arc<Templates>,
     counts: Arc<LineCounts>,
 }
 
 /// Token counts of rendered lines already seen. Contexts for one canon repeat most of their
-/// lines from message to message, and o200k costs ~1.5 ms per 46 KB, so counts are kept
+/// lines from message to message, and counting o200k tokens is not free, so counts are kept
 /// per line; line counts add up to the whole text's count within a fraction of a percent.
 #[derive(Debug, Default)]
 struct LineCounts(std::sync::Mutex<std::collections::HashMap<u64, usize>>);

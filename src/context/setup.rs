@@ -28,7 +28,7 @@ impl Engine {
 
     /// Like [`Engine::for_vault`], moving the campaign out of `loaded` instead of copying
     /// it, for a one-shot command that reads canon afterwards only through the engine
-    /// (`context`: on a 10k-note vault the copy was ~9 MB at the process's peak).
+    /// (`context`: on a big vault the copy showed at the process's peak).
     pub fn taking_canon(root: &Path, loaded: &mut Loaded) -> Result<Engine, TemplateError> {
         let templates = load_templates(root, &loaded.config)?;
         let campaign = std::mem::take(&mut loaded.built.campaign);

@@ -87,9 +87,8 @@ pub(super) struct Links {
 }
 
 /// How many automata the patterns are spread over: more make a rename cheaper (fewer
-/// patterns per rebuilt shard) and every message dearer (one scan per shard). At 64, a
-/// rename on the 10k vault reloads in ~26 ms and a light context with mentions builds in
-/// ~0.65 ms (16: 31 ms / 0.46 ms; 256: 23 ms / 1.04 ms).
+/// patterns per rebuilt shard) and every message dearer (one scan per shard); 64 was the
+/// best trade measured (docs/benchmarks.md, issue 11's matcher rows).
 pub const SHARDS: usize = 64;
 
 /// One automaton over some of the patterns (`texts[i]` is `patterns[i]`'s folded text).

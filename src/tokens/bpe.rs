@@ -1,7 +1,8 @@
 //! An exact `o200k_base` token counter over a compact, embedded vocabulary.
 //!
-//! tiktoken-rs builds a `HashMap<Vec<u8>, u32>` of 200k tokens plus decoder maps (~50 MB,
-//! ~150 ms) to encode; we only ever need the number of tokens of `encode_ordinary`. This
+//! tiktoken-rs builds a `HashMap<Vec<u8>, u32>` of 200k tokens plus decoder maps (tens of
+//! megabytes, docs/benchmarks.md) to encode; we only ever need the number of tokens of
+//! `encode_ordinary`. This
 //! module embeds the vocabulary as one byte buffer (`assets/o200k_base.bin`, 1.6 MB: for each
 //! rank in order, a length byte then the token's bytes; written by `examples/o200k_vocab.rs`
 //! from tiktoken-rs's copy of OpenAI's MIT-licensed `o200k_base.tiktoken`) and, on first use,

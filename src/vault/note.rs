@@ -65,8 +65,8 @@ pub struct Note {
 }
 
 /// A fast 64-bit hash of a note's bytes (change and rename detection; not a defence
-/// against crafted collisions, which a GM's own notes are not). SipHash cost ~20 ms per
-/// 29 MB vault, FxHash a fraction of that.
+/// against crafted collisions, which a GM's own notes are not): FxHash, for speed over a
+/// whole vault (docs/benchmarks.md).
 fn content_hash(bytes: &[u8]) -> u64 {
     use std::hash::Hasher;
     let mut h = rustc_hash::FxHasher::default();
