@@ -150,6 +150,64 @@ async fn canon_changes_and_rolls_ride_on_the_next_message_only() {
 }
 
 #[tokio::test]
+async fn continue_carries_no_context_and_leaves_rolls_and_changes_for_the_next_message() {
+    let v = support::template_copy();
+    let cut = openai_sse(&["The door "], Some("length"), true, true);
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(cut),
+        ok(&["creaks open."]),
+        ok(&["You see a stair."]),
+    ])
+    .await;
+    let mut t = table(v.path(), &fake, "s-continue");
+    let first = send(&mut t, "I push the door.").await.expect("turn 1");
+    assert!(!first.reply.complete, "cut at the token limit");
+
+    t.canon_reloaded(
+        engine(v.path()),
+        vec!["Odessa Flint: status -> wary".into()],
+    );
+    t.add_roll("1d20: [12] = 12".into());
+    let mut got = String::new();
+    let mut on = |s: &str| got.push_str(s);
+    let cont = t
+        .continue_reply(&mut on, std::future::pending())
+        .await
+        .expect("continue");
+    assert_eq!(cont.reply.text, "creaks open.");
+    assert!(cont.prepared.block.is_empty() && cont.prepared.injected.text.is_empty());
+    assert!(cont.prepared.memory.block().is_empty(), "no memory layers");
+    let reqs: Vec<Value> = fake.requests().iter().map(|r| r.json()).collect();
+    let last = messages(&reqs[1]);
+    assert_eq!(
+        last.last().map(|m| m.1.as_str()),
+        Some(format!("Player: {}", vaultdm::play::CONTINUE_MESSAGE).as_str()),
+        "{last:?}"
+    );
+    assert!(
+        !last
+            .iter()
+            .any(|m| m.1.contains("1d20: [12]") || m.1.contains("status -> wary")),
+        "{last:?}"
+    );
+    assert_eq!(
+        t.rolls(),
+        ["1d20: [12] = 12"],
+        "the roll waits for the next message"
+    );
+
+    let next = send(&mut t, "I climb the stair.").await.expect("turn 3");
+    assert!(
+        next.prepared
+            .block
+            .starts_with("Canon updated:\n- Odessa Flint: status -> wary\n"),
+        "{}",
+        next.prepared.block
+    );
+    assert!(next.prepared.block.contains("Rolls:\n- 1d20: [12] = 12"));
+}
+
+#[tokio::test]
 async fn many_canon_changes_send_a_new_full_context() {
     let v = support::template_copy();
     let fake = FakeLlm::start(vec![ok(&["a"]), ok(&["b"])]).await;

@@ -398,7 +398,7 @@ impl At<'_> {
     }
 
     /// `/context`: what the next message would inject, with the reasons.
-    fn preview(&self, message: Option<&str>) {
+    fn preview(&mut self, message: Option<&str>) {
         match self.table.preview(message) {
             Ok(p) => {
                 println!("{}", p.block);

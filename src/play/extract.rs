@@ -14,18 +14,18 @@ const SYSTEM: &str =
 impl Table {
     /// Sets the `[memory]` settings.
     pub fn set_memory_config(&mut self, c: crate::config::MemoryConfig) {
-        self.memory_config = c;
+        self.mem.config = c;
     }
 
     /// After an exchange, when `[memory] extract` is on and a provider is configured.
     pub(super) async fn extract_if_on(&mut self, player: &str, dm: &str) {
-        if !self.memory_config.extract || dm.trim().is_empty() {
+        if !self.mem.config.extract || dm.trim().is_empty() {
             return;
         }
         let Some(client) = self.client.clone() else {
             return;
         };
-        let client = match &self.memory_config.extract_model {
+        let client = match &self.mem.config.extract_model {
             Some(m) => {
                 let mut cfg = client.config().clone();
                 cfg.model = m.clone();
@@ -98,8 +98,8 @@ impl Table {
                 }
             }
         }
-        self.extracted_moments.borrow_mut().extend(moments);
-        self.extracted_terms.borrow_mut().extend(terms);
+        self.mem.extracted_moments.extend(moments);
+        self.mem.extracted_terms.extend(terms);
         self.write_note_with(None);
     }
 }

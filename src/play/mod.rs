@@ -149,57 +149,69 @@ struct Sent {
     why: Option<CutOff>,
 }
 
-/// One running session with the DM.
+/// One running session with the DM, in owned parts: the canon it plays from, what rides
+/// with the next message, the budgets, the DM's proposals and the session's memory. Every
+/// method that changes any of them takes `&mut self`; the one cell left is [`CountCache`], a
+/// memo of token counts.
 pub struct Table {
-    engine: Engine,
-    base: Options,
+    canon: CanonHeld,
+    next: Next,
+    budgets: Budgets,
+    proposing: Proposing,
+    mem: recall::Remembering,
     client: Option<LlmClient>,
     store: Store,
-    system: String,
-    history_budget: usize,
-    full_after_changes: usize,
-    rolls: Vec<String>,
-    changes: Vec<String>,
-    changes_since_full: usize,
-    force_full: bool,
     counts: CountCache,
+    /// Things to tell the GM that did not stop play, for [`Table::take_notices`].
     notices: Vec<String>,
-    changes_log: crate::write::ChangeLog,
-    review: crate::config::Review,
-    /// False once the server refused a request with tools: proposals come fenced.
-    tools_ok: bool,
-    /// What the session remembers beyond the hot history (derived from the log).
-    memory: RefCell<crate::memory::Memory>,
-    /// A total prompt budget in tokens (`vaultdm prompt --budget`), shared out between the
-    /// layers; `None`: the canon budget, the memory shares and the history budget as set.
-    prompt_budget: Option<usize>,
-    /// `[memory]` settings (the provider's extraction of moments and terms).
-    memory_config: crate::config::MemoryConfig,
-    /// Terms and moments extracted since the memory note was last written.
-    extracted_terms: RefCell<Vec<crate::memory::glossary::Term>>,
-    extracted_moments: RefCell<Vec<String>>,
-    /// The last earlier session's cold summary, read once.
-    last_previously: std::cell::OnceCell<Option<String>>,
-    /// The prompt history is a front end's (`serve`), not this session's log.
-    front_end_history: std::cell::Cell<bool>,
-    /// The memory of the GM's session notes, shared by the tables of one campaign (`serve`).
-    note_memory: Option<NoteMemory>,
-    /// The campaign's recall of the other sessions, opened on the first message.
-    recall: RefCell<Option<std::sync::Arc<crate::memory::store::Recall>>>,
-    /// The recall shared by the tables of one campaign (`serve`).
-    shared_recall: Option<SharedRecall>,
-    /// The canon the recall's fingerprint was taken of, and the fingerprint.
-    recall_canon: RefCell<Option<(std::sync::Arc<crate::canon::Campaign>, u64)>>,
-    /// Notices from the recall, for the next [`Table::take_notices`].
-    recall_notices: RefCell<Vec<String>>,
-    /// Canon names for the glossary, built once per canon.
-    known: RefCell<Option<std::rc::Rc<recall::KnownNames>>>,
-    /// When the canon in `engine` was read: a note modified after it is newer than what the
-    /// DM was given (see `play/write.rs`, the conflict rule).
-    canon_at: std::time::SystemTime,
     /// A reply that arrived but neither its record nor its whole journal could be written
     /// (a full disk): kept here and written before anything else goes to the log.
     unsaved: Option<UnsavedReply>,
+}
+
+/// The canon a table plays from.
+struct CanonHeld {
+    /// The context engine over the current canon and templates.
+    engine: Engine,
+    /// The options every message's context starts from (`[context]`, `--pc`).
+    base: Options,
+    /// The system prompt (with the proposals guide unless review is off).
+    system: String,
+    /// When the canon in `engine` was read: a note modified after it is newer than what the
+    /// DM was given (see `play/write.rs`, the conflict rule).
+    at: std::time::SystemTime,
+}
+
+/// What rides with the next message, and what decides its context mode.
+#[derive(Default)]
+struct Next {
+    /// `/roll` results.
+    rolls: Vec<String>,
+    /// One-line canon changes for the `Canon updated:` block.
+    changes: Vec<String>,
+    /// Canon changes since the DM last had the full context.
+    changes_since_full: usize,
+    /// `/full` was asked for.
+    force_full: bool,
+}
+
+/// The table's budgets.
+struct Budgets {
+    /// Tokens of hot history in the prompt.
+    history: usize,
+    /// After this many canon changes the next message carries the full context again.
+    full_after_changes: usize,
+    /// A total prompt budget in tokens (`vaultdm prompt --budget`), shared out between the
+    /// layers; `None`: the canon budget, the memory shares and the history budget as set.
+    prompt: Option<usize>,
+}
+
+/// The DM's canon proposals: how they are reviewed and the session's change log.
+struct Proposing {
+    review: crate::config::Review,
+    /// False once the server refused a request with tools: proposals come fenced.
+    tools_ok: bool,
+    log: crate::write::ChangeLog,
 }
 
 /// A reply held in memory until the session log can take it.
@@ -240,37 +252,33 @@ impl Table {
             .map(|t| crate::write::log::written_since(store.vault(), t))
             .unwrap_or_default();
         Ok(Table {
-            engine,
-            base,
+            canon: CanonHeld {
+                engine,
+                base,
+                system,
+                at: std::time::SystemTime::now(),
+            },
+            next: Next {
+                changes_since_full: changes.len(),
+                changes,
+                ..Next::default()
+            },
+            budgets: Budgets {
+                history: history_budget,
+                full_after_changes,
+                prompt: None,
+            },
+            proposing: Proposing {
+                review: crate::config::Review::Ask,
+                tools_ok: true,
+                log: changes_log,
+            },
+            mem: recall::Remembering::default(),
             client,
             store,
-            system,
-            history_budget,
-            full_after_changes,
-            rolls: Vec::new(),
-            changes_since_full: changes.len(),
-            changes,
-            force_full: false,
             counts: CountCache::default(),
             notices,
-            changes_log,
-            review: crate::config::Review::Ask,
-            tools_ok: true,
-            memory: RefCell::default(),
-            prompt_budget: None,
-            memory_config: crate::config::MemoryConfig::default(),
-            extracted_terms: RefCell::default(),
-            extracted_moments: RefCell::default(),
-            last_previously: std::cell::OnceCell::new(),
-            known: RefCell::default(),
-            canon_at: std::time::SystemTime::now(),
-            front_end_history: std::cell::Cell::new(false),
-            note_memory: None,
             unsaved: None,
-            recall: RefCell::default(),
-            shared_recall: None,
-            recall_notices: RefCell::default(),
-            recall_canon: RefCell::default(),
         })
     }
 
@@ -281,7 +289,7 @@ impl Table {
 
     /// The context engine (current canon).
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.canon.engine
     }
 
     /// The client, if configured.
@@ -291,14 +299,14 @@ impl Table {
 
     /// Replaces the canon after a reload; `changes` are the one-line canon changes.
     pub fn canon_reloaded(&mut self, engine: Engine, changes: Vec<String>) {
-        self.changes_since_full += changes.len();
-        self.changes.extend(changes);
-        self.engine = engine;
-        self.canon_at = std::time::SystemTime::now();
-        self.known.replace(None);
+        self.next.changes_since_full += changes.len();
+        self.next.changes.extend(changes);
+        self.canon.engine = engine;
+        self.canon.at = std::time::SystemTime::now();
+        self.mem.known = None;
         // The system prompt stays stable unless the campaign's name or setting changed.
-        if let Ok(s) = self.engine.system_prompt() {
-            self.system = with_guide(s, self.review);
+        if let Ok(s) = self.canon.engine.system_prompt() {
+            self.canon.system = with_guide(s, self.proposing.review);
         }
     }
 
@@ -316,32 +324,32 @@ impl Table {
 
     /// New `[context]` settings (the GM edited `vaultdm.toml`), from the next message on.
     pub fn context_settings(&mut self, cfg: &crate::config::ContextConfig) {
-        self.base = Options {
-            pc: self.base.pc.take(),
+        self.canon.base = Options {
+            pc: self.canon.base.pc.take(),
             ..Options::for_vault(cfg)
         };
-        self.full_after_changes = cfg.full_context_after_changes;
+        self.budgets.full_after_changes = cfg.full_context_after_changes;
     }
 
     /// What the next message would carry for `/context`: for `message`, or with none yet,
     /// for a placeholder one.
-    pub fn preview(&self, message: Option<&str>) -> Result<Prepared, PlayError> {
+    pub fn preview(&mut self, message: Option<&str>) -> Result<Prepared, PlayError> {
         self.prepare(message.unwrap_or("…"))
     }
 
     /// `/full`: the next message carries the full context.
     pub fn force_full(&mut self) {
-        self.force_full = true;
+        self.next.force_full = true;
     }
 
     /// `/roll`: a roll result that rides along with the next message.
     pub fn add_roll(&mut self, roll: String) {
-        self.rolls.push(roll);
+        self.next.rolls.push(roll);
     }
 
     /// Pending rolls.
     pub fn rolls(&self) -> &[String] {
-        &self.rolls
+        &self.next.rolls
     }
 
     /// `/undo`: drop the last exchange from the prompt history (nothing is deleted on disk).
@@ -356,56 +364,59 @@ impl Table {
     pub fn supersede(&mut self, n: usize) -> Result<usize, PlayError> {
         let written = self.store.supersede(n)?;
         if written > 0 {
-            self.memory.replace(crate::memory::Memory::default());
+            self.mem.memory = crate::memory::Memory::default();
         }
         Ok(written)
     }
 
     fn mode_choice(&self, message: &str, history: &[Exchange]) -> ModeChoice {
-        let plan = plan_history(history, self.history_budget, &|t| self.counts.count(t));
+        let plan = plan_history(history, self.budgets.history, &|t| self.counts.count(t));
         let facts = crate::context::mode::SessionFacts {
-            forced: self.force_full,
+            forced: self.next.force_full,
             full_in_history: plan.has_full_context,
-            changes_since_full: self.changes_since_full,
-            full_after_changes: self.full_after_changes,
+            changes_since_full: self.next.changes_since_full,
+            full_after_changes: self.budgets.full_after_changes,
         };
         crate::context::mode::for_session(facts, message)
     }
 
     /// Builds what the next message would carry, without sending or recording anything;
     /// with the explain items (for `/context`).
-    pub fn prepare(&self, message: &str) -> Result<Prepared, PlayError> {
+    pub fn prepare(&mut self, message: &str) -> Result<Prepared, PlayError> {
         self.prepare_with(message, true)
     }
 
-    fn prepare_with(&self, message: &str, explain: bool) -> Result<Prepared, PlayError> {
-        self.prepare_over(message, &self.store.history(), explain)
+    fn prepare_with(&mut self, message: &str, explain: bool) -> Result<Prepared, PlayError> {
+        let history = self.store.history();
+        self.prepare_over(message, recall::Over::Log(&history), explain)
     }
 
-    /// [`Table::prepare`] over a given prompt history (a front end's, for `vaultdm serve`).
+    /// [`Table::prepare`] over a given prompt history: the session's log, or a front end's
+    /// (`vaultdm serve`).
     fn prepare_over(
-        &self,
+        &mut self,
         message: &str,
-        history: &[Exchange],
+        over: recall::Over<'_>,
         explain: bool,
     ) -> Result<Prepared, PlayError> {
+        let history = over.history();
         let mode = self.mode_choice(message, history);
         let opts = Options {
             message: Some(message.to_string()),
             mode,
             explain,
-            ..self.base.clone()
+            ..self.canon.base.clone()
         };
         let shares = self.shares(message);
         let opts = Options {
             budget: shares.map_or(opts.budget, |s| Some(s.canon)),
             ..opts
         };
-        let injected = self.engine.build(&opts)?;
+        let injected = self.canon.engine.build(&opts)?;
         let mut block = String::new();
-        if !self.changes.is_empty() && injected.mode == Mode::Light {
+        if !self.next.changes.is_empty() && injected.mode == Mode::Light {
             block.push_str("Canon updated:\n");
-            for c in &self.changes {
+            for c in &self.next.changes {
                 block.push_str("- ");
                 block.push_str(c);
                 block.push('\n');
@@ -413,15 +424,15 @@ impl Table {
             block.push('\n');
         }
         block.push_str(&injected.text);
-        if !self.rolls.is_empty() {
+        if !self.next.rolls.is_empty() {
             block.push_str("\nRolls:\n");
-            for r in &self.rolls {
+            for r in &self.next.rolls {
                 block.push_str("- ");
                 block.push_str(r);
                 block.push('\n');
             }
         }
-        let (memory, history_budget) = self.recall(message, history, &block, shares);
+        let (memory, history_budget) = self.recall(message, over, &block, shares);
         let mut context = block.clone();
         let layers = memory.block();
         if !layers.is_empty() {
@@ -432,7 +443,7 @@ impl Table {
         }
         let prompt = build_prompt(
             &PromptInput {
-                system: &self.system,
+                system: &self.canon.system,
                 history,
                 player_message: message,
                 context: &context,
@@ -482,27 +493,31 @@ impl Table {
         cancel: C,
     ) -> Result<Turn, SendError> {
         self.save_unsaved_reply()?;
-        let fail = |error| SendError {
-            error,
-            message_saved: false,
-            reply_saved: false,
-        };
-        let mut prepared = self.prepare_with(CONTINUE_MESSAGE, false).map_err(fail)?;
-        prepared.block.clear();
-        prepared.injected.text.clear();
-        prepared.injected.mode = Mode::Light;
+        // Nothing rides with it: no canon, no memory layers, no rolls (they wait for the
+        // next message), only the history the cut-off reply is in.
         let history = self.store.history();
-        prepared.request = build_prompt(
+        let prompt = build_prompt(
             &PromptInput {
-                system: &self.system,
+                system: &self.canon.system,
                 history: &history,
                 player_message: CONTINUE_MESSAGE,
                 context: "",
-                history_budget: self.history_budget,
+                history_budget: self.budgets.history,
             },
             &|t| self.counts.count(t),
-        )
-        .request;
+        );
+        let prepared = Prepared {
+            injected: Injected {
+                mode: Mode::Light,
+                text: String::new(),
+                tokens: 0,
+                items: Vec::new(),
+            },
+            block: String::new(),
+            memory: crate::memory::Layers::default(),
+            request: prompt.request,
+            dropped_exchanges: prompt.plan.dropped,
+        };
         self.send_prepared(CONTINUE_MESSAGE, prepared, on_token, cancel)
             .await
     }
@@ -525,7 +540,7 @@ impl Table {
         let journal =
             std::sync::Mutex::new(self.open_reply(message, &prepared, &provider, &model)?);
         let reason = std::sync::Mutex::new(None::<CutOff>);
-        if self.review != crate::config::Review::Off && self.tools_ok {
+        if self.proposing.review != crate::config::Review::Off && self.proposing.tools_ok {
             prepared.request.tools = vec![crate::write::guide::tool_spec()];
         }
         // The DM's proposal blocks are never shown to the players.
@@ -650,7 +665,7 @@ impl Table {
                     && message.to_lowercase().contains("tool") =>
                 {
                     request.tools.clear();
-                    self.tools_ok = false;
+                    self.proposing.tools_ok = false;
                     self.notices.push(
                         "the server does not take tools; the DM proposes canon changes in a fenced block instead".into(),
                     );
@@ -675,7 +690,7 @@ impl Table {
         if let Err(e) = self.store.record_dm(&reply, &sent.provider, &sent.model) {
             return Err(self.reply_not_saved(e, reply, &sent.journal, sent.provider, sent.model));
         }
-        self.after_sent(prepared.injected.mode);
+        self.after_sent(&prepared);
         let proposals = self.proposals_of(&reply);
         self.extract_if_on(message, &reply.text).await;
         self.summarise_if_due().await;
@@ -703,7 +718,7 @@ impl Table {
                     );
                 }
                 reply_saved = true;
-                self.after_sent(prepared.injected.mode);
+                self.after_sent(prepared);
             }
             _ => self.store.discard_journal(),
         }
@@ -798,17 +813,21 @@ impl Table {
     pub fn take_notices(&mut self) -> Vec<String> {
         let mut n = self.store.take_notices();
         n.append(&mut self.notices);
-        n.append(self.recall_notices.get_mut());
         n
     }
 
-    fn after_sent(&mut self, mode: Mode) {
-        self.rolls.clear();
-        self.changes.clear();
+    /// After a reply (whole or partial) is in the log: what rode with the message is spent.
+    /// A message that carried no block (`/continue`) leaves the rolls and canon changes for
+    /// the next one.
+    fn after_sent(&mut self, prepared: &Prepared) {
+        if !prepared.block.is_empty() {
+            self.next.rolls.clear();
+            self.next.changes.clear();
+        }
         self.write_memory_note();
-        if mode == Mode::Full {
-            self.force_full = false;
-            self.changes_since_full = 0;
+        if prepared.injected.mode == Mode::Full {
+            self.next.force_full = false;
+            self.next.changes_since_full = 0;
         }
     }
 }

@@ -25,53 +25,77 @@ pub(super) struct Split {
     pub rest: usize,
 }
 
+/// What a table remembers beyond the hot history, and the caches that keep recalling it
+/// cheap.
+#[derive(Default)]
+pub(super) struct Remembering {
+    /// `[memory]` settings (the provider's extraction of moments and terms).
+    pub config: crate::config::MemoryConfig,
+    /// What the session remembers beyond the hot history (derived from the log).
+    pub memory: Memory,
+    /// Terms and moments extracted since the memory note was last written.
+    pub extracted_terms: Vec<Term>,
+    pub extracted_moments: Vec<String>,
+    /// The last earlier session's cold summary, once read.
+    pub last_previously: Option<Option<String>>,
+    /// The memory of the GM's session notes, shared by the tables of one campaign (`serve`).
+    pub note_memory: Option<super::NoteMemory>,
+    /// The campaign's recall of the other sessions, opened on the first message.
+    pub recall: Option<std::sync::Arc<crate::memory::store::Recall>>,
+    /// The recall shared by the tables of one campaign (`serve`).
+    pub shared_recall: Option<super::SharedRecall>,
+    /// The canon the recall's fingerprint was taken of, and the fingerprint.
+    pub recall_canon: Option<(std::sync::Arc<crate::canon::Campaign>, u64)>,
+    /// Canon names for the glossary, built once per canon.
+    pub known: Option<std::rc::Rc<KnownNames>>,
+}
+
 /// Tokens kept back for the message's framing (`Player: `, blank lines, labels).
 const FRAMING: usize = 40;
 
 impl Table {
     /// Sets a total prompt budget in tokens (0 = none).
     pub fn set_prompt_budget(&mut self, budget: usize) {
-        self.prompt_budget = (budget > 0).then_some(budget);
+        self.budgets.prompt = (budget > 0).then_some(budget);
     }
 
     /// The total prompt budget, if one is set.
     pub fn prompt_budget(&self) -> Option<usize> {
-        self.prompt_budget
+        self.budgets.prompt
     }
 
     /// Sets the history budget in tokens.
     pub fn set_history_budget(&mut self, budget: usize) {
-        self.history_budget = budget;
+        self.budgets.history = budget;
     }
 
     /// What the next message would carry, without the explain items (for `vaultdm prompt`).
-    pub fn prepare_quiet(&self, message: &str) -> Result<super::Prepared, super::PlayError> {
+    pub fn prepare_quiet(&mut self, message: &str) -> Result<super::Prepared, super::PlayError> {
         self.prepare_with(message, false)
     }
 
     pub(super) fn shares(&self, message: &str) -> Option<Split> {
-        let total = self.prompt_budget?;
-        let fixed = self.counts.count(&self.system) + self.counts.count(message) + FRAMING;
+        let total = self.budgets.prompt?;
+        let fixed = self.counts.count(&self.canon.system) + self.counts.count(message) + FRAMING;
         // 4% is kept back for what the layer budgets do not see: each message's framing
         // (`Player: `, roles) and the gap between a token count and the text's length.
         let rest = (total - total / 25).saturating_sub(fixed);
-        let [canon, _, glossary, story, recalled] = self.memory_config.percentages();
+        let [canon, _, glossary, story, recalled] = self.mem.config.percentages();
         Some(Split {
             canon: rest * canon / 100,
             memory: Shares {
                 glossary: rest * glossary / 100,
                 story: rest * story / 100,
                 recalled: rest * recalled / 100,
-                moments: self.memory_config.moments_shown,
+                moments: self.mem.config.moments_shown,
             },
             rest,
         })
     }
 
     /// The canon names index, built once per canon.
-    fn known_cached(&self) -> std::rc::Rc<KnownNames> {
-        let mut slot = self.known.borrow_mut();
-        if let Some(k) = slot.as_ref() {
+    fn known_cached(&mut self) -> std::rc::Rc<KnownNames> {
+        if let Some(k) = &self.mem.known {
             return k.clone();
         }
         let names = self.known_names();
@@ -85,13 +109,13 @@ impl Table {
             exact: names,
             by_word,
         });
-        *slot = Some(k.clone());
+        self.mem.known = Some(k.clone());
         k
     }
 
     /// Canon names, for telling coined terms from known ones.
     fn known_names(&self) -> HashSet<String> {
-        let c = self.engine.campaign();
+        let c = self.canon.engine.campaign();
         let mut names = HashSet::new();
         let mut add = |n: &str| {
             let k = norm_key(n);
@@ -121,17 +145,19 @@ impl Table {
     }
 
     /// Brings the memory up to the session's history (rebuilt when an `/undo` shortened it).
-    fn sync_memory(&self, history: &[Exchange]) {
-        let mut mem = self.memory.borrow_mut();
+    fn sync_memory(&mut self, history: &[Exchange]) {
+        let mem = &self.mem.memory;
         if !mem.is_empty() && mem.len() - mem.prior() == history.len() {
             return;
         }
         let names = self.known_cached();
         let known = |t: &str| names.covers(t);
-        let m = self.engine.matcher();
+        let mem = &self.mem.memory;
         if mem.len() - mem.prior() > history.len() || mem.is_empty() {
-            *mem = self.notes_memory(m, &known);
+            self.mem.memory = self.notes_memory(self.canon.engine.matcher(), &known);
         }
+        let m = self.canon.engine.matcher();
+        let mem = &mut self.mem.memory;
         let have = mem.len() - mem.prior();
         for e in &history[have.min(history.len())..] {
             mem.add(e, m, &known);
@@ -187,16 +213,16 @@ impl Table {
         let history = self.store.history();
         self.sync_memory(&history);
         let old_note = self.read_note();
-        let mem = self.memory.borrow();
+        let mem = &self.mem.memory;
         let terms = self
-            .note_glossary(&mem, old_note.as_ref())
+            .note_glossary(mem, old_note.as_ref())
             .unwrap_or_else(|| mem.glossary().to_vec());
         let old = old_note.unwrap_or_default();
         let (previously, summarised) = summary.unwrap_or((old.previously, old.summarised));
         let mut moments = old.moments;
-        moments.extend(std::mem::take(&mut *self.extracted_moments.borrow_mut()));
+        moments.extend(std::mem::take(&mut self.mem.extracted_moments));
         let mut terms = terms;
-        for t in std::mem::take(&mut *self.extracted_terms.borrow_mut()) {
+        for t in std::mem::take(&mut self.mem.extracted_terms) {
             if !terms.iter().any(|x| x.term.eq_ignore_ascii_case(&t.term)) {
                 terms.push(t);
             }
@@ -206,12 +232,11 @@ impl Table {
         }
         let data = crate::memory::note::NoteData {
             terms,
-            through: mem.len(),
+            through: self.mem.memory.len(),
             previously,
             summarised,
             moments,
         };
-        drop(mem);
         let text = crate::memory::note::render(self.store.name(), &data);
         let rel = crate::memory::note::rel_path(self.store.name());
         let vault = self.store.vault().to_path_buf();
@@ -230,7 +255,7 @@ impl Table {
 
     /// The name behind a memory tag (`@npc3`).
     fn tag_name(&self, tag: &str) -> Option<String> {
-        let c = self.engine.campaign();
+        let c = self.canon.engine.campaign();
         let n = |p: &str| tag.strip_prefix(p).and_then(|i| i.parse::<usize>().ok());
         if let Some(i) = n("@npc") {
             let npc = c.npcs.get(i)?;
@@ -248,7 +273,7 @@ impl Table {
     /// earlier session's exchanges, oldest session first.
     fn note_passages(&self) -> Vec<(String, Exchange)> {
         let mut out = Vec::new();
-        for s in &self.engine.campaign().sessions {
+        for s in &self.canon.engine.campaign().sessions {
             if let Some(summary) = &s.summary {
                 out.push((
                     format!("session note {}", s.name),
@@ -266,7 +291,7 @@ impl Table {
     /// A memory tag (`@npc3`, canon's third NPC) as a tag that outlives canon's order
     /// (`@npc:odessa flint`): what the campaign's recall index keeps.
     fn stable_tag(&self, tag: &str) -> Option<String> {
-        let c = self.engine.campaign();
+        let c = self.canon.engine.campaign();
         let n = |p: &str| tag.strip_prefix(p).and_then(|i| i.parse::<usize>().ok());
         let (kind, name) = if let Some(i) = n("@pc") {
             ("pc", &c.pcs.get(i)?.name)
@@ -286,14 +311,14 @@ impl Table {
 
     /// What the recall index's tags depend on: every canon entity's names. An index made
     /// for other names is rebuilt.
-    fn canon_fingerprint(&self) -> u64 {
-        let arc = self.engine.campaign_arc();
-        if let Some((c, fp)) = self.recall_canon.borrow().as_ref() {
+    fn canon_fingerprint(&mut self) -> u64 {
+        let arc = self.canon.engine.campaign_arc();
+        if let Some((c, fp)) = &self.mem.recall_canon {
             if std::sync::Arc::ptr_eq(c, arc) {
                 return *fp;
             }
         }
-        let c = self.engine.campaign();
+        let c = self.canon.engine.campaign();
         let mut s = String::new();
         let mut add = |kind: &str, name: &str, aliases: &[String]| {
             s.push_str(kind);
@@ -313,25 +338,29 @@ impl Table {
         c.threads.iter().for_each(|t| add("thread", &t.title, &[]));
         c.lore.iter().for_each(|p| add("lore", &p.name, &p.aliases));
         let fp = crate::memory::store::checksum(s.as_bytes());
-        *self.recall_canon.borrow_mut() = Some((arc.clone(), fp));
+        self.mem.recall_canon = Some((arc.clone(), fp));
         fp
     }
 
     /// The campaign's recall of the other sessions, brought up to their logs: opened (read
     /// from `.vaultdm/memory/`, or rebuilt) on first use, shared with the campaign's other
     /// tables behind `serve`.
-    pub(super) fn campaign_recall(&self) -> std::sync::Arc<crate::memory::store::Recall> {
+    pub(super) fn campaign_recall(&mut self) -> std::sync::Arc<crate::memory::store::Recall> {
         use crate::memory::store::Recall;
-        let m = self.engine.matcher();
+        let fingerprint = self.canon_fingerprint();
+        let m = self.canon.engine.matcher();
         let tagger = |text: &str| -> Vec<String> {
             crate::memory::tags(m, text)
                 .iter()
                 .filter_map(|t| self.stable_tag(t))
                 .collect()
         };
-        let fingerprint = self.canon_fingerprint();
-        let mut mine = self.recall.borrow_mut();
-        let recall = match mine.as_ref().filter(|r| r.fingerprint() == fingerprint) {
+        let recall = match self
+            .mem
+            .recall
+            .as_ref()
+            .filter(|r| r.fingerprint() == fingerprint)
+        {
             Some(r) => {
                 r.refresh_recent(&tagger);
                 r.clone()
@@ -339,7 +368,7 @@ impl Table {
             None => {
                 let open =
                     || std::sync::Arc::new(Recall::open(self.store.vault(), fingerprint, &tagger));
-                match &self.shared_recall {
+                match &self.mem.shared_recall {
                     Some(shared) => {
                         let mut slot = shared.lock().unwrap_or_else(|p| p.into_inner());
                         match slot.as_ref().filter(|r| r.fingerprint() == fingerprint) {
@@ -358,17 +387,15 @@ impl Table {
                 }
             }
         };
-        *mine = Some(recall.clone());
-        self.recall_notices
-            .borrow_mut()
-            .extend(recall.take_notices());
+        self.mem.recall = Some(recall.clone());
+        self.notices.extend(recall.take_notices());
         recall
     }
 
     /// Shares the campaign's recall with the other tables of the campaign. Whoever runs the
     /// tables calls [`Table::log_changed`] after each turn, so the others recall it at once.
     pub fn share_recall(&mut self, shared: super::SharedRecall) {
-        self.shared_recall = Some(shared);
+        self.mem.shared_recall = Some(shared);
     }
 
     /// Tells the campaign's recall that this session's log changed (a turn played, a reply
@@ -376,10 +403,11 @@ impl Table {
     /// the recall's next look at every log ([`crate::memory::store::RESCAN`]).
     pub fn log_changed(&self) {
         let shared = self
+            .mem
             .shared_recall
             .as_ref()
             .and_then(|s| s.lock().unwrap_or_else(|p| p.into_inner()).clone());
-        if let Some(r) = shared.or_else(|| self.recall.borrow().clone()) {
+        if let Some(r) = shared.or_else(|| self.mem.recall.clone()) {
             r.touch(self.store.name());
         }
     }
@@ -387,7 +415,7 @@ impl Table {
     /// A memory holding the GM's session notes (the first passages before this session):
     /// indexed once per canon for all the tables sharing [`super::NoteMemory`].
     fn notes_memory(&self, m: &crate::mentions::Matcher, known: &dyn Fn(&str) -> bool) -> Memory {
-        let kept = self.memory_config.moments_kept;
+        let kept = self.mem.config.moments_kept;
         let build = || {
             let mut mem = Memory::default();
             mem.set_kept(kept);
@@ -396,10 +424,10 @@ impl Table {
             }
             mem
         };
-        let Some(shared) = &self.note_memory else {
+        let Some(shared) = &self.mem.note_memory else {
             return build();
         };
-        let campaign = self.engine.campaign_arc();
+        let campaign = self.canon.engine.campaign_arc();
         // Held while building: tables opening together wait for one build.
         let Ok(mut slot) = shared.lock() else {
             return build();
@@ -416,17 +444,38 @@ impl Table {
 
     /// Shares the memory of the session notes with the other tables of the campaign.
     pub fn share_note_memory(&mut self, shared: super::NoteMemory) {
-        self.note_memory = Some(shared);
+        self.mem.note_memory = Some(shared);
     }
 
     /// The memory layers for `message` and the history budget left beside them.
     pub(super) fn recall(
-        &self,
+        &mut self,
         message: &str,
-        history: &[Exchange],
+        over: Over<'_>,
         block: &str,
         split: Option<Split>,
     ) -> (Layers, usize) {
+        // Memory is this session's log (and earlier sessions'); a front end's history behind
+        // `serve` may be trimmed or reach back before the log, so it is not synced from it.
+        // Each reply brings the memory up to the log (`write_note_with`), so only a session
+        // just opened needs it here.
+        let history = match over {
+            Over::Log(history) => {
+                self.sync_memory(history);
+                history
+            }
+            Over::FrontEnd(history) => {
+                if self.mem.memory.is_empty() {
+                    self.sync_memory(&self.store.history());
+                }
+                history
+            }
+        };
+        let recall = self.campaign_recall();
+        // The memory note is read once per message, for all three layers it feeds.
+        let note = self.read_note();
+        // Previously: the cold summary (this session's, else the last session's).
+        let previously = self.previously(note.as_ref());
         let count = |t: &str| self.counts.count(t);
         let (shares, history_budget) = match split {
             Some(s) => {
@@ -436,25 +485,14 @@ impl Table {
             }
             None => (
                 Shares {
-                    glossary: self.memory_config.glossary_tokens,
-                    story: self.memory_config.story_tokens,
-                    recalled: self.memory_config.recalled_tokens,
-                    moments: self.memory_config.moments_shown,
+                    glossary: self.mem.config.glossary_tokens,
+                    story: self.mem.config.story_tokens,
+                    recalled: self.mem.config.recalled_tokens,
+                    moments: self.mem.config.moments_shown,
                 },
-                self.history_budget,
+                self.budgets.history,
             ),
         };
-        // Memory is this session's log (and earlier sessions'); a front end's history behind
-        // `serve` may be trimmed or reach back before the log, so it is not synced from it.
-        // Each reply brings the memory up to the log (`write_note_with`), so only a session
-        // just opened needs it here.
-        if self.front_end_history.get() {
-            if self.memory.borrow().is_empty() {
-                self.sync_memory(&self.store.history());
-            }
-        } else {
-            self.sync_memory(history);
-        }
         // The hot window if memory takes its whole share; memory covers what is older.
         let hot_budget = match split {
             Some(_) => {
@@ -467,16 +505,13 @@ impl Table {
         while hot_from > 0 && plan.kept.contains(&(hot_from - 1)) {
             hot_from -= 1;
         }
-        let recall = self.campaign_recall();
-        let mem = self.memory.borrow();
+        let mem = &self.mem.memory;
         // The hot window is the newest exchanges of the history; memory's own are the same
         // newest ones of the log.
         let hot = history.len() - hot_from;
         let hot_from = mem.len().saturating_sub(hot).max(mem.prior());
-        // The memory note is read once per message, for all three layers it feeds.
-        let note = self.read_note();
         let glossary = self
-            .note_glossary(&mem, note.as_ref())
+            .note_glossary(mem, note.as_ref())
             .unwrap_or_else(|| mem.glossary().to_vec());
         let stable = |t: &str| self.stable_tag(t);
         let prior = crate::memory::Prior {
@@ -488,14 +523,14 @@ impl Table {
             &glossary,
             message,
             hot_from,
-            self.engine.matcher(),
+            self.canon.engine.matcher(),
             shares,
             &count,
             Some(prior),
         );
         // Moments the provider extracted (or the GM wrote) in the memory note come first.
         if let Some(note) = note.as_ref().filter(|n| !n.moments.is_empty()) {
-            let c = &self.memory_config;
+            let c = &self.mem.config;
             let (block, n) = crate::memory::story_block(
                 &note.moments,
                 message,
@@ -508,20 +543,19 @@ impl Table {
                 layers.moments = n;
             }
         }
-        // Previously: the cold summary (this session's, else the last session's).
-        if let Some(prev) = self.previously(note.as_ref()) {
+        if let Some(prev) = previously {
             let share = match split {
-                Some(sp) => sp.rest * self.memory_config.percentages()[1] / 100,
-                None => self.memory_config.previously_tokens,
+                Some(sp) => sp.rest * self.mem.config.percentages()[1] / 100,
+                None => self.mem.config.previously_tokens,
             };
             layers.previously =
                 crate::memory::clip_to(&format!("Previously:\n{prev}\n"), share, &count);
         }
         // Every `callbacks_every` messages, the NPCs and threads the story has left quiet.
-        let every = self.memory_config.callbacks_every;
+        let every = self.mem.config.callbacks_every;
         if every > 0 && !history.is_empty() && history.len().is_multiple_of(every) {
             let names: Vec<String> = mem
-                .dormant(self.memory_config.callbacks_quiet, 3)
+                .dormant(self.mem.config.callbacks_quiet, 3)
                 .iter()
                 .filter_map(|t| self.tag_name(t))
                 .collect();
@@ -532,12 +566,28 @@ impl Table {
                 );
             }
         }
-        drop(mem);
         let budget = match split {
             Some(_) => history_budget.saturating_sub(count(&layers.block())),
             None => history_budget,
         };
         (layers, budget)
+    }
+}
+
+/// The history a prompt is built over: the session's own log, or a front end's (`serve`),
+/// which may be trimmed or reach back before the log.
+#[derive(Clone, Copy)]
+pub(super) enum Over<'h> {
+    Log(&'h [Exchange]),
+    FrontEnd(&'h [Exchange]),
+}
+
+impl<'h> Over<'h> {
+    /// The exchanges.
+    pub(super) fn history(self) -> &'h [Exchange] {
+        match self {
+            Over::Log(h) | Over::FrontEnd(h) => h,
+        }
     }
 }
 

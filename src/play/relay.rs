@@ -79,16 +79,14 @@ impl Table {
     /// `earlier` are its messages before `message` (user and assistant, merged), `system`
     /// its own system text.
     pub fn prepare_relay(
-        &self,
+        &mut self,
         message: &str,
         earlier: &[ChatMessage],
         system: &str,
     ) -> Result<Prepared, super::PlayError> {
         let history = self.exchanges_of(earlier);
-        self.front_end_history.set(true);
-        let prepared = self.prepare_over(message, &history, false);
-        self.front_end_history.set(false);
-        let mut prepared = prepared?;
+        let mut prepared =
+            self.prepare_over(message, super::recall::Over::FrontEnd(&history), false)?;
         let mut messages = Vec::with_capacity(earlier.len() + 1);
         let mut history = history.iter();
         for m in earlier {
@@ -122,7 +120,8 @@ impl Table {
         }));
         prepared.request.messages = messages;
         if !system.trim().is_empty() {
-            prepared.request.system = format!("{}\n\n{}", self.system.trim_end(), system.trim());
+            prepared.request.system =
+                format!("{}\n\n{}", self.canon.system.trim_end(), system.trim());
         }
         Ok(prepared)
     }

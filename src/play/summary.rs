@@ -20,20 +20,30 @@ const SYSTEM: &str = "You keep the running summary of a tabletop roleplaying ses
 impl Table {
     /// The summary the prompt uses: this session's, else the most recent earlier session's.
     pub(super) fn previously(
-        &self,
+        &mut self,
         note: Option<&crate::memory::note::NoteData>,
     ) -> Option<String> {
         if let Some(n) = note.filter(|n| !n.previously.is_empty()) {
             return Some(n.previously.clone());
         }
         // The last session's summary does not change while this one runs: read it once.
-        self.last_previously
-            .get_or_init(|| {
+        if let Some(p) = &self.mem.last_previously {
+            return p.clone();
+        }
+        let p = self.last_session_summary();
+        self.mem.last_previously = Some(p.clone());
+        p
+    }
+
+    /// The most recent earlier session's cold summary, from its memory note.
+    fn last_session_summary(&mut self) -> Option<String> {
+        let recall = self.campaign_recall();
+        {
+            {
                 let vault = self.store.vault();
                 // Listed, not read: the latest written log first, from the recall's own table
                 // of logs (brought up to date for this message, the sessions the GM left out
                 // of campaign memory not in it); only sessions with a memory note are opened.
-                let recall = self.campaign_recall();
                 let notes: std::collections::HashSet<std::ffi::OsString> =
                     crate::vault::boundary::list_inside(vault, std::path::Path::new("sessions"))
                         .unwrap_or_default()
@@ -52,14 +62,14 @@ impl Table {
                         (!n.previously.is_empty())
                             .then(|| format!("(session {name}) {}", n.previously))
                     })
-            })
-            .clone()
+            }
+        }
     }
 
     /// After an exchange: summarises what the hot history is about to lose, if it is time.
     /// Errors become notices; play goes on.
     pub(super) async fn summarise_if_due(&mut self) {
-        if !self.memory_config.summarise {
+        if !self.mem.config.summarise {
             return;
         }
         let Some(client) = self.client.clone() else {
@@ -67,8 +77,8 @@ impl Table {
         };
         let history = self.store.history();
         let count = |t: &str| self.counts.count(t);
-        let plan = plan_history(&history, self.history_budget, &count);
-        if plan.tokens * 5 < self.history_budget * 4 && plan.dropped == 0 {
+        let plan = plan_history(&history, self.budgets.history, &count);
+        if plan.tokens * 5 < self.budgets.history * 4 && plan.dropped == 0 {
             return;
         }
         let note = self.read_note().unwrap_or_default();
@@ -101,7 +111,7 @@ impl Table {
             }
         };
         // Re-compressed when it grew past its share.
-        let share = self.memory_config.previously_tokens;
+        let share = self.mem.config.previously_tokens;
         if count(&summary) > share {
             let shorter = format!(
                 "Shorten this summary to at most {} words, keeping every name and number exact:\n{summary}",

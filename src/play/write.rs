@@ -100,24 +100,24 @@ pub fn parse_block(text: &str) -> Result<Vec<Change>, String> {
 impl Table {
     /// What happens to the DM's proposals.
     pub fn review(&self) -> Review {
-        self.review
+        self.proposing.review
     }
 
     /// Sets what happens to the DM's proposals (`[write] review`).
     pub fn set_review(&mut self, review: Review) {
-        self.review = review;
-        if let Ok(s) = self.engine.system_prompt() {
-            self.system = super::with_guide(s, review);
+        self.proposing.review = review;
+        if let Ok(s) = self.canon.engine.system_prompt() {
+            self.canon.system = super::with_guide(s, review);
         }
     }
 
     fn write_changes(&mut self, changes: &[Change], from: From) -> Result<Written, PlayError> {
         let root = self.store.vault().to_path_buf();
         write::write(
-            self.engine.campaign(),
-            self.engine.matcher(),
+            self.canon.engine.campaign(),
+            self.canon.engine.matcher(),
             &root,
-            &mut self.changes_log,
+            &mut self.proposing.log,
             changes,
             from,
         )
@@ -129,9 +129,13 @@ impl Table {
     /// hold is an error and writes nothing; one canon already says writes nothing and its
     /// result says so (`plan.unchanged`).
     pub fn write_command(&mut self, name: &str, args: &str) -> Result<Written, PlayError> {
-        let change =
-            write::command::parse(name, args, self.engine.campaign(), self.engine.matcher())
-                .map_err(PlayError::Write)?;
+        let change = write::command::parse(
+            name,
+            args,
+            self.canon.engine.campaign(),
+            self.canon.engine.matcher(),
+        )
+        .map_err(PlayError::Write)?;
         let written = self.write_changes(std::slice::from_ref(&change), From::Gm)?;
         if let Some(r) = written.plan.rejected.first() {
             return Err(PlayError::Write(r.reason.clone()));
@@ -146,7 +150,7 @@ impl Table {
     /// as not accepted, with why.
     pub fn take_proposals(&mut self, blocks: &[String]) -> Proposals {
         let mut out = Proposals::default();
-        if self.review == Review::Off {
+        if self.proposing.review == Review::Off {
             return out;
         }
         let mut changes = Vec::new();
@@ -163,13 +167,18 @@ impl Table {
         let bases: Vec<Result<Basis, String>> = changes
             .iter()
             .map(|c| {
-                let mut b = plan::basis(self.engine.campaign(), self.engine.matcher(), &root, c)?;
+                let mut b = plan::basis(
+                    self.canon.engine.campaign(),
+                    self.canon.engine.matcher(),
+                    &root,
+                    c,
+                )?;
                 b.stale = self.newer_than_canon(&b).is_some();
                 Ok(b)
             })
             .collect();
-        let first = self.changes_log.proposals().len() + 1;
-        let proposal = match self.changes_log.propose(
+        let first = self.proposing.log.proposals().len() + 1;
+        let proposal = match self.proposing.log.propose(
             changes.clone(),
             bases.iter().map(|b| b.as_ref().ok().cloned()).collect(),
         ) {
@@ -185,7 +194,8 @@ impl Table {
         for (i, (c, b)) in changes.iter().zip(&bases).enumerate() {
             if let Err(reason) = b {
                 let decided =
-                    self.changes_log
+                    self.proposing
+                        .log
                         .decide(proposal, vec![i + 1], false, Some(reason.clone()));
                 if let Err(e) = decided {
                     out.unreadable.push(e.to_string());
@@ -198,10 +208,10 @@ impl Table {
                 });
             }
         }
-        if self.review == Review::Auto {
+        if self.proposing.review == Review::Auto {
             // What checks clean is applied; a conflict (the GM saved the note while the
             // reply streamed) stays pending and is listed.
-            let all = self.changes_log.proposals();
+            let all = self.proposing.log.proposals();
             let ids: Vec<usize> = (first..first + changes.len())
                 .filter(|id| bases[id - first].is_ok())
                 .filter(|id| {
@@ -243,7 +253,7 @@ impl Table {
     /// replaces changed since it was proposed: old / now / proposed).
     fn check(&self, p: &Proposal) -> Result<String, String> {
         let root = self.store.vault();
-        let (c, m) = (self.engine.campaign(), self.engine.matcher());
+        let (c, m) = (self.canon.engine.campaign(), self.canon.engine.matcher());
         let Some(b) = &p.basis else {
             // Logged before bases were kept: checked as it is now.
             return plan::basis(c, m, root, &p.change).map(|now| now.shown);
@@ -310,14 +320,15 @@ impl Table {
             .find(|p| {
                 std::fs::metadata(root.join(p))
                     .and_then(|m| m.modified())
-                    .is_ok_and(|t| t > self.canon_at && t <= now)
+                    .is_ok_and(|t| t > self.canon.at && t <= now)
             })
             .cloned()
     }
 
     /// The DM's pending proposals, by id, each checked against canon as it is now.
     pub fn pending(&self) -> Vec<PendingView> {
-        self.changes_log
+        self.proposing
+            .log
             .pending()
             .iter()
             .map(|p| match self.check(p) {
@@ -338,7 +349,8 @@ impl Table {
     /// The proposals decided in this session, by id, the latest `last` of them.
     pub fn decided(&self, last: usize) -> Vec<DecidedView> {
         let all: Vec<DecidedView> = self
-            .changes_log
+            .proposing
+            .log
             .proposals()
             .into_iter()
             .filter_map(|p| {
@@ -357,7 +369,7 @@ impl Table {
 
     /// The pending proposals `which` names by id (all pending ones when it names none).
     fn chosen(&self, which: &[usize]) -> Result<Vec<Proposal>, PlayError> {
-        let all = self.changes_log.proposals();
+        let all = self.proposing.log.proposals();
         for n in which {
             match all.iter().find(|p| p.id == *n) {
                 None => {
@@ -405,7 +417,8 @@ impl Table {
             by.entry((p.proposal, reason(p))).or_default().push(p.item);
         }
         for ((p, why), items) in by {
-            self.changes_log
+            self.proposing
+                .log
                 .decide(p, items, accepted, why)
                 .map_err(|e| PlayError::Write(e.to_string()))?;
         }
@@ -484,14 +497,15 @@ impl Table {
     /// `/revert`: puts back the last applied change set, if none of its notes changed since.
     /// Returns its diff lines and the files written.
     pub fn revert(&mut self) -> Result<(Vec<String>, Vec<PathBuf>), PlayError> {
-        let Some((set, applied)) = self.changes_log.last_applied() else {
+        let Some((set, applied)) = self.proposing.log.last_applied() else {
             return Err(PlayError::Write("no applied change to revert".into()));
         };
         let applied = applied.clone();
         let root = self.store.vault().to_path_buf();
         let paths =
             write::apply::revert(&root, &applied).map_err(|e| PlayError::Write(e.to_string()))?;
-        self.changes_log
+        self.proposing
+            .log
             .reverted(set)
             .map_err(|e| PlayError::Write(e.to_string()))?;
         Ok((applied.summaries, paths))
