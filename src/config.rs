@@ -183,6 +183,58 @@ impl MemoryConfig {
     }
 }
 
+/// A vault's own GM-only markers (`[secrets]`), added to the built-in ones
+/// ([`crate::vault::secret`]; docs/secrets.md).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SecretsConfig {
+    /// Section headings whose text is the GM's (`"Plot Hooks"`).
+    pub headings: Vec<String>,
+    /// Callout types (`"gm-eyes-only"` for `> [!gm-eyes-only]`).
+    pub callouts: Vec<String>,
+    /// Frontmatter or inline fields (`"twist"`).
+    pub fields: Vec<String>,
+    /// Tags that make a whole note the GM's (`"prep"`).
+    pub tags: Vec<String>,
+    /// Folders whose notes are the GM's (`"Campaign Secrets"`).
+    pub folders: Vec<String>,
+    /// Whether `%% comments %%` with words in them are secrets (default true).
+    pub comments: bool,
+    /// The rules, built once.
+    #[serde(skip)]
+    rules: std::sync::OnceLock<crate::vault::secret::SecretRules>,
+}
+
+impl Default for SecretsConfig {
+    fn default() -> Self {
+        SecretsConfig {
+            headings: Vec::new(),
+            callouts: Vec::new(),
+            fields: Vec::new(),
+            tags: Vec::new(),
+            folders: Vec::new(),
+            comments: true,
+            rules: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl SecretsConfig {
+    /// The built-in markers with this vault's.
+    pub fn rules(&self) -> &crate::vault::secret::SecretRules {
+        self.rules.get_or_init(|| {
+            crate::vault::secret::SecretRules::with(
+                &self.headings,
+                &self.callouts,
+                &self.fields,
+                &self.tags,
+                &self.folders,
+                self.comments,
+            )
+        })
+    }
+}
+
 /// The whole `vaultdm.toml`.
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
 #[serde(default)]
@@ -204,6 +256,8 @@ pub struct Config {
     pub write: WriteConfig,
     /// Long-session memory settings.
     pub memory: MemoryConfig,
+    /// GM-only markers.
+    pub secrets: SecretsConfig,
     /// The `[llm]` table, read by `llm::settings`.
     pub llm: Option<toml::Table>,
 }
@@ -290,6 +344,7 @@ impl Config {
             folders: section(&mut table, "folders", text, &mut d),
             write: section(&mut table, "write", text, &mut d),
             memory: section(&mut table, "memory", text, &mut d),
+            secrets: section(&mut table, "secrets", text, &mut d),
             ..Config::default()
         };
         for (k, v) in table {
@@ -314,7 +369,7 @@ impl Config {
                     CONFIG_FILE,
                     line,
                     Code::Config,
-                    format!("unknown setting `{k}` (ignored); the settings are name, setting, templates, party and the tables [context], [folders], [write], [memory], [llm]"),
+                    format!("unknown setting `{k}` (ignored); the settings are name, setting, templates, party and the tables [context], [folders], [write], [memory], [secrets], [llm]"),
                 )),
             }
         }

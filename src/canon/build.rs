@@ -1118,7 +1118,7 @@ fn looks_like_date(s: &str) -> bool {
 
 /// A note written to prepare a session (in a `Session Prep` folder, or named so), not a
 /// record of one.
-fn is_prep(path: &str) -> bool {
+pub(crate) fn is_prep(path: &str) -> bool {
     path.split('/').any(|seg| {
         let w = crate::names::folder_word(seg.trim_end_matches(".md"));
         w.split(' ').any(|x| {
@@ -1611,21 +1611,24 @@ pub(crate) fn shed_unread(note: &mut Note, config: &Config) -> NoteKind {
     if note.path == OPEN_THREADS || note.path == TIMELINE {
         return kind;
     }
+    // The GM's secrets stay: canon reads them for the DM-only part of the context.
+    let secret = config.secrets.rules().blocks(&note.body);
+    let body = &mut note.body;
     match kind {
-        NoteKind::Lore => note.body.keep_title_and_summary(),
+        NoteKind::Lore => body.keep_title_and_summary(&secret),
         // What the kind rule reads stays, so the note is read as the same kind again.
-        NoteKind::Pc | NoteKind::Player => note
-            .body
-            .keep_title_summary_sections_where(|_| false, kind::BODY_BLOCKS_READ),
-        NoteKind::Party => note
-            .body
-            .keep_title_summary_sections_where(kind::is_members_heading, kind::BODY_BLOCKS_READ),
-        NoteKind::Meta => note.body.keep_title_summary_and_sections(QUEST_SECTIONS),
-        NoteKind::Npc => note.body.keep_title_summary_and_sections(NPC_SECTIONS),
-        NoteKind::Location => note.body.keep_title_summary_and_sections(PLACE_SECTIONS),
-        NoteKind::Session => note
-            .body
-            .keep_title_summary_sections_and_ending(SESSION_SECTIONS),
+        NoteKind::Pc | NoteKind::Player => {
+            body.keep_title_summary_sections_where(|_| false, kind::BODY_BLOCKS_READ, &secret)
+        }
+        NoteKind::Party => body.keep_title_summary_sections_where(
+            kind::is_members_heading,
+            kind::BODY_BLOCKS_READ,
+            &secret,
+        ),
+        NoteKind::Meta => body.keep_title_summary_and_sections(QUEST_SECTIONS, &secret),
+        NoteKind::Npc => body.keep_title_summary_and_sections(NPC_SECTIONS, &secret),
+        NoteKind::Location => body.keep_title_summary_and_sections(PLACE_SECTIONS, &secret),
+        NoteKind::Session => body.keep_title_summary_sections_and_ending(SESSION_SECTIONS, &secret),
         NoteKind::Thread | NoteKind::Timeline => {}
     }
     kind
@@ -1658,6 +1661,14 @@ pub(crate) fn build_kinded(
         .enumerate()
         .map(|(i, note)| type_note(vault, &kinds, chosen, i, note))
         .collect();
+    let rules = config.secrets.rules();
+    c.secrets = vault
+        .notes
+        .par_iter()
+        .filter_map(|note| note_gm(note, rules).map(|g| (note.path.clone(), g)))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect();
     let mut diags = Vec::new();
     let found = gather(&mut c, typed, &mut diags);
     diags.extend(settle(&mut c, vault, config));
@@ -1674,6 +1685,27 @@ pub(crate) fn build_kinded(
         diagnostics: diags,
         kinds,
     }
+}
+
+/// What a note holds for the GM only, cleaned as canon text; `None` when nothing.
+fn note_gm(note: &Note, rules: &crate::vault::secret::SecretRules) -> Option<NoteGm> {
+    let found = rules.of(note);
+    if found.whole.is_none() && found.texts.is_empty() {
+        return None;
+    }
+    Some(NoteGm {
+        whole: found.whole,
+        secrets: found
+            .texts
+            .into_iter()
+            .map(|t| Secret {
+                text: text::clean_owned(t.text, text::PARAGRAPH),
+                why: t.why,
+                line: t.line,
+            })
+            .filter(|s| !s.text.is_empty())
+            .collect(),
+    })
 }
 
 /// An empty campaign with its name (`name` in the configuration, else the vault folder's,

@@ -395,6 +395,33 @@ pub struct Campaign {
     pub parties: Vec<Party>,
     /// The party in play (index into `parties`) and why it was chosen, when there are any.
     pub active_party: Option<(usize, String)>,
+    /// What each note holds for the GM only, by note path ([`crate::vault::secret`]); notes
+    /// with none are not listed.
+    pub secrets: std::collections::BTreeMap<String, NoteGm>,
+}
+
+/// Why a piece of canon is the GM's ([`crate::vault::secret::Why`]).
+pub use crate::vault::secret::Why as SecretWhy;
+
+/// What one note holds for the GM only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct NoteGm {
+    /// The whole note is the GM's, and why.
+    pub whole: Option<SecretWhy>,
+    /// Its GM-only pieces, in file order.
+    pub secrets: Vec<Secret>,
+}
+
+/// A piece of canon only the GM (and the DM) may know: the DM is to reveal it through
+/// play, never recite it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Secret {
+    /// The text, one clean line ([`crate::canon::text::PARAGRAPH`] characters at most).
+    pub text: String,
+    /// Why it is the GM's.
+    pub why: SecretWhy,
+    /// 1-based file line.
+    pub line: usize,
 }
 
 impl Campaign {

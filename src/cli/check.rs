@@ -26,6 +26,44 @@ pub struct Args {
     /// (folder, type, tag), template folders, the timeline, the party in play.
     #[arg(long)]
     pub explain_types: bool,
+    /// First print what is GM-only and why: whole notes (folder, tag, field) and secret
+    /// sections, callouts, comments and fields (docs/secrets.md).
+    #[arg(long)]
+    pub explain_secrets: bool,
+}
+
+/// The `--explain-secrets` listing: every note with GM-only content, and why.
+fn secrets_listing(loaded: &Loaded) -> String {
+    let c = &loaded.built.campaign;
+    let mut out = String::new();
+    let (mut whole, mut pieces) = (0, 0);
+    for (path, g) in &c.secrets {
+        if let Some(why) = &g.whole {
+            whole += 1;
+            out.push_str(&format!("{path}: GM-only, {why}\n"));
+        } else {
+            out.push_str(&format!("{path}:\n"));
+        }
+        for s in &g.secrets {
+            pieces += 1;
+            let text: String = s.text.chars().take(70).collect();
+            let more = if s.text.chars().count() > 70 {
+                "…"
+            } else {
+                ""
+            };
+            out.push_str(&format!("  {:>5} | {text}{more}  ({})\n", s.line, s.why));
+        }
+    }
+    let ahead = c.day.map_or(0, |d| {
+        c.events.iter().filter(|e| e.numbered && e.day > d).count()
+    });
+    out.push_str(&format!(
+        "secrets: {whole} GM-only note(s), {pieces} secret piece(s) in {} note(s), {ahead} timeline entr{} after today (the GM's plan)\n",
+        c.secrets.len(),
+        if ahead == 1 { "y" } else { "ies" },
+    ));
+    out
 }
 
 fn snippet(root: &Path, d: &Diagnostic) -> Option<String> {
@@ -56,6 +94,9 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
         Format::Text => {
             if let Some(m) = &mapping {
                 writeln!(out, "{}", m.summary())?;
+            }
+            if args.explain_secrets {
+                write!(out, "{}", secrets_listing(&loaded))?;
             }
             for d in &report.diagnostics {
                 writeln!(out, "{d}")?;

@@ -40,6 +40,9 @@ pub struct Args {
     /// After the text, a table of every candidate and why it is in or out.
     #[arg(long)]
     pub explain: bool,
+    /// What a player may see: no GM secrets, no GM-only notes, no plan (docs/secrets.md).
+    #[arg(long)]
+    pub player: bool,
 }
 
 /// Writes the explain table.
@@ -98,6 +101,7 @@ pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     // Only JSON and the explain table show the count; the text alone needs none.
     opts.count_tokens = args.format == Format::Json || args.explain;
     opts.explain = opts.count_tokens;
+    opts.player = args.player;
     if let Some(m) = &opts.message {
         // One message, one search: the matcher is built for it alone.
         engine.match_only(m);

@@ -4,7 +4,8 @@
 //! the message names (mention cards of things not in the block shrink, become names, and
 //! at the very last only a count). Over budget it cuts, in [`ORDER`]: low threads, events before today, the voices of
 //! present unmentioned NPCs, medium threads, the scene description past its first sentence,
-//! present unmentioned NPCs; then mention cards shrink, the rest of the events, high
+//! present unmentioned NPCs; then the GM's plan and secrets in the DM-only part go, mention
+//! cards shrink, the rest of the events, high
 //! threads go, mention cards become names on one `Also mentioned:` line, urgent threads and
 //! the scene description go, and last the names on that line become a count.
 //!
@@ -40,6 +41,11 @@ pub enum DropStep {
     SceneDetail,
     /// Present, unmentioned NPCs, lowest ranked first.
     PresentNpcs,
+    /// The GM's plan (timeline entries after today) in the DM-only part, latest first.
+    Plan,
+    /// The GM's secrets in the DM-only part, lowest ranked first (the storylines' and the
+    /// party's before the scene's and the cards').
+    Secrets,
     /// Mention cards to their short form, lowest ranked first.
     ShortenCards,
     /// The current day's events too.
@@ -58,13 +64,15 @@ pub enum DropStep {
 
 /// The order of cuts. The first six are the documented contract (docs/commands.md); the
 /// rest apply only when those are not enough.
-pub const ORDER: [DropStep; 13] = [
+pub const ORDER: [DropStep; 15] = [
     DropStep::LowThreads,
     DropStep::OlderEvents,
     DropStep::Voices,
     DropStep::MediumThreads,
     DropStep::SceneDetail,
     DropStep::PresentNpcs,
+    DropStep::Plan,
+    DropStep::Secrets,
     DropStep::ShortenCards,
     DropStep::RemainingEvents,
     DropStep::HighThreads,
@@ -187,6 +195,8 @@ fn apply(p: &mut Plan<'_>, d: DropStep) -> Option<usize> {
             }
             Some(saved)
         }
+        DropStep::Plan => super::secrets::drop_one(p, d, true),
+        DropStep::Secrets => super::secrets::drop_one(p, d, false),
         DropStep::NamesToCount => {
             let c = lowest_card(&mut p.cards, &[Cut::NameOnly])?;
             c.cut = Cut::Counted;

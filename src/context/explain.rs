@@ -32,6 +32,8 @@ pub enum ItemKind {
     Event,
     /// A card for something the message mentions.
     Card,
+    /// A GM secret, in the DM-only part.
+    Secret,
 }
 
 impl ItemKind {
@@ -46,6 +48,7 @@ impl ItemKind {
             ItemKind::Thread => "thread",
             ItemKind::Event => "event",
             ItemKind::Card => "card",
+            ItemKind::Secret => "secret",
         }
     }
 }
@@ -180,6 +183,11 @@ pub enum Reason {
     Card(Via, Cut),
     /// An NPC's reason, and what became of its voice.
     Voice(Box<Reason>, VoiceNote),
+    /// A GM secret, in the DM-only part, and why it is one.
+    Secret(crate::canon::SecretWhy),
+    /// A thing whose whole note is the GM's: told in the DM-only part, never in the
+    /// player's view.
+    GmOnly(crate::canon::SecretWhy),
 }
 
 /// What became of a present NPC's voice line.
@@ -255,6 +263,8 @@ impl fmt::Display for Reason {
                 write!(f, "{r}; voice dropped for the token budget")
             }
             Reason::Voice(r, VoiceNote::NoneInNote) => write!(f, "{r}; no voice in the note"),
+            Reason::Secret(why) => write!(f, "secret ({why}): DM-only part"),
+            Reason::GmOnly(why) => write!(f, "GM-only ({why}): DM-only part, never the players'"),
             Reason::Card(via, Cut::NameOnly) => {
                 write!(
                     f,
@@ -431,6 +441,22 @@ pub(super) fn explain(p: &Plan<'_>, budget: Option<usize>) -> Vec<Item> {
     }
     for card in &p.cards {
         items.push(card_item(card));
+    }
+    for s in &p.secrets {
+        items.push(Item {
+            included: s.included,
+            ..item(
+                ItemKind::Secret,
+                format!("{}: {}", s.about, s.text),
+                s.source.clone(),
+                if s.included {
+                    est(&s.about) + est(&s.text) + 3
+                } else {
+                    0
+                },
+                s.reason.clone(),
+            )
+        });
     }
     items.extend(p.items_out.iter().cloned());
     for i in items.iter_mut() {

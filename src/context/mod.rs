@@ -17,6 +17,7 @@ mod plan;
 mod rank;
 pub mod render;
 mod scene;
+mod secrets;
 pub mod setup;
 
 pub use crate::mentions::{How, Matcher, Mention, Target};
@@ -51,6 +52,8 @@ pub struct Options {
     pub recent_events: usize,
     /// Fill [`Injected::items`] (for `--explain` and JSON); the chat path leaves it off.
     pub explain: bool,
+    /// The player's view (`context --player`): no GM-only text and no GM-only thing at all.
+    pub player: bool,
 }
 
 impl Default for Options {
@@ -64,6 +67,7 @@ impl Default for Options {
             npc_cap: 5,
             recent_events: 5,
             explain: true,
+            player: false,
         }
     }
 }
@@ -85,6 +89,17 @@ pub struct Item {
     pub reason: Reason,
 }
 
+impl Item {
+    /// A secret, a GM-only thing, or the GM's plan: never in the player's view.
+    pub fn gm_only(&self) -> bool {
+        self.kind == ItemKind::Secret
+            || matches!(
+                self.reason,
+                Reason::Secret(_) | Reason::GmOnly(_) | Reason::AfterToday(_)
+            )
+    }
+}
+
 /// The built context.
 #[derive(Debug, Clone, Serialize)]
 pub struct Injected {
@@ -97,6 +112,22 @@ pub struct Injected {
     pub tokens: usize,
     /// Every candidate and why it is in or out (empty unless [`Options::explain`]).
     pub items: Vec<Item>,
+    /// The GM-only texts in [`Injected::text`]'s DM-only part: what the leak guard holds
+    /// the DM's replies against.
+    pub gm_only: Vec<GmOnly>,
+}
+
+/// One GM-only text the DM was given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GmOnly {
+    /// What it is about (`NPC Odessa Flint`, `The GM's plan`).
+    pub about: String,
+    /// The text.
+    pub text: String,
+    /// `file:line`.
+    pub source: String,
+    /// Why it is the GM's.
+    pub why: String,
 }
 
 /// Errors building a context.
@@ -236,16 +267,30 @@ impl Engine {
             None if opts.count_tokens => self.count_tokens(&fitted.text),
             None => fitted.text.len(),
         };
-        let items = if opts.explain {
+        let mut items = if opts.explain {
             explain::explain(&plan, opts.budget)
         } else {
             Vec::new()
         };
+        if opts.player {
+            // Not even the names of what the players must not know.
+            items.retain(|i| !i.gm_only());
+        }
+        let gm_only = secrets::shown(&plan)
+            .into_iter()
+            .map(|s| GmOnly {
+                about: s.about.clone(),
+                text: s.text.clone(),
+                source: s.source.clone(),
+                why: s.why.to_string(),
+            })
+            .collect();
         Ok(Injected {
             mode: plan.mode,
             text: fitted.text,
             tokens,
             items,
+            gm_only,
         })
     }
 }

@@ -111,6 +111,8 @@ pub(super) struct Plan<'a> {
     pub split: bool,
     /// No place for the party: the NPCs listed are those the recent events name.
     pub npcs_in_events: bool,
+    /// The DM-only part: the GM's secrets that travel with what is shown (`secrets.rs`).
+    pub secrets: Vec<super::secrets::SecretRow>,
     /// The next step of the budget's drop order to try (`budget::ORDER`).
     pub cursor: usize,
 }
@@ -176,7 +178,7 @@ impl<'a> Plan<'a> {
             }
             cards.push(card_for(c, m.target, Via::of(m), position));
         }
-        Ok(Plan {
+        let mut plan = Plan {
             mode,
             c,
             party: sc.party,
@@ -188,8 +190,11 @@ impl<'a> Plan<'a> {
             items_out,
             split: sc.split,
             npcs_in_events,
+            secrets: Vec::new(),
             cursor: 0,
-        })
+        };
+        super::secrets::settle(&mut plan, opts.player);
+        Ok(plan)
     }
 
     /// Renders the plan through the mode's template.
@@ -245,6 +250,7 @@ impl<'a> Plan<'a> {
             cards => cards,
             also_mentioned => also,
             also_more => also_more,
+            secrets => super::secrets::shown(self),
         };
         let name = match self.mode {
             Mode::Full => "full.j2",

@@ -9,7 +9,14 @@ use std::path::{Path, PathBuf};
 pub const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
 
 /// Names of the templates a vault may override.
-pub const TEMPLATE_NAMES: &[&str] = &["full.j2", "light.j2", "card.j2", "also.j2", "system.j2"];
+pub const TEMPLATE_NAMES: &[&str] = &[
+    "full.j2",
+    "light.j2",
+    "card.j2",
+    "also.j2",
+    "secrets.j2",
+    "system.j2",
+];
 
 /// A template that could not be loaded or rendered.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +74,10 @@ impl Templates {
             ("light.j2", include_str!("templates/light.j2").to_string()),
             ("card.j2", include_str!("templates/card.j2").to_string()),
             ("also.j2", include_str!("templates/also.j2").to_string()),
+            (
+                "secrets.j2",
+                include_str!("templates/secrets.j2").to_string(),
+            ),
             ("system.j2", include_str!("templates/system.j2").to_string()),
         ];
         if let Some(dir) = override_dir {

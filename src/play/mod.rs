@@ -512,6 +512,7 @@ impl Table {
                 text: String::new(),
                 tokens: 0,
                 items: Vec::new(),
+                gm_only: Vec::new(),
             },
             block: String::new(),
             memory: crate::memory::Layers::default(),

@@ -230,6 +230,18 @@ pub struct Body {
     pub blocks: Vec<Block>,
     /// The YAML of Fantasy Statblocks blocks (```` ```statblock ````), with their file line.
     pub statblocks: Vec<(String, usize)>,
+    /// The `%% comments %%` with words in them (hidden in Obsidian's reading view: the GM's,
+    /// see [`super::secret`]).
+    pub comments: Vec<Comment>,
+}
+
+/// A `%% comment %%`'s text and where it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Comment {
+    /// The text between the `%%` marks, trimmed.
+    pub text: Box<str>,
+    /// 1-based file line of its opening `%%`.
+    pub line: u32,
 }
 
 /// Everything [`parse_body`] reads from a body: the [`Body`] a note keeps, and the links,
@@ -443,8 +455,13 @@ impl Body {
     /// Drops every block after the last one [`Body::title`] and [`Body::summary`] read, and
     /// the sections after that block's, for a note of which nothing else is ever read (a
     /// lore note: canon keeps its name, aliases and summary). Both answer the same
-    /// afterwards; links, tags and fields are kept.
-    pub fn keep_title_and_summary(&mut self) {
+    /// afterwards; links, tags and fields are kept. The blocks `extra` lists (the GM's
+    /// secrets) stay too.
+    pub fn keep_title_and_summary(&mut self, extra: &[usize]) {
+        if !extra.is_empty() {
+            self.keep_title_summary_sections_and(&[], extra);
+            return;
+        }
         let last = self
             .summary_blocks()
             .into_iter()
@@ -465,20 +482,27 @@ impl Body {
     /// session log) would otherwise be held for the whole session. The sections themselves
     /// all stay, so section numbers and heading lines are unchanged, and the title, summary
     /// and those sections' blocks read the same afterwards.
-    pub fn keep_title_summary_and_sections(&mut self, names: &[&str]) {
-        self.keep_title_summary_sections_and(names, &[]);
+    /// The blocks `extra` lists (the GM's secrets) stay too.
+    pub fn keep_title_summary_and_sections(&mut self, names: &[&str], extra: &[usize]) {
+        self.keep_title_summary_sections_and(names, extra);
     }
 
     /// [`Body::keep_title_summary_and_sections`], and the blocks of [`Body::ending`] (a
     /// session note is read for how it ended).
-    pub fn keep_title_summary_sections_and_ending(&mut self, names: &[&str]) {
-        let ending = self.ending_blocks();
+    pub fn keep_title_summary_sections_and_ending(&mut self, names: &[&str], extra: &[usize]) {
+        let mut ending = self.ending_blocks();
+        ending.extend_from_slice(extra);
         self.keep_title_summary_sections_and(names, &ending);
     }
 
     /// [`Body::keep_title_summary_and_sections`] for the sections whose heading `keep`
     /// accepts, and the first `first` blocks (what a kind rule reads of a note).
-    pub fn keep_title_summary_sections_where(&mut self, keep: impl Fn(&str) -> bool, first: usize) {
+    pub fn keep_title_summary_sections_where(
+        &mut self,
+        keep: impl Fn(&str) -> bool,
+        first: usize,
+        extra: &[usize],
+    ) {
         let names: Vec<String> = self
             .sections
             .iter()
@@ -487,7 +511,8 @@ impl Body {
             .map(|h| h.trim().to_string())
             .collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let also: Vec<usize> = (0..first.min(self.blocks.len())).collect();
+        let mut also: Vec<usize> = (0..first.min(self.blocks.len())).collect();
+        also.extend_from_slice(extra);
         self.keep_title_summary_sections_and(&names, &also);
     }
 
@@ -974,6 +999,30 @@ pub fn blank_comments(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// The `%% comments %%` of a body that hold a word, with their file lines (an unclosed `%%`
+/// runs to the end, as [`blank_comments`] has it).
+fn comments(text: &str, base_offset: usize, lines: &LineIndex) -> Vec<Comment> {
+    let pair = memchr::memmem::Finder::new("%%");
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = pair.find(&text.as_bytes()[at..]) {
+        let start = at + i + 2;
+        let (end, next) = match pair.find(&text.as_bytes()[start..]) {
+            Some(j) => (start + j, start + j + 2),
+            None => (text.len(), text.len()),
+        };
+        let inner = text[start..end].trim();
+        if inner.chars().any(char::is_alphanumeric) {
+            out.push(Comment {
+                text: inner.into(),
+                line: super::line32(lines.line(base_offset + at + i)),
+            });
+        }
+        at = next;
+    }
+    out
+}
+
 /// Maps byte offsets to 1-based line numbers.
 #[derive(Debug, Clone)]
 pub struct LineIndex {
@@ -1059,7 +1108,10 @@ pub fn parse_body(body: &str, base_offset: usize, lines: &LineIndex) -> ParsedBo
     for (event, range) in Parser::new_ext(&cleaned, body_options()).into_offset_iter() {
         parser.event(event, range);
     }
-    let out = parser.finish(&mut scratch);
+    let mut out = parser.finish(&mut scratch);
+    if !matches!(cleaned, std::borrow::Cow::Borrowed(_)) {
+        out.body.comments = comments(body, base_offset, lines);
+    }
     scratch.keep_small();
     // An Admonition's own parse (nested in this one) left its scratch there: this one's has
     // grown more.
@@ -1754,7 +1806,7 @@ mod tests {
         for text in cases {
             let full = parse(text);
             let mut kept = full.clone();
-            kept.keep_title_and_summary();
+            kept.keep_title_and_summary(&[]);
             assert_eq!(kept.title(), full.title(), "{text:?}");
             assert_eq!(kept.summary(), full.summary(), "{text:?}");
             assert!(kept.blocks.len() <= full.blocks.len());
@@ -1764,7 +1816,7 @@ mod tests {
             }
         }
         let mut long = parse(cases[0]);
-        long.keep_title_and_summary();
+        long.keep_title_and_summary(&[]);
         let texts: Vec<&str> = long.blocks.iter().map(|b| &*b.text).collect();
         assert_eq!(
             texts,
@@ -1800,7 +1852,7 @@ mod tests {
             let text: String = parts.iter().map(|&k| format!("{}\n", piece(k))).collect();
             let full = parse(&text);
             let mut kept = full.clone();
-            kept.keep_title_summary_and_sections(&names);
+            kept.keep_title_summary_and_sections(&names, &[]);
             proptest::prop_assert_eq!(kept.title(), full.title());
             proptest::prop_assert_eq!(kept.summary(), full.summary());
             proptest::prop_assert_eq!(&kept.sections, &full.sections);

@@ -13,6 +13,7 @@ pub mod note;
 pub mod period;
 pub mod placeholder;
 pub mod scope;
+pub mod secret;
 pub mod threads;
 pub mod walk;
 pub mod yaml;

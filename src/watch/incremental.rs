@@ -523,6 +523,8 @@ fn splice(
     was.clock = std::mem::replace(&mut c.clock, p.clock);
     was.name = std::mem::replace(&mut c.name, p.name);
     was.setting = std::mem::replace(&mut c.setting, p.setting);
+    c.secrets.retain(|path, _| !gone.contains(path.as_str()));
+    c.secrets.extend(p.secrets);
     let global = [OPEN_THREADS, TIMELINE, TEMPORAL_INDEX];
     built
         .diagnostics
