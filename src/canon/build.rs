@@ -1659,7 +1659,7 @@ pub(crate) fn build_kinded(
         .notes
         .par_iter()
         .enumerate()
-        .map(|(i, note)| type_note(vault, &kinds, chosen, i, note))
+        .map(|(i, note)| type_note(vault, &kinds, chosen, i, note, config.secrets.rules()))
         .collect();
     let rules = config.secrets.rules();
     c.secrets = vault
@@ -1732,7 +1732,25 @@ fn type_note(
     chosen: Option<usize>,
     i: usize,
     note: &Note,
+    rules: &crate::vault::secret::SecretRules,
 ) -> (Typed, Vec<Diagnostic>) {
+    // What is the GM's is never a summary, a description, a voice or a thread line: canon
+    // reads the note without it (its secrets are kept apart, in `Campaign::secrets`).
+    let secret = rules.blocks(&note.body);
+    let without;
+    let note = if secret.is_empty() {
+        note
+    } else {
+        let mut n = note.clone();
+        let mut i = 0;
+        n.body.blocks.retain(|_| {
+            let keep = !secret.contains(&i);
+            i += 1;
+            keep
+        });
+        without = n;
+        &without
+    };
     let mut cx = Ctx {
         vault,
         kinds,
