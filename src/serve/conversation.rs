@@ -82,8 +82,34 @@ pub struct Conversation {
     pub name: String,
     jobs: Mutex<Option<std::sync::mpsc::Sender<Job>>>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
-    /// When a job last came in.
-    last_used: Mutex<std::time::Instant>,
+    /// When it was last busy, and the jobs queued or running.
+    activity: Arc<Activity>,
+}
+
+/// A conversation's activity: idle is counted from when its last job ended, and never while
+/// one is queued or running (a long reply is not idleness).
+#[derive(Debug)]
+struct Activity {
+    at: Mutex<std::time::Instant>,
+    jobs: std::sync::atomic::AtomicUsize,
+}
+
+impl Activity {
+    fn touch(&self) {
+        if let Ok(mut t) = self.at.lock() {
+            *t = std::time::Instant::now();
+        }
+    }
+
+    fn started(&self) {
+        self.jobs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.touch();
+    }
+
+    fn ended(&self) {
+        self.touch();
+        self.jobs.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// What a conversation's thread needs from its campaign.
@@ -112,16 +138,21 @@ impl Conversation {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         let thread_name = format!("vaultdm-session-{name}");
         let session = name.clone();
+        let activity = Arc::new(Activity {
+            at: Mutex::new(std::time::Instant::now()),
+            jobs: std::sync::atomic::AtomicUsize::new(0),
+        });
+        let ran = activity.clone();
         let thread = std::thread::Builder::new()
             .name(thread_name)
-            .spawn(move || run(session, setup, rx, ready_tx))
+            .spawn(move || run(session, setup, rx, ready_tx, &ran))
             .map_err(|e| format!("could not start the session's thread: {e}"))?;
         match ready_rx.await {
             Ok(Ok(())) => Ok(Conversation {
                 name,
                 jobs: Mutex::new(Some(tx)),
                 thread: Mutex::new(Some(thread)),
-                last_used: Mutex::new(std::time::Instant::now()),
+                activity,
             }),
             Ok(Err(e)) => {
                 let _ = thread.join();
@@ -131,23 +162,30 @@ impl Conversation {
         }
     }
 
-    /// How long since a job last came in.
+    /// How long since its last job ended; zero while one is queued or running.
     pub fn idle_for(&self) -> std::time::Duration {
-        self.last_used
+        if self.activity.jobs.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            return std::time::Duration::ZERO;
+        }
+        self.activity
+            .at
             .lock()
             .map(|t| t.elapsed())
             .unwrap_or_default()
     }
 
     fn send(&self, job: Job) -> bool {
-        if let Ok(mut t) = self.last_used.lock() {
-            *t = std::time::Instant::now();
-        }
-        self.jobs
+        self.activity.started();
+        let sent = self
+            .jobs
             .lock()
             .ok()
             .and_then(|j| j.as_ref().map(|tx| tx.send(job).is_ok()))
-            .unwrap_or(false)
+            .unwrap_or(false);
+        if !sent {
+            self.activity.ended();
+        }
+        sent
     }
 
     /// Queues a turn; false if the conversation is closed.
@@ -221,6 +259,7 @@ fn run(
     setup: Setup,
     jobs: std::sync::mpsc::Receiver<Job>,
     ready: oneshot::Sender<Result<(), String>>,
+    activity: &Activity,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -313,6 +352,7 @@ fn run(
         for n in table.take_notices() {
             eprintln!("vaultdm serve: session {name}: {n}");
         }
+        activity.ended();
     }
 }
 
