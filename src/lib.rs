@@ -3,7 +3,10 @@
 //!
 //! Data flows one way: files -> notes ([`vault`]) -> typed campaign ([`canon`]) ->
 //! selected and rendered context ([`context`]) -> prompt ([`llm`]) -> transcript ([`session`]).
-//! [`watch`] reloads canon when notes change; [`cli`] is a thin layer over all of it.
+//! [`watch`] reloads canon when notes change; [`write`](mod@write) is the one way back to
+//! the files. [`play`] is one turn at the table, where all of it meets; [`serve`] and [`cli`]
+//! only adapt it to HTTP and the terminal. docs/architecture.md draws every module's floor and
+//! imports, and a test holds it to the code: no module imports one on its own floor or above.
 
 /// `eprintln!` for the whole library, shadowing std's: a closed or full stderr
 /// (`2>/dev/full`, a pipe whose reader left) is ignored instead of panicking — there is

@@ -1,15 +1,10 @@
-//! The memory note: `sessions/<name>.memory.md`, beside the session's transcript, where the
+//! The memory note: `sessions/<name>.memory.md`, beside the session's transcript (the path is
+//! [`crate::session::memory_note_rel_path`], with the session's other files), where the
 //! GM reads what vaultdm remembers and corrects it. vaultdm rewrites it after each exchange;
 //! the GM's edits win: a changed line is what the next prompt uses, a deleted line is
 //! forgotten, a line added in the same form is used too.
 
 use super::glossary::Term;
-use std::path::PathBuf;
-
-/// The note's path, relative to the vault.
-pub fn rel_path(session: &str) -> PathBuf {
-    PathBuf::from("sessions").join(format!("{session}.memory.md"))
-}
 
 const MARK: &str = "<!-- vaultdm: through passage ";
 const SUMMARY_MARK: &str = "<!-- vaultdm: summary through passage ";

@@ -42,7 +42,8 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 
 pub use record::{excluded, history_from_records, ContextMode, Record, RecordRole, SystemEvent};
 pub use store::{
-    journal_path, load, lock_path, log_path, transcript_path, Journal, LoadWarning, Loaded, Store,
+    journal_path, load, lock_path, log_path, memory_note_rel_path, transcript_path, Journal,
+    LoadWarning, Loaded, Store,
 };
 
 /// Longest accepted session name, in characters.
@@ -368,7 +369,7 @@ pub fn delete(vault: &Path, name: &str) -> Result<Vec<PathBuf>, SessionError> {
     let paths = [
         journal_path(vault, name),
         transcript_path(vault, name),
-        vault.join(crate::memory::note::rel_path(name)),
+        vault.join(memory_note_rel_path(name)),
         log_path(vault, name),
     ];
     for path in paths {
