@@ -21,6 +21,9 @@ pub mod proxy;
 pub mod tasks;
 pub mod threads;
 
+#[cfg(test)]
+mod tests;
+
 use crate::llm::settings::LlmFlags;
 use crate::watch::WatchOptions;
 use axum::extract::DefaultBodyLimit;
