@@ -18,7 +18,6 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// The checks, as configured.
@@ -67,8 +66,8 @@ fn host_name(host: &str) -> &str {
 }
 
 impl Guard {
-    /// The guard for these options, listening at `addr`.
-    pub fn new(opts: &ServeOptions, addr: SocketAddr) -> Guard {
+    /// The guard for these options (listening at `opts.listen`).
+    pub fn new(opts: &ServeOptions) -> Guard {
         Guard {
             token: opts.token.clone().filter(|t| !t.is_empty()),
             cors: opts
@@ -76,7 +75,7 @@ impl Guard {
                 .iter()
                 .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
                 .collect(),
-            loopback: addr.ip().is_loopback(),
+            loopback: opts.listen.ip().is_loopback(),
             hosts: opts.hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
         }
     }
