@@ -5,7 +5,7 @@ use super::{PlayError, Table};
 use crate::config::Review;
 use crate::watch::{Canon, Reload};
 use crate::write::log::{Basis, Proposal};
-use crate::write::{self, plan, Change, From, Written};
+use crate::write::{self, plan, Change, From, PlanError, Written};
 use std::path::PathBuf;
 
 /// A pending proposal as the GM sees it.
@@ -131,7 +131,7 @@ impl Table {
     pub fn write_command(&mut self, name: &str, args: &str) -> Result<Written, PlayError> {
         let change =
             write::command::parse(name, args, self.engine.campaign(), self.engine.matcher())
-                .map_err(PlayError::Write)?;
+                .map_err(|e| PlayError::Write(e.to_string()))?;
         let written = self.write_changes(std::slice::from_ref(&change), From::Gm)?;
         if let Some(r) = written.plan.rejected.first() {
             return Err(PlayError::Write(r.reason.clone()));
@@ -160,7 +160,7 @@ impl Table {
             return out;
         }
         let root = self.store.vault().to_path_buf();
-        let bases: Vec<Result<Basis, String>> = changes
+        let bases: Vec<Result<Basis, PlanError>> = changes
             .iter()
             .map(|c| {
                 let mut b = plan::basis(self.engine.campaign(), self.engine.matcher(), &root, c)?;
@@ -183,7 +183,8 @@ impl Table {
         };
         // What cannot be made is decided now, with its reason, in every mode.
         for (i, (c, b)) in changes.iter().zip(&bases).enumerate() {
-            if let Err(reason) = b {
+            if let Err(e) = b {
+                let reason = e.to_string();
                 let decided =
                     self.changes_log
                         .decide(proposal, vec![i + 1], false, Some(reason.clone()));
@@ -194,7 +195,7 @@ impl Table {
                     number: first + i,
                     line: describe(c),
                     accepted: false,
-                    reason: Some(reason.clone()),
+                    reason: Some(reason),
                 });
             }
         }
@@ -246,7 +247,9 @@ impl Table {
         let (c, m) = (self.engine.campaign(), self.engine.matcher());
         let Some(b) = &p.basis else {
             // Logged before bases were kept: checked as it is now.
-            return plan::basis(c, m, root, &p.change).map(|now| now.shown);
+            return plan::basis(c, m, root, &p.change)
+                .map(|now| now.shown)
+                .map_err(|e| e.to_string());
         };
         let now = plan::basis(c, m, root, &b.change)
             .map_err(|why| format!("cannot apply: {why} (was: {})", b.shown))?;
