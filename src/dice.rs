@@ -29,6 +29,7 @@ pub const MAX_CONSTANT: i64 = 1_000_000;
 
 /// Why an expression could not be rolled. Every variant names the expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DiceError {
     /// Nothing to roll.
     #[error("empty dice expression: try `d20`, `2d6+3` or `4d6kh3`")]

@@ -10,6 +10,7 @@
 //! | 130 | interrupted by Ctrl-C (what arrived is saved) |
 //! | 129 / 143 | stopped by SIGHUP / SIGTERM (what arrived is saved) |
 
+use super::format::Format;
 use super::llm_args::{open_table, resolve, LlmArgs};
 use super::{signals, Outcome};
 use crate::canon::Loaded;
@@ -18,15 +19,6 @@ use crate::play::{SendError, Table, Turn, CONTINUE_MESSAGE};
 use anyhow::Context as _;
 use std::io::{Read, Write};
 use std::path::Path;
-
-/// Output format.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// The reply text, streamed.
-    Text,
-    /// `{reply, complete, cut_off, injected_context, usage, session}`.
-    Json,
-}
 
 /// Arguments of `ask`.
 #[derive(Debug, clap::Args)]
@@ -38,7 +30,10 @@ pub struct Args {
     #[arg(long)]
     pub session: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = Format::described(
+        "The reply text, streamed",
+        "`{reply, complete, cut_off, injected_context, usage, session}`",
+    ))]
     pub format: Format,
     /// LLM flags.
     #[command(flatten)]

@@ -1,20 +1,12 @@
 //! `vaultdm context`: print exactly what would be injected for a message.
 
+use super::format::Format;
 use super::Outcome;
 use crate::canon::Loaded;
 use crate::context::{Engine, Injected, ModeChoice, Options, Overrides};
 use anyhow::Context as _;
 use std::io::Write;
 use std::path::Path;
-
-/// Output format.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// The injected text.
-    Text,
-    /// `{mode, text, tokens, items}`.
-    Json,
-}
 
 /// Arguments of `context`.
 #[derive(Debug, clap::Args)]
@@ -35,7 +27,10 @@ pub struct Args {
     #[arg(long)]
     pub pc: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = Format::described(
+        "The injected text",
+        "`{mode, text, tokens, items}`",
+    ))]
     pub format: Format,
     /// After the text, a table of every candidate and why it is in or out.
     #[arg(long)]

@@ -9,6 +9,7 @@ mod chat;
 mod check;
 mod config;
 mod context;
+mod format;
 mod init;
 mod llm_args;
 mod prompt;

@@ -1,5 +1,6 @@
 //! `vaultdm watch`: print each reload's canon changes and diagnostics as they happen.
 
+use super::format::Format;
 use super::Outcome;
 use crate::vault::Severity;
 use crate::watch::{Backend, LiveWatch, Reload, WatchOptions};
@@ -9,15 +10,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Output format.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// One line per reload, then one indented line per change and per diagnostic.
-    Text,
-    /// One JSON object per reload and line: `{changes, diagnostics, files, paths, elapsed_ms, full}`.
-    Json,
-}
-
 /// Arguments of `watch`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -26,7 +18,10 @@ pub struct Args {
     #[arg(long)]
     pub poll: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = Format::described(
+        "One line per reload, then one indented line per change and per diagnostic",
+        "One JSON object per reload and line: `{changes, diagnostics, files, paths, elapsed_ms, full}`",
+    ))]
     pub format: Format,
     /// How long a file must be quiet before its change is applied.
     #[arg(long, value_name = "MS", default_value_t = 150)]

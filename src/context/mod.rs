@@ -101,6 +101,7 @@ pub struct Injected {
 
 /// Errors building a context.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ContextError {
     /// A template failed.
     #[error(transparent)]

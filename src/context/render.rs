@@ -13,6 +13,7 @@ pub const TEMPLATE_NAMES: &[&str] = &["full.j2", "light.j2", "card.j2", "also.j2
 
 /// A template that could not be loaded or rendered.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TemplateError {
     /// A template file could not be read.
     #[error("{path}: could not read template: {source}")]

@@ -119,6 +119,7 @@ pub struct SettingsSources<'a> {
 
 /// A configuration file problem.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SettingsError {
     /// An API key was written into a config file.
     #[error("{file} contains an API key (`{key}` in [llm]); keys must not live in config files — remove it and export it instead, e.g. `export OPENAI_API_KEY=...`, or set `api_key_env = \"MY_KEY_VAR\"`")]

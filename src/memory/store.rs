@@ -192,6 +192,7 @@ pub struct Recall {
 
 /// Why the index file cannot be used as it is.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum IndexError {
     /// It could not be read.
     #[error("{}: {source}", path.display())]

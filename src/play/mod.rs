@@ -62,6 +62,7 @@ fn with_guide(mut system: String, review: crate::config::Review) -> String {
 
 /// Errors of a turn.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlayError {
     /// Building the context failed (e.g. a broken template).
     #[error(transparent)]

@@ -128,6 +128,7 @@ pub struct Campaign {
 
 /// Why a conversation could not be opened.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum OpenError {
     /// Its session could not be opened (another process holds it, a bad name, …).
     Busy(String),
@@ -137,6 +138,7 @@ pub enum OpenError {
 
 /// Why a vault cannot be served.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CampaignError {
     /// The vault could not be loaded or watched.
     #[error("{}: {source}", root.display())]

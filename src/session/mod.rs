@@ -51,6 +51,7 @@ pub const MAX_NAME_LEN: usize = 100;
 
 /// Session storage errors; each names the file involved.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SessionError {
     /// The session name cannot be used as a file name.
     #[error("invalid session name `{name}`: {reason}")]

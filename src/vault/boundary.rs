@@ -20,6 +20,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Why a path in the vault could not be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BoundaryError {
     /// The path (or a folder on the way) is a link that leads out of the vault.
     #[error("{rel} is a link to {target}, outside the vault; vaultdm never reads or writes through it (replace the link with a real file or folder)")]

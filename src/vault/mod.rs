@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 /// Errors that stop a vault from loading at all (a single bad note never does).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum VaultError {
     /// The vault folder does not exist or is not a folder.
     #[error("{path}: not a vault folder: {source}")]

@@ -89,6 +89,7 @@ use std::time::{Duration, Instant};
 /// Errors that stop live canon from starting (a change while running never does: it
 /// becomes a diagnostic in the [`Reload`]).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WatchError {
     /// The vault could not be read at all.
     #[error(transparent)]

@@ -5,6 +5,7 @@
 
 use super::apply::Applied;
 use super::change::Change;
+pub use super::error::LogError;
 use crate::vault::boundary;
 use chrono::{DateTime, FixedOffset};
 use serde::{Deserialize, Serialize};
@@ -72,16 +73,6 @@ pub enum Entry {
         /// The set.
         set: u64,
     },
-}
-
-/// Why the change log could not be used.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {why}", path.display())]
-pub struct LogError {
-    /// The log.
-    pub path: PathBuf,
-    /// What went wrong.
-    pub why: String,
 }
 
 /// A value a proposed change replaces, as it was when the change was proposed.
