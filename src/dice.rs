@@ -197,6 +197,7 @@ pub struct DiceTerm {
 }
 
 impl DiceTerm {
+    #[cfg(test)]
     fn kept_count(&self) -> u32 {
         match self.keep {
             Some(Keep::Highest(n) | Keep::Lowest(n)) => n,
@@ -269,6 +270,7 @@ pub fn roll(expr: &str) -> Result<Roll, DiceError> {
     Ok(parse(expr)?.roll(&mut SplitMix64::from_time()))
 }
 
+#[cfg(test)]
 /// Parse and roll with the given generator.
 pub fn roll_with(expr: &str, rng: &mut dyn DiceRng) -> Result<Roll, DiceError> {
     Ok(parse(expr)?.roll(rng))
@@ -570,6 +572,7 @@ impl DiceExpr {
         }
     }
 
+    #[cfg(test)]
     fn bound(&self, want_max: bool) -> i64 {
         self.terms
             .iter()
@@ -587,11 +590,13 @@ impl DiceExpr {
             .sum()
     }
 
+    #[cfg(test)]
     /// Smallest possible total.
     pub fn min_total(&self) -> i64 {
         self.bound(false)
     }
 
+    #[cfg(test)]
     /// Largest possible total.
     pub fn max_total(&self) -> i64 {
         self.bound(true)

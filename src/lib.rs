@@ -8,6 +8,11 @@
 //! only adapt it to HTTP and the terminal. docs/architecture.md draws every module's floor and
 //! imports, and a test holds it to the code: no module imports one on its own floor or above.
 
+// The crate's documentation is for whoever works on it, and links the private items it
+// explains; `.ci/run` builds it with `--document-private-items`, where such links resolve
+// (a broken link is still an error).
+#![allow(rustdoc::private_intra_doc_links)]
+
 /// `eprintln!` for the whole library, shadowing std's: a closed or full stderr
 /// (`2>/dev/full`, a pipe whose reader left) is ignored instead of panicking — there is
 /// nowhere left to report it, and the work (a session, a write) must finish either way.
@@ -19,20 +24,22 @@ macro_rules! eprintln {
 }
 
 pub mod canon;
-pub mod check;
-pub mod cli;
+pub(crate) mod check;
+mod cli;
 pub mod config;
 pub mod context;
-pub mod dice;
+pub(crate) mod dice;
 pub mod llm;
 pub mod memory;
-pub mod mentions;
+pub(crate) mod mentions;
 pub mod names;
 pub mod play;
-pub mod secrets;
-pub mod serve;
+pub(crate) mod secrets;
+pub(crate) mod serve;
 pub mod session;
 pub mod tokens;
 pub mod vault;
 pub mod watch;
 pub mod write;
+
+pub use cli::run;

@@ -433,12 +433,13 @@ fn whole<'a, T: Entity + PartialEq>(
     p.matched
 }
 
+#[cfg(test)]
 /// Entity-level changes from `old` to `new`, pairing entities by identity (vault path).
 pub fn diff(old: &Campaign, new: &Campaign) -> Vec<Change> {
     diff_with_renames(old, new, &[])
 }
 
-/// Like [`diff`], with notes known to have moved: `(old path, new path)` pairs. An entity
+/// Like `diff`, with notes known to have moved: `(old path, new path)` pairs. An entity
 /// whose note moved is reported as [`ChangeKind::Renamed`], not as removed and added.
 pub fn diff_with_renames(
     old: &Campaign,
@@ -478,7 +479,7 @@ fn pick<'a, T: Entity>(v: &'a [T], notes: Option<&BTreeSet<String>>) -> Vec<&'a 
     }
 }
 
-/// The diff behind [`diff`], [`diff_with_renames`] and [`diff_notes`]: the campaign-wide
+/// The diff behind `diff` (in tests), [`diff_with_renames`] and [`diff_notes`]: the campaign-wide
 /// fields, then each kind of entity in turn.
 fn diff_inner(
     old: &Campaign,

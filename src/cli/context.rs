@@ -20,7 +20,7 @@ pub struct Args {
     /// Always build the light context.
     #[arg(long)]
     pub light: bool,
-    /// Token budget for the block (default: [context] budget in vaultdm.toml; 0 = none).
+    /// Token budget for the block (default: `[context] budget` in vaultdm.toml; 0 = none).
     #[arg(long)]
     pub budget: Option<usize>,
     /// The PC speaking: their location is the scene.

@@ -11,13 +11,13 @@
 
 pub mod budget;
 mod cards;
-pub mod explain;
-pub mod mode;
+pub(crate) mod explain;
+pub(crate) mod mode;
 mod plan;
 mod rank;
-pub mod render;
+pub(crate) mod render;
 mod scene;
-pub mod setup;
+pub(crate) mod setup;
 
 pub use crate::mentions::{How, Matcher, Mention, Target};
 pub use budget::{DropStep, DEFAULT_BUDGET};

@@ -21,7 +21,7 @@
 //! [`split_fenced`] takes a whole reply apart; [`FenceFilter`] does the same while it
 //! streams, so the player never sees the block, yet ordinary text is passed on at once: only
 //! a line that may still turn out to be an opening fence is held back, and never longer than
-//! that one line. The streamed prose is exactly [`strip_fenced`]'s; [`split_fenced`] also
+//! that one line. The streamed prose is exactly `strip_fenced`'s (the tests' reference); [`split_fenced`] also
 //! collapses the blank lines a removed block leaves behind.
 
 /// The info string that marks a block of proposed canon changes.
@@ -164,6 +164,7 @@ fn scan(text: &str) -> (Vec<String>, Vec<String>) {
     (pieces, blocks)
 }
 
+#[cfg(test)]
 /// The text with every `vaultdm-changes` block removed (opening and closing fence lines
 /// included), and each block's inner text, in order. Nothing else changes: this is exactly
 /// what a [`FenceFilter`] shows when the text streams through it.
@@ -227,7 +228,7 @@ fn skip_leading_blank_lines(mut text: &str) -> &str {
 ///
 /// Feed each piece of the reply to [`push`](Self::push) and show what it returns; call
 /// [`finish`](Self::finish) at the end for the rest and the blocks. Whatever the pieces, the
-/// text shown adds up to [`strip_fenced`]'s. Text is held back only while the current line
+/// text shown adds up to `strip_fenced`'s. Text is held back only while the current line
 /// may still be an opening fence (it begins with up to three spaces and then a backtick or
 /// tilde), and at most until that line ends.
 #[derive(Debug, Default)]

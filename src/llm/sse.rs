@@ -57,6 +57,7 @@ impl SseDecoder {
         }
     }
 
+    #[cfg(test)]
     /// How many `:` comment lines (keep-alives) have been seen so far.
     pub fn comments_seen(&self) -> u64 {
         self.comments

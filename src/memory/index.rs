@@ -29,6 +29,7 @@ const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
 impl Index {
+    #[cfg(test)]
     /// An empty index.
     pub fn new() -> Index {
         Index::default()
@@ -37,11 +38,6 @@ impl Index {
     /// Number of passages.
     pub fn len(&self) -> usize {
         self.docs.len()
-    }
-
-    /// True when nothing is indexed.
-    pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
     }
 
     /// Adds a passage: its text and extra terms (entity tags such as `@npc:odessa-flint`).

@@ -8,10 +8,10 @@
 //! to the session log before and after the request — so a crash, a cut connection or Ctrl-C
 //! never loses a word.
 
-pub mod command;
+pub(crate) mod command;
 mod extract;
 mod recall;
-pub mod relay;
+pub(crate) mod relay;
 mod summary;
 mod write;
 

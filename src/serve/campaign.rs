@@ -320,11 +320,6 @@ impl Campaign {
         Ok(())
     }
 
-    /// How many conversations are open.
-    pub fn open_conversations(&self) -> usize {
-        self.conversations.lock().map(|m| m.len()).unwrap_or(0)
-    }
-
     /// An open conversation, if there is one.
     pub fn open_conversation(&self, name: &str) -> Option<Arc<Conversation>> {
         self.conversations

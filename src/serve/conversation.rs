@@ -25,8 +25,6 @@ pub enum Event {
 pub struct Finished {
     /// The turn.
     pub turn: Turn,
-    /// Things to tell the GM that did not stop play.
-    pub notices: Vec<String>,
     /// The exchanges in the session's log after the turn.
     pub exchanges: usize,
 }
@@ -78,8 +76,6 @@ enum Job {
 
 /// A running conversation.
 pub struct Conversation {
-    /// Its session name.
-    pub name: String,
     jobs: Mutex<Option<std::sync::mpsc::Sender<Job>>>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// When it was last busy, and the jobs queued or running.
@@ -149,7 +145,6 @@ impl Conversation {
             .map_err(|e| format!("could not start the session's thread: {e}"))?;
         match ready_rx.await {
             Ok(Ok(())) => Ok(Conversation {
-                name,
                 jobs: Mutex::new(Some(tx)),
                 thread: Mutex::new(Some(thread)),
                 activity,
@@ -434,7 +429,6 @@ fn relay(
     }
     let done = result.map(|turn| Finished {
         turn,
-        notices: table.take_notices(),
         exchanges: table.store().history().len(),
     });
     let _ = events.send(Event::Done(Box::new(done)));

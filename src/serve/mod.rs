@@ -12,14 +12,14 @@
 //!
 //! docs/serve.md is the user's guide.
 
-pub mod api;
-pub mod campaign;
-pub mod conversation;
-pub mod guard;
-pub mod openai;
-pub mod proxy;
-pub mod tasks;
-pub mod threads;
+pub(crate) mod api;
+pub(crate) mod campaign;
+pub(crate) mod conversation;
+pub(crate) mod guard;
+pub(crate) mod openai;
+pub(crate) mod proxy;
+pub(crate) mod tasks;
+pub(crate) mod threads;
 
 #[cfg(test)]
 mod tests;

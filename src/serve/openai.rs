@@ -123,7 +123,8 @@ pub fn json_of(body: &[u8]) -> Result<Value, ApiError> {
 }
 
 /// Reads a request body.
-pub fn parse(body: &[u8]) -> Result<Request, ApiError> {
+#[cfg(test)]
+fn parse(body: &[u8]) -> Result<Request, ApiError> {
     parse_value(&json_of(body)?)
 }
 

@@ -27,8 +27,6 @@ pub struct Task {
 pub struct Pattern {
     /// The task's name.
     pub name: &'static str,
-    /// The front end and prompt it stands for.
-    pub doc: &'static str,
     /// Pieces of its default template that all appear in it.
     pub all: &'static [&'static str],
 }
@@ -39,42 +37,42 @@ pub struct Pattern {
 pub const PATTERNS: &[Pattern] = &[
     Pattern {
         name: "openwebui-task",
-        doc: "Open WebUI: title, tags, follow-ups, search/RAG queries, image prompt (`### Task:` over `<chat_history>`)",
+        // Open WebUI: title, tags, follow-ups, search/RAG queries, image prompt (`### Task:` over `<chat_history>`)
         all: &["### task:", "<chat_history>"],
     },
     Pattern {
         name: "openwebui-autocomplete",
-        doc: "Open WebUI: autocompletion of the message being typed (`<type>` and `<text>`)",
+        // Open WebUI: autocompletion of the message being typed (`<type>` and `<text>`)
         all: &["### task:", "autocompletion system"],
     },
     Pattern {
         name: "openwebui-emoji",
-        doc: "Open WebUI: the emoji for a message (call mode)",
+        // Open WebUI: the emoji for a message (call mode)
         all: &["facial expression", "fitting emoji"],
     },
     Pattern {
         name: "openwebui-tools",
-        doc: "Open WebUI: choosing a tool for the query (function calling, default mode)",
+        // Open WebUI: choosing a tool for the query (function calling, default mode)
         all: &["available tools:", "choose and return the correct tool"],
     },
     Pattern {
         name: "openwebui-moa",
-        doc: "Open WebUI: merging the responses of several models (mixture of agents)",
+        // Open WebUI: merging the responses of several models (mixture of agents)
         all: &["set of responses from various models"],
     },
     Pattern {
         name: "sillytavern-summary",
-        doc: "SillyTavern Summarize extension: the story so far in N words",
+        // SillyTavern Summarize extension: the story so far in N words
         all: &["summarize the most important facts and events"],
     },
     Pattern {
         name: "sillytavern-expression",
-        doc: "SillyTavern Character Expressions (LLM classifier): one emotion label",
+        // SillyTavern Character Expressions (LLM classifier): one emotion label
         all: &["classify the emotion of the last message"],
     },
     Pattern {
         name: "sillytavern-impersonate",
-        doc: "SillyTavern Impersonate: the player's next line, written for them",
+        // SillyTavern Impersonate: the player's next line, written for them
         all: &[
             "write your next reply from the point of view of",
             "chat history so far as a guideline",
@@ -82,12 +80,12 @@ pub const PATTERNS: &[Pattern] = &[
     },
     Pattern {
         name: "sillytavern-image-prompt",
-        doc: "SillyTavern Image Generation: keywords describing a scene or character",
+        // SillyTavern Image Generation: keywords describing a scene or character
         all: &["comma-delimited list of keywords"],
     },
     Pattern {
         name: "librechat-title",
-        doc: "LibreChat: the conversation's title",
+        // LibreChat: the conversation's title
         all: &["5-word-or-less title for the conversation"],
     },
 ];
@@ -240,9 +238,9 @@ mod tests {
     }
 
     #[test]
-    fn every_pattern_has_its_doc_and_pieces_in_lower_case() {
+    fn every_pattern_has_pieces_in_lower_case() {
         for p in PATTERNS {
-            assert!(!p.doc.is_empty() && !p.all.is_empty(), "{}", p.name);
+            assert!(!p.all.is_empty(), "{}", p.name);
             for piece in p.all {
                 assert_eq!(*piece, piece.to_lowercase(), "{}", p.name);
             }

@@ -433,6 +433,7 @@ impl Threads {
         }
     }
 
+    #[cfg(test)]
     /// Forgets a session (deleted, or closed for good).
     pub fn forget(&mut self, session: &str) {
         if let Some(turns) = self.turns.remove(session) {

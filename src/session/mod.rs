@@ -34,7 +34,7 @@
 pub mod import;
 mod record;
 mod store;
-pub mod stream;
+pub(crate) mod stream;
 
 use std::path::{Path, PathBuf};
 

@@ -3,18 +3,18 @@
 //! One bad note never stops the vault: each note carries its own diagnostics and the rest
 //! load. Parsing runs in parallel; the result is sorted by path so every run is identical.
 
-pub mod boundary;
-pub mod diagnostic;
+pub(crate) mod boundary;
+pub(crate) mod diagnostic;
 pub mod edit;
 pub mod frontmatter;
-pub mod links;
+pub(crate) mod links;
 pub mod markdown;
-pub mod note;
-pub mod period;
-pub mod placeholder;
-pub mod scope;
-pub mod threads;
-pub mod walk;
+pub(crate) mod note;
+pub(crate) mod period;
+pub(crate) mod placeholder;
+pub(crate) mod scope;
+pub(crate) mod threads;
+pub(crate) mod walk;
 pub mod yaml;
 
 pub use diagnostic::{Code, Diagnostic, Severity};

@@ -2,9 +2,6 @@
 //! format as a tool (function) for providers that support tools. The fenced block is the
 //! fallback for models and servers without tools; both carry the JSON of [`super::Change`].
 
-/// The fence info string of a proposal block.
-pub const FENCE: &str = crate::llm::fence::INFO_STRING;
-
 /// The tool's name.
 pub const TOOL_NAME: &str = "propose_canon_changes";
 

@@ -12,13 +12,13 @@
 //! what the GM is told.
 
 pub mod apply;
-pub mod change;
-pub mod command;
-pub mod error;
-pub mod guide;
-pub mod log;
+pub(crate) mod change;
+pub(crate) mod command;
+pub(crate) mod error;
+pub(crate) mod guide;
+pub(crate) mod log;
 pub mod plan;
-pub mod resolve;
+pub(crate) mod resolve;
 
 pub use apply::Applied;
 pub use change::{Change, Field};
