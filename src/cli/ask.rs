@@ -22,7 +22,7 @@ use std::path::Path;
 
 /// Arguments of `ask`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The player's message, or `-` to read it from stdin; `/continue` asks the DM to go on
     /// with a reply that was cut off (use it with --session).
     pub message: String,
@@ -52,7 +52,7 @@ fn code_for(cut_off: Option<CutOff>, complete: bool) -> u8 {
 }
 
 /// Runs `ask`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     signals::install();
     let message = read_message(&args)?;
     // A write command needs no provider: it changes the notes and says what changed.

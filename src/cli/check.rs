@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// Arguments of `check`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Output format.
     #[arg(long, default_value = "text", value_parser = Format::described(
         "`path:line: severity[code]: message` with a source snippet",
@@ -40,7 +40,7 @@ fn snippet(root: &Path, d: &Diagnostic) -> Option<String> {
 }
 
 /// Runs `check`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let loaded = Loaded::load(root)?;
     let report = crate::check::Report::of(root, &loaded);
     let mut out = super::stdout();

@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// Arguments of `context`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The player's message (none: the full session context).
     #[arg(long, short)]
     pub message: Option<String>,
@@ -38,7 +38,7 @@ pub struct Args {
 }
 
 /// Writes the explain table.
-pub fn write_explain(out: &mut impl Write, inj: &Injected) -> std::io::Result<()> {
+pub(super) fn write_explain(out: &mut impl Write, inj: &Injected) -> std::io::Result<()> {
     writeln!(
         out,
         "\n---- explain: {:?} context, {} tokens ----",
@@ -66,7 +66,7 @@ pub fn write_explain(out: &mut impl Write, inj: &Injected) -> std::io::Result<()
 }
 
 /// Runs `context`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     // The vocabulary loads on a second thread once the parse no longer needs both cores.
     let mut loaded = Loaded::load_then(root, crate::tokens::warm_up_in_background)?;
     super::report_skipped(&loaded);

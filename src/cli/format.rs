@@ -9,7 +9,7 @@ use clap::ValueEnum;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// Text for a person.
     Text,
     /// JSON for a program.
@@ -19,14 +19,14 @@ pub enum Format {
 impl Format {
     /// The `--format` parser of a command whose `text` and `json` print what these say (one
     /// line each, shown under `--help`).
-    pub const fn described(text: &'static str, json: &'static str) -> Described {
+    pub(crate) const fn described(text: &'static str, json: &'static str) -> Described {
         Described { text, json }
     }
 }
 
 /// Parses `--format` as [`Format`] does, with the command's own description of each value.
 #[derive(Debug, Clone, Copy)]
-pub struct Described {
+pub(crate) struct Described {
     text: &'static str,
     json: &'static str,
 }

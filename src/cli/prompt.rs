@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// Arguments of `prompt`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The session whose history and memory the prompt uses (default: none, a first message).
     #[arg(long)]
     pub session: Option<String>,
@@ -29,7 +29,7 @@ pub struct Args {
 }
 
 /// Runs `prompt`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let loaded = Loaded::load(root)?;
     super::refuse_empty_vault(root, &loaded)?;
     let session = args

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// Arguments of `watch`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Poll the folder instead of using native file events (network drives, WSL with the
     /// vault on a Windows drive, Docker bind mounts).
     #[arg(long)]
@@ -73,7 +73,7 @@ fn write_reload(out: &mut impl Write, r: &Reload, format: Format) -> anyhow::Res
 }
 
 /// Runs `watch` until Ctrl-C.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let stop = on_ctrl_c();
     let opts = WatchOptions {
         poll: args.poll,

@@ -6,7 +6,7 @@ use minijinja::{Environment, Value};
 use std::path::{Path, PathBuf};
 
 /// Largest template file read.
-pub const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
 
 /// A template that could not be loaded or rendered.
 #[derive(Debug, thiserror::Error)]
@@ -127,7 +127,7 @@ impl Templates {
 
 /// Trims trailing spaces, drops blank lines between list items and collapses runs of
 /// blank lines, so templates can be written for readability.
-pub fn tidy(s: &str) -> String {
+pub(crate) fn tidy(s: &str) -> String {
     let lines: Vec<&str> = s.lines().map(str::trim_end).collect();
     let mut out: Vec<&str> = Vec::with_capacity(lines.len());
     for (i, l) in lines.iter().enumerate() {

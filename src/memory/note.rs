@@ -11,7 +11,7 @@ const SUMMARY_MARK: &str = "<!-- vaultdm: summary through passage ";
 
 /// What the note holds.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct NoteData {
+pub(crate) struct NoteData {
     /// The glossary, in the note's order.
     pub terms: Vec<Term>,
     /// The passages the glossary covers (terms coined after are new to the GM).
@@ -25,7 +25,7 @@ pub struct NoteData {
 }
 
 /// The note's text.
-pub fn render(session: &str, d: &NoteData) -> String {
+pub(crate) fn render(session: &str, d: &NoteData) -> String {
     let mut s = format!(
         "# Memory: {session}\n\nWhat vaultdm remembers of this session beyond its notes. Edit a line and the next message uses your words; delete a line and it is forgotten; add one as `- Term: what it is`.\n\n"
     );
@@ -61,7 +61,7 @@ fn mark(text: &str, mark: &str) -> Option<usize> {
 
 /// What a memory note holds; `None` when the text is not a memory note vaultdm wrote (no
 /// mark).
-pub fn parse(text: &str) -> Option<NoteData> {
+pub(crate) fn parse(text: &str) -> Option<NoteData> {
     let through = mark(text, MARK)?;
     let summarised = mark(text, SUMMARY_MARK).unwrap_or(0);
     let mut terms = Vec::new();

@@ -64,7 +64,7 @@ pub struct Proposals {
 
 /// Reads one proposal block (a tool call's arguments or a fenced block): a JSON array of
 /// changes, an object with a `changes` array, one change object, or one change per line.
-pub fn parse_block(text: &str) -> Result<Vec<Change>, String> {
+pub(super) fn parse_block(text: &str) -> Result<Vec<Change>, String> {
     let t = text.trim();
     if t.is_empty() {
         return Ok(Vec::new());

@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 /// What a turn sends back while it runs.
 #[derive(Debug)]
-pub enum Event {
+pub(crate) enum Event {
     /// A piece of the reply, as the players may see it (proposal blocks are kept back).
     Token(String),
     /// The turn ended: the reply (maybe cut off) or why there is none.
@@ -22,7 +22,7 @@ pub enum Event {
 
 /// A finished turn.
 #[derive(Debug)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// The turn.
     pub turn: Turn,
     /// The exchanges in the session's log after the turn.
@@ -31,13 +31,13 @@ pub struct Finished {
 
 impl Finished {
     /// Whether the turn carried the full context.
-    pub fn full(&self) -> bool {
+    pub(crate) fn full(&self) -> bool {
         self.turn.prepared.injected.mode == Mode::Full
     }
 }
 
 /// A front end's message for the DM.
-pub struct Relay {
+pub(crate) struct Relay {
     /// The new message.
     pub message: String,
     /// The conversation before it (user and assistant, merged).
@@ -61,7 +61,7 @@ pub struct Relay {
 }
 
 /// A review decision over the API.
-pub enum Decision {
+pub(crate) enum Decision {
     /// Accept these proposals (all when empty).
     Accept(Vec<usize>),
     /// Reject these proposals (all when empty).
@@ -75,7 +75,7 @@ enum Job {
 }
 
 /// A running conversation.
-pub struct Conversation {
+pub(crate) struct Conversation {
     jobs: Mutex<Option<std::sync::mpsc::Sender<Job>>>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// When it was last busy, and the jobs queued or running.
@@ -109,7 +109,7 @@ impl Activity {
 }
 
 /// What a conversation's thread needs from its campaign.
-pub struct Setup {
+pub(crate) struct Setup {
     /// The vault.
     pub root: std::path::PathBuf,
     /// The campaign's live state.
@@ -129,7 +129,7 @@ pub struct Setup {
 
 impl Conversation {
     /// Opens the session `name` (taking its lock) and starts its thread.
-    pub async fn open(name: String, setup: Setup) -> Result<Conversation, String> {
+    pub(crate) async fn open(name: String, setup: Setup) -> Result<Conversation, String> {
         let (ready_tx, ready_rx) = oneshot::channel();
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         let thread_name = format!("vaultdm-session-{name}");
@@ -158,7 +158,7 @@ impl Conversation {
     }
 
     /// How long since its last job ended; zero while one is queued or running.
-    pub fn idle_for(&self) -> std::time::Duration {
+    pub(crate) fn idle_for(&self) -> std::time::Duration {
         if self.activity.jobs.load(std::sync::atomic::Ordering::SeqCst) > 0 {
             return std::time::Duration::ZERO;
         }
@@ -184,12 +184,12 @@ impl Conversation {
     }
 
     /// Queues a turn; false if the conversation is closed.
-    pub fn relay(&self, relay: Relay) -> bool {
+    pub(crate) fn relay(&self, relay: Relay) -> bool {
         self.send(Job::Relay(Box::new(relay)))
     }
 
     /// The pending proposals.
-    pub async fn pending(&self) -> Option<Vec<PendingView>> {
+    pub(crate) async fn pending(&self) -> Option<Vec<PendingView>> {
         let (tx, rx) = oneshot::channel();
         if !self.send(Job::Pending(tx)) {
             return None;
@@ -198,7 +198,7 @@ impl Conversation {
     }
 
     /// Accepts or rejects proposals: the lines written or the count rejected, or why not.
-    pub async fn decide(&self, d: Decision) -> Option<Result<Vec<String>, String>> {
+    pub(crate) async fn decide(&self, d: Decision) -> Option<Result<Vec<String>, String>> {
         let (tx, rx) = oneshot::channel();
         if !self.send(Job::Decide(d, tx)) {
             return None;
@@ -208,7 +208,7 @@ impl Conversation {
 
     /// Ends the conversation after the turn in progress (which the server's shutdown cuts
     /// off and records), and waits for its session to be flushed and unlocked.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         if let Ok(mut j) = self.jobs.lock() {
             j.take();
         }

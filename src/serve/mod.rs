@@ -40,7 +40,7 @@ use tokio::sync::watch;
 
 /// Request limits: sizes, the time a client has to send a request, connections at once.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Largest request body.
     pub max_body_bytes: usize,
     /// Longest player message (characters).
@@ -70,7 +70,7 @@ impl Default for Limits {
 
 /// What `serve` was asked for.
 #[derive(Debug, Clone)]
-pub struct ServeOptions {
+pub(crate) struct ServeOptions {
     /// The vaults.
     pub vaults: Vec<PathBuf>,
     /// Where to listen.
@@ -97,10 +97,10 @@ pub struct ServeOptions {
 }
 
 /// Conversations open at once per campaign unless `--max-conversations` says otherwise.
-pub const DEFAULT_MAX_CONVERSATIONS: usize = 64;
+pub(crate) const DEFAULT_MAX_CONVERSATIONS: usize = 64;
 
 /// The running server's shared state.
-pub struct App {
+pub(crate) struct App {
     /// Served campaigns.
     pub campaigns: Vec<Arc<Campaign>>,
     /// Limits.
@@ -121,7 +121,9 @@ impl App {
     /// The sender stops the server (and every conversation) when it sends `true` or is
     /// dropped. [`start`] binds the address after this; the tests serve [`router`] of it
     /// in-process.
-    pub async fn open(opts: &ServeOptions) -> anyhow::Result<(Arc<App>, watch::Sender<bool>)> {
+    pub(crate) async fn open(
+        opts: &ServeOptions,
+    ) -> anyhow::Result<(Arc<App>, watch::Sender<bool>)> {
         if let Some(t) = &opts.token {
             let n = t.trim().chars().count();
             if n < MIN_TOKEN_CHARS && !opts.listen.ip().is_loopback() {
@@ -238,7 +240,7 @@ fn routes() -> Vec<(Method, &'static str, MethodRouter<Arc<App>>)> {
 }
 
 /// The routes, behind the guard.
-pub fn router(app: Arc<App>) -> Router {
+pub(crate) fn router(app: Arc<App>) -> Router {
     let limit = app.limits.max_body_bytes;
     routes()
         .into_iter()
@@ -261,7 +263,7 @@ pub fn router(app: Arc<App>) -> Router {
 }
 
 /// A server that is listening.
-pub struct Running {
+pub(crate) struct Running {
     /// The address bound (the port is real when 0 was asked).
     pub addr: SocketAddr,
     /// The campaigns served.
@@ -274,11 +276,11 @@ pub struct Running {
 
 /// The shortest token accepted on an address other than loopback: anyone who can reach the
 /// server may try tokens, and a short one falls to a few thousand requests.
-pub const MIN_TOKEN_CHARS: usize = 16;
+pub(crate) const MIN_TOKEN_CHARS: usize = 16;
 
 /// Loads every vault ([`App::open`]), binds the address. Errors name the vault or the
 /// address.
-pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
+pub(crate) async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     let (app, stop) = App::open(&opts).await?;
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
@@ -297,7 +299,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
 impl Running {
     /// Serves until `until` resolves, then stops: replies in progress are cut off and
     /// recorded, every session is flushed and unlocked, the watchers stop.
-    pub async fn serve(
+    pub(crate) async fn serve(
         self,
         until: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {

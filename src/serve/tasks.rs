@@ -17,14 +17,14 @@ use serde_json::Value;
 
 /// A recognised background task.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Task {
+pub(crate) struct Task {
     /// What it is (`title_generation`, `sillytavern-summary`, …).
     pub name: String,
 }
 
 /// How a task prompt is known: all of `all` appear in the text (case-insensitive).
 #[derive(Debug, Clone, Copy)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     /// The task's name.
     pub name: &'static str,
     /// Pieces of its default template that all appear in it.
@@ -34,7 +34,7 @@ pub struct Pattern {
 /// Task prompts of the front ends vaultdm is used with, from their default templates. A GM's
 /// own template keeps these pieces as long as it keeps the front end's markers (Open WebUI's
 /// `### Task:` and `<chat_history>`).
-pub const PATTERNS: &[Pattern] = &[
+pub(crate) const PATTERNS: &[Pattern] = &[
     Pattern {
         name: "openwebui-task",
         // Open WebUI: title, tags, follow-ups, search/RAG queries, image prompt (`### Task:` over `<chat_history>`)
@@ -92,7 +92,7 @@ pub const PATTERNS: &[Pattern] = &[
 
 /// Open WebUI's task names (its `TASKS`), as `{{TASK}}` gives them in a header and its
 /// `metadata.task` in a body.
-pub const OPEN_WEBUI_TASKS: &[&str] = &[
+pub(crate) const OPEN_WEBUI_TASKS: &[&str] = &[
     "title_generation",
     "follow_up_generation",
     "tags_generation",
@@ -106,7 +106,7 @@ pub const OPEN_WEBUI_TASKS: &[&str] = &[
 
 /// The task a front end's task name in a session header stands for: the header ends with
 /// one of [`OPEN_WEBUI_TASKS`] (`owui-<chat>-title_generation`).
-pub fn of_session_header(header: &str) -> Option<Task> {
+pub(crate) fn of_session_header(header: &str) -> Option<Task> {
     let h = header.trim().to_ascii_lowercase();
     OPEN_WEBUI_TASKS
         .iter()
@@ -134,7 +134,7 @@ fn text(v: &Value) -> String {
 }
 
 /// Whether `text` is one of [`PATTERNS`].
-pub fn of_prompt(text: &str) -> Option<Task> {
+pub(crate) fn of_prompt(text: &str) -> Option<Task> {
     let lower = text.to_lowercase();
     PATTERNS
         .iter()
@@ -147,7 +147,7 @@ pub fn of_prompt(text: &str) -> Option<Task> {
 /// Whether a request is a background task: by the session header's task name, the body's
 /// `metadata.task`, or its last message (any role) or its first system message matching
 /// [`PATTERNS`].
-pub fn recognise(body: &Value, session_header: Option<&str>) -> Option<Task> {
+pub(crate) fn recognise(body: &Value, session_header: Option<&str>) -> Option<Task> {
     if let Some(t) = session_header.and_then(of_session_header) {
         return Some(t);
     }
@@ -181,7 +181,7 @@ mod tests {
     use serde_json::json;
 
     /// Open WebUI's default title prompt (v0.6), filled in.
-    pub const OWUI_TITLE: &str = "### Task:\nGenerate a concise, 3-5 word title with an emoji summarizing the chat history.\n### Guidelines:\n- The title should clearly represent the main theme or subject of the conversation.\n### Output:\nJSON format: { \"title\": \"your concise title here\" }\n### Chat History:\n<chat_history>\nUSER: We enter the Brass Canary.\nASSISTANT: Odessa looks up.\n</chat_history>";
+    pub(super) const OWUI_TITLE: &str = "### Task:\nGenerate a concise, 3-5 word title with an emoji summarizing the chat history.\n### Guidelines:\n- The title should clearly represent the main theme or subject of the conversation.\n### Output:\nJSON format: { \"title\": \"your concise title here\" }\n### Chat History:\n<chat_history>\nUSER: We enter the Brass Canary.\nASSISTANT: Odessa looks up.\n</chat_history>";
 
     #[rstest]
     #[case(OWUI_TITLE, "openwebui-task")]

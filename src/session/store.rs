@@ -684,7 +684,7 @@ fn encode(record: &Record, path: &Path) -> Result<String, SessionError> {
 }
 
 /// Characters of reply text per journal line (a full disk tears at most one line).
-pub const JOURNAL_LINE_CHARS: usize = 2048;
+pub(super) const JOURNAL_LINE_CHARS: usize = 2048;
 
 /// The journal of a reply being streamed (see [`Store::begin_reply`]).
 #[derive(Debug)]

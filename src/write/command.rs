@@ -11,7 +11,7 @@ use crate::canon::model::Campaign;
 use crate::mentions::Matcher;
 
 /// A write command's name and its usage line.
-pub const USAGE: &[(&str, &str)] = &[
+pub(crate) const USAGE: &[(&str, &str)] = &[
     ("set", "/set <who> <field> <value>   e.g. /set brannock hp 15, /set \"Ida Marsh\" status dead, /set kit gold +5"),
     ("move", "/move <who|party> <place>   e.g. /move party the assay office"),
     ("day", "/day [+N|N] [time]          e.g. /day +1 morning, /day dusk"),
@@ -29,7 +29,7 @@ pub(super) fn usage(name: &str) -> String {
 
 /// Splits arguments into words; `"..."` keeps spaces inside one word (`\"` is a quote
 /// inside it).
-pub fn words(args: &str) -> Vec<String> {
+pub(crate) fn words(args: &str) -> Vec<String> {
     word_spans(args).into_iter().map(|(w, _)| w).collect()
 }
 
@@ -85,7 +85,12 @@ fn raw_value(args: &str, field_end: usize) -> String {
 
 /// Reads a write command (`name` without the slash, lower-case) and its arguments into a
 /// change; the error is what to tell the GM (with the usage line).
-pub fn parse(name: &str, args: &str, c: &Campaign, m: &Matcher) -> Result<Change, CommandError> {
+pub(crate) fn parse(
+    name: &str,
+    args: &str,
+    c: &Campaign,
+    m: &Matcher,
+) -> Result<Change, CommandError> {
     let w = words(args);
     match name {
         "set" => set(&w, args, c, m),

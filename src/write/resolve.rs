@@ -10,7 +10,7 @@ use crate::names::{norm_key, slug};
 
 /// A PC or an NPC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Who {
+pub(crate) enum Who {
     /// A player character (index into `Campaign::pcs`).
     Pc(usize),
     /// An NPC (index into `Campaign::npcs`).
@@ -19,7 +19,7 @@ pub enum Who {
 
 impl Who {
     /// The entity's name.
-    pub fn name(self, c: &Campaign) -> &str {
+    pub(crate) fn name(self, c: &Campaign) -> &str {
         match self {
             Who::Pc(i) => &c.pcs[i].name,
             Who::Npc(i) => &c.npcs[i].name,
@@ -27,7 +27,7 @@ impl Who {
     }
 
     /// The note the entity lives in.
-    pub fn path(self, c: &Campaign) -> &str {
+    pub(crate) fn path(self, c: &Campaign) -> &str {
         match self {
             Who::Pc(i) => &c.pcs[i].source.path,
             Who::Npc(i) => &c.npcs[i].source.path,
@@ -149,7 +149,7 @@ fn whole_mentions(m: &Matcher, text: &str) -> Vec<Target> {
 }
 
 /// The PC or NPC `name` means.
-pub fn entity(c: &Campaign, m: &Matcher, name: &str) -> Result<Who, ResolveError> {
+pub(crate) fn entity(c: &Campaign, m: &Matcher, name: &str) -> Result<Who, ResolveError> {
     let w = Want::new(name.trim().trim_matches('"'));
     let want = w.key.clone();
     let mut found: Vec<Who> = c
@@ -204,7 +204,7 @@ pub fn entity(c: &Campaign, m: &Matcher, name: &str) -> Result<Who, ResolveError
 }
 
 /// The location `name` means (an index into `Campaign::locations`).
-pub fn location(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, ResolveError> {
+pub(crate) fn location(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, ResolveError> {
     let raw = name.trim().trim_matches('"');
     let raw = raw
         .strip_prefix("[[")
@@ -233,7 +233,7 @@ pub fn location(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, ResolveE
 }
 
 /// The thread `name` means: its title, an alias, or a part of the title no other thread has.
-pub fn thread(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, ResolveError> {
+pub(crate) fn thread(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, ResolveError> {
     let w = Want::new(name.trim().trim_matches('"'));
     let want = w.key.clone();
     let exact: Vec<usize> = c
@@ -272,7 +272,7 @@ pub fn thread(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, ResolveErr
 }
 
 /// Whether `name` is the whole party.
-pub fn is_party(c: &Campaign, name: &str) -> bool {
+pub(crate) fn is_party(c: &Campaign, name: &str) -> bool {
     let want = norm_key(name.trim());
     matches!(
         want.as_str(),
