@@ -45,7 +45,7 @@ fn main() {
         "/// Files of the built-in campaign template: (vault-relative path, contents)."
     )
     .ok();
-    writeln!(f, "pub static TEMPLATE_FILES: &[(&str, &[u8])] = &[").ok();
+    writeln!(f, "pub(crate) static TEMPLATE_FILES: &[(&str, &[u8])] = &[").ok();
     for (rel, abs) in files {
         writeln!(f, "    ({rel:?}, include_bytes!({abs:?})),").ok();
     }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// The whole report, as `check --format json` prints it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// The vault folder.
     pub vault: String,
     /// Notes read.
@@ -35,7 +35,7 @@ pub struct Report {
 impl Report {
     /// Checks a loaded vault: its notes' and canon's diagnostics, the templates', and an
     /// error when the folder holds no notes at all.
-    pub fn of(root: &Path, loaded: &Loaded) -> Report {
+    pub(crate) fn of(root: &Path, loaded: &Loaded) -> Report {
         let mut diags = loaded.diagnostics();
         diags.extend(crate::context::setup::template_diagnostics(root, loaded));
         if loaded.vault.notes.is_empty() {
@@ -67,7 +67,7 @@ impl Report {
     }
 
     /// The closing line of `check`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         format!(
             "checked {} notes: {} PCs, {} NPCs, {} locations, {} threads, {} events; {} errors, {} warnings",
             self.notes,

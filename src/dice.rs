@@ -19,17 +19,18 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Most dice one expression may roll.
-pub const MAX_DICE: u32 = 1000;
+pub(crate) const MAX_DICE: u32 = 1000;
 /// Most sides a die may have.
-pub const MAX_SIDES: u32 = 1_000_000;
+pub(crate) const MAX_SIDES: u32 = 1_000_000;
 /// Most terms in one expression.
-pub const MAX_TERMS: usize = 20;
+pub(crate) const MAX_TERMS: usize = 20;
 /// Largest constant.
-pub const MAX_CONSTANT: i64 = 1_000_000;
+pub(crate) const MAX_CONSTANT: i64 = 1_000_000;
 
 /// Why an expression could not be rolled. Every variant names the expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DiceError {
+#[non_exhaustive]
+pub(crate) enum DiceError {
     /// Nothing to roll.
     #[error("empty dice expression: try `d20`, `2d6+3` or `4d6kh3`")]
     Empty,
@@ -108,7 +109,7 @@ pub enum DiceError {
 }
 
 /// Source of randomness for rolls.
-pub trait DiceRng {
+pub(crate) trait DiceRng {
     /// 64 uniformly random bits.
     fn next_u64(&mut self) -> u64;
 
@@ -127,19 +128,19 @@ pub trait DiceRng {
 
 /// SplitMix64: tiny, fast, statistically fine for games.
 #[derive(Debug, Clone)]
-pub struct SplitMix64 {
+pub(crate) struct SplitMix64 {
     state: u64,
 }
 
 impl SplitMix64 {
     /// A generator with a fixed seed (reproducible rolls, for tests).
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self { state: seed }
     }
 
     /// A generator seeded from the clock and a process-wide counter, so two rolls in the
     /// same nanosecond still differ.
-    pub fn from_time() -> Self {
+    pub(crate) fn from_time() -> Self {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -164,7 +165,7 @@ impl DiceRng for SplitMix64 {
 
 /// Which dice of a term count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Keep {
+pub(crate) enum Keep {
     /// Keep the N highest.
     Highest(u32),
     /// Keep the N lowest.
@@ -173,7 +174,7 @@ pub enum Keep {
 
 /// Advantage or disadvantage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Advantage {
+pub(crate) enum Advantage {
     /// Roll twice, keep the higher.
     Advantage,
     /// Roll twice, keep the lower.
@@ -182,7 +183,7 @@ pub enum Advantage {
 
 /// `NdM` with an optional keep rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DiceTerm {
+pub(crate) struct DiceTerm {
     /// Number of dice.
     pub count: u32,
     /// Sides per die (100 for `d%`).
@@ -196,6 +197,7 @@ pub struct DiceTerm {
 }
 
 impl DiceTerm {
+    #[cfg(test)]
     fn kept_count(&self) -> u32 {
         match self.keep {
             Some(Keep::Highest(n) | Keep::Lowest(n)) => n,
@@ -206,7 +208,7 @@ impl DiceTerm {
 
 /// One signed term.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Term {
+pub(crate) enum Term {
     /// Dice.
     Dice(DiceTerm),
     /// A constant.
@@ -215,7 +217,7 @@ pub enum Term {
 
 /// A parsed, validated expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DiceExpr {
+pub(crate) struct DiceExpr {
     /// Terms with their sign (+1 or -1).
     pub terms: Vec<(i64, Term)>,
     /// Advantage/disadvantage, already applied to the single-die terms.
@@ -226,7 +228,7 @@ pub struct DiceExpr {
 
 /// One rolled die.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Die {
+pub(crate) struct Die {
     /// Face rolled.
     pub value: u32,
     /// Whether it counts toward the total.
@@ -235,7 +237,7 @@ pub struct Die {
 
 /// A rolled term.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RolledTerm {
+pub(crate) enum RolledTerm {
     /// Dice, in the order rolled.
     Dice {
         /// +1 or -1.
@@ -254,7 +256,7 @@ pub enum RolledTerm {
 
 /// The result of a roll; `Display` shows every die and the total.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Roll {
+pub(crate) struct Roll {
     /// The expression, normalised (`2d6+3`, `d20 adv`).
     pub expression: String,
     /// Each term's dice.
@@ -264,17 +266,18 @@ pub struct Roll {
 }
 
 /// Parse and roll with a clock-seeded generator.
-pub fn roll(expr: &str) -> Result<Roll, DiceError> {
+pub(crate) fn roll(expr: &str) -> Result<Roll, DiceError> {
     Ok(parse(expr)?.roll(&mut SplitMix64::from_time()))
 }
 
+#[cfg(test)]
 /// Parse and roll with the given generator.
-pub fn roll_with(expr: &str, rng: &mut dyn DiceRng) -> Result<Roll, DiceError> {
+pub(crate) fn roll_with(expr: &str, rng: &mut dyn DiceRng) -> Result<Roll, DiceError> {
     Ok(parse(expr)?.roll(rng))
 }
 
 /// Parse an expression; see the module docs for the grammar.
-pub fn parse(input: &str) -> Result<DiceExpr, DiceError> {
+pub(crate) fn parse(input: &str) -> Result<DiceExpr, DiceError> {
     let shown = input.trim().to_owned();
     let mut s = input.trim().to_lowercase();
     if s.is_empty() {
@@ -535,7 +538,7 @@ impl Parser<'_> {
 
 impl DiceExpr {
     /// Roll every term.
-    pub fn roll(&self, rng: &mut dyn DiceRng) -> Roll {
+    pub(crate) fn roll(&self, rng: &mut dyn DiceRng) -> Roll {
         let mut total = 0i64;
         let mut rolled = Vec::with_capacity(self.terms.len());
         for &(sign, term) in &self.terms {
@@ -569,6 +572,7 @@ impl DiceExpr {
         }
     }
 
+    #[cfg(test)]
     fn bound(&self, want_max: bool) -> i64 {
         self.terms
             .iter()
@@ -586,13 +590,15 @@ impl DiceExpr {
             .sum()
     }
 
+    #[cfg(test)]
     /// Smallest possible total.
-    pub fn min_total(&self) -> i64 {
+    pub(crate) fn min_total(&self) -> i64 {
         self.bound(false)
     }
 
+    #[cfg(test)]
     /// Largest possible total.
-    pub fn max_total(&self) -> i64 {
+    pub(crate) fn max_total(&self) -> i64 {
         self.bound(true)
     }
 }

@@ -33,7 +33,7 @@ fn is_key_char(c: char) -> bool {
 /// followed by at least 16 key characters, or a 32+ character token of letters and digits
 /// (both) with no spaces — the shape of Mistral, Together and most other keys. Environment
 /// variable names (`OPENAI_API_KEY`) never match: they have no digits-and-lower-case mix.
-pub fn looks_like_secret(s: &str) -> bool {
+pub(crate) fn looks_like_secret(s: &str) -> bool {
     let s = s.trim().trim_matches(['"', '\'']);
     if s.is_empty() || !s.chars().all(is_key_char) {
         return false;
@@ -57,7 +57,7 @@ pub fn looks_like_secret(s: &str) -> bool {
 
 /// The masked form of a key: its first three and last four characters (`sk-…abcd`) when it
 /// is long enough for that to reveal nothing useful, else `…`.
-pub fn mask(secret: &str) -> String {
+pub(crate) fn mask(secret: &str) -> String {
     let chars: Vec<char> = secret.chars().collect();
     if chars.len() >= 16 {
         let head: String = chars[..3].iter().collect();
@@ -69,7 +69,7 @@ pub fn mask(secret: &str) -> String {
 }
 
 /// `text` with every token that [`looks_like_secret`] replaced by its [`mask`].
-pub fn mask_secrets(text: &str) -> String {
+pub(crate) fn mask_secrets(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut token = String::new();
     let flush = |token: &mut String, out: &mut String| {
@@ -119,7 +119,7 @@ fn is_secret_param(name: &str) -> bool {
 /// `url` with any password in it (`user:password@`) and the values of credential query
 /// parameters (`?api_key=…`, `&token=…`) replaced by `…`; keys elsewhere in it are masked
 /// by [`mask_secrets`]. Everything else is kept, so the GM still sees which server it is.
-pub fn mask_url(url: &str) -> String {
+pub(crate) fn mask_url(url: &str) -> String {
     let (scheme, rest) = match url.find("://") {
         Some(i) => url.split_at(i + 3),
         None => ("", url),
@@ -163,7 +163,7 @@ pub fn mask_url(url: &str) -> String {
 /// `text` with every `http://` or `https://` URL in it passed through [`mask_url`] and every
 /// other key-like token through [`mask_secrets`]: what everything vaultdm prints about its
 /// settings and errors goes through.
-pub fn mask_printed(text: &str) -> String {
+pub(crate) fn mask_printed(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     loop {
@@ -193,7 +193,7 @@ pub fn mask_printed(text: &str) -> String {
 }
 
 /// True when `name` can be an environment variable name (`[A-Za-z_][A-Za-z0-9_]*`).
-pub fn is_var_name(name: &str) -> bool {
+pub(crate) fn is_var_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()
@@ -207,7 +207,7 @@ mod tests {
     use rstest::rstest;
 
     /// Planted keys in each provider's shape (all fake).
-    pub const PLANTED: &[&str] = &[
+    pub(super) const PLANTED: &[&str] = &[
         "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3i",
         "sk-ant-api03-Xy9_Zk2LmN4pQr6StUv8WxYz0aBcDeFgHiJkLmNoPqRsTuVwXyZ-12AbCdEf",
         "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",

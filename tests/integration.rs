@@ -10,6 +10,7 @@
 mod support;
 
 mod adopt;
+mod architecture;
 mod budget;
 mod canon;
 mod chat;

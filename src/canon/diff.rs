@@ -140,7 +140,7 @@ fn hp(cur: Option<i64>, max: Option<i64>) -> String {
 }
 
 /// Day and time as one phrase: `Day 6 morning`, `Day 6`, `morning`, `no day`.
-pub fn day_time(day: Option<i64>, time: Option<&str>) -> String {
+pub(crate) fn day_time(day: Option<i64>, time: Option<&str>) -> String {
     match (day, time.map(str::trim).filter(|t| !t.is_empty())) {
         (Some(d), Some(t)) => format!("Day {d} {t}"),
         (Some(d), None) => format!("Day {d}"),
@@ -433,14 +433,15 @@ fn whole<'a, T: Entity + PartialEq>(
     p.matched
 }
 
+#[cfg(test)]
 /// Entity-level changes from `old` to `new`, pairing entities by identity (vault path).
-pub fn diff(old: &Campaign, new: &Campaign) -> Vec<Change> {
+pub(crate) fn diff(old: &Campaign, new: &Campaign) -> Vec<Change> {
     diff_with_renames(old, new, &[])
 }
 
-/// Like [`diff`], with notes known to have moved: `(old path, new path)` pairs. An entity
+/// Like `diff`, with notes known to have moved: `(old path, new path)` pairs. An entity
 /// whose note moved is reported as [`ChangeKind::Renamed`], not as removed and added.
-pub fn diff_with_renames(
+pub(crate) fn diff_with_renames(
     old: &Campaign,
     new: &Campaign,
     renames: &[(String, String)],
@@ -454,7 +455,7 @@ pub fn diff_with_renames(
 /// any note), threads and events always are. `old` need hold no more than that: those
 /// notes' NPCs, locations and lore, and the campaign-wide parts (a place another note's
 /// entity names is looked up in `new`, where it is unchanged).
-pub fn diff_notes(
+pub(crate) fn diff_notes(
     old: &Campaign,
     new: &Campaign,
     renames: &[(String, String)],
@@ -478,7 +479,7 @@ fn pick<'a, T: Entity>(v: &'a [T], notes: Option<&BTreeSet<String>>) -> Vec<&'a 
     }
 }
 
-/// The diff behind [`diff`], [`diff_with_renames`] and [`diff_notes`]: the campaign-wide
+/// The diff behind `diff` (in tests), [`diff_with_renames`] and [`diff_notes`]: the campaign-wide
 /// fields, then each kind of entity in turn.
 fn diff_inner(
     old: &Campaign,

@@ -3,7 +3,7 @@
 //! (`crate::write`) edits that same key, and adds the first one when a note has none.
 
 /// Current hit points (`hp: 17/27` carries the maximum too).
-pub const HP: &[&str] = &[
+pub(crate) const HP: &[&str] = &[
     "hp_current",
     "hp",
     "current_hp",
@@ -12,25 +12,25 @@ pub const HP: &[&str] = &[
     "hitpoints",
 ];
 /// Maximum hit points.
-pub const HP_MAX: &[&str] = &["hp_max", "max_hp", "maxhp", "hpmax", "max_hit_points"];
+pub(crate) const HP_MAX: &[&str] = &["hp_max", "max_hp", "maxhp", "hpmax", "max_hit_points"];
 /// Armour class.
-pub const AC: &[&str] = &["ac", "armor_class", "armour_class", "armorclass"];
+pub(crate) const AC: &[&str] = &["ac", "armor_class", "armour_class", "armorclass"];
 /// Where a PC or NPC is.
-pub const LOCATION: &[&str] = &["location", "loc", "current_location"];
+pub(crate) const LOCATION: &[&str] = &["location", "loc", "current_location"];
 /// A PC's status.
-pub const PC_STATUS: &[&str] = &["status", "state"];
+pub(crate) const PC_STATUS: &[&str] = &["status", "state"];
 /// An NPC's status (`alive: false` as some GMs write it).
-pub const NPC_STATUS: &[&str] = &["status", "state", "alive"];
+pub(crate) const NPC_STATUS: &[&str] = &["status", "state", "alive"];
 /// Gold pieces.
-pub const GOLD: &[&str] = &["gold", "gp"];
+pub(crate) const GOLD: &[&str] = &["gold", "gp"];
 /// Conditions (a list).
-pub const CONDITIONS: &[&str] = &["conditions", "condition"];
+pub(crate) const CONDITIONS: &[&str] = &["conditions", "condition"];
 /// Inventory (a list).
-pub const INVENTORY: &[&str] = &["inventory", "items"];
+pub(crate) const INVENTORY: &[&str] = &["inventory", "items"];
 /// An NPC's attitude to the party.
-pub const DISPOSITION: &[&str] = &["disposition", "relationship", "attitude"];
+pub(crate) const DISPOSITION: &[&str] = &["disposition", "relationship", "attitude"];
 /// An NPC's role.
-pub const ROLE: &[&str] = &[
+pub(crate) const ROLE: &[&str] = &[
     "role",
     "occupation",
     "job",
@@ -46,7 +46,7 @@ pub const ROLE: &[&str] = &[
     "professione",
 ];
 /// The group an NPC belongs to (shown with the role).
-pub const FACTION: &[&str] = &[
+pub(crate) const FACTION: &[&str] = &[
     "faction",
     "factions",
     "affiliation",
@@ -60,7 +60,7 @@ pub const FACTION: &[&str] = &[
     "fazione",
 ];
 /// A GM's own one-line summary of a note.
-pub const SUMMARY: &[&str] = &[
+pub(crate) const SUMMARY: &[&str] = &[
     "summary",
     "description",
     "desc",
@@ -78,18 +78,18 @@ pub const SUMMARY: &[&str] = &[
     "sommario",
 ];
 /// Character level.
-pub const LEVEL: &[&str] = &["level", "lvl"];
+pub(crate) const LEVEL: &[&str] = &["level", "lvl"];
 /// A thread note's priority.
-pub const PRIORITY: &[&str] = &["priority", "urgency", "importance"];
+pub(crate) const PRIORITY: &[&str] = &["priority", "urgency", "importance"];
 /// A thread note's status.
-pub const THREAD_STATUS: &[&str] = &["status", "state"];
+pub(crate) const THREAD_STATUS: &[&str] = &["status", "state"];
 /// A location's parent.
-pub const PARENT: &[&str] = &["parent", "region", "district"];
+pub(crate) const PARENT: &[&str] = &["parent", "region", "district"];
 /// The keys of a campaign or party note that hold the current day or date, in priority
 /// order (read by `canon::build::clock_home`, written by `/day`). The last two, `day` and
 /// `date`, count only in a party note or a note declared a campaign (`type: campaign`): a
 /// home note's `date:` is most often the day the file was made.
-pub const CLOCK_DAY: &[&str] = &[
+pub(crate) const CLOCK_DAY: &[&str] = &[
     "current_day",
     "in_game_day",
     "game_day",
@@ -102,13 +102,13 @@ pub const CLOCK_DAY: &[&str] = &[
 ];
 /// The keys beside [`CLOCK_DAY`] that hold the time of day (`/day` adds the first when the
 /// note has none).
-pub const CLOCK_TIME: &[&str] = &["current_time", "time_of_day", "time"];
+pub(crate) const CLOCK_TIME: &[&str] = &["current_time", "time_of_day", "time"];
 
 /// Where a status kept as a tag is: the one rule canon reads it by and write-back changes it
 /// by. The first segment of `tag` that is a status word canon knows (`npc/dead`,
 /// `heist/npc/missing`, `#departed`) is the status; `alive` reads as `active`. Returns the
 /// segment's index among the `/`-separated segments, and the status (lower case).
-pub fn tag_status(tag: &str) -> Option<(usize, String)> {
+pub(crate) fn tag_status(tag: &str) -> Option<(usize, String)> {
     use super::model::{ABSENT_STATUSES, INACTIVE_PC_STATUSES};
     tag.trim_start_matches('#')
         .split('/')
@@ -129,12 +129,13 @@ pub fn tag_status(tag: &str) -> Option<(usize, String)> {
 
 /// Tag segments after which the last segment is an NPC's attitude to the party
 /// (`iff/positive`, `heist/attitude/hostile`).
-pub const DISPOSITION_TAG_WORDS: &[&str] = &["iff", "attitude", "disposition", "relationship"];
+pub(crate) const DISPOSITION_TAG_WORDS: &[&str] =
+    &["iff", "attitude", "disposition", "relationship"];
 
 /// Where an attitude kept as a tag is: the one rule canon reads it by and write-back changes
 /// it by. A tag whose next-to-last segment is one of [`DISPOSITION_TAG_WORDS`] holds the
 /// attitude in its last segment. Returns that segment's index and its text (as written).
-pub fn tag_disposition(tag: &str) -> Option<(usize, String)> {
+pub(crate) fn tag_disposition(tag: &str) -> Option<(usize, String)> {
     let segs: Vec<&str> = tag.trim_start_matches('#').split('/').collect();
     let n = segs.len();
     (n >= 2

@@ -647,25 +647,25 @@ pub fn classify(note: &Note, folders: &FolderConfig) -> NoteKind {
 mod weight {
     /// `type:` (or `category:` …) in the frontmatter, a flag such as `pc: true`, a
     /// `type/…` tag.
-    pub const DECLARED: u32 = 10;
+    pub(super) const DECLARED: u32 = 10;
     /// A folder named in `vaultdm.toml`.
-    pub const CONFIGURED: u32 = 8;
+    pub(super) const CONFIGURED: u32 = 8;
     /// A note that lists the PCs under a members heading; a note about a real player.
-    pub const GROUP: u32 = 8;
+    pub(super) const GROUP: u32 = 8;
     /// A `Kind - Name` file-name prefix.
-    pub const PREFIX: u32 = 7;
+    pub(super) const PREFIX: u32 = 7;
     /// A tag whose word names the kind itself (`#npc`, `heist/pc`, `npc/dead`).
-    pub const TAG: u32 = 6;
+    pub(super) const TAG: u32 = 6;
     /// A `player:` field, or a character "played by" someone.
-    pub const PLAYER_FIELD: u32 = 5;
+    pub(super) const PLAYER_FIELD: u32 = 5;
     /// The nearest folder with a telling name.
-    pub const FOLDER: u32 = 4;
+    pub(super) const FOLDER: u32 = 4;
     /// A generic tag word (`person`, `character`, `creature`) or PC-shaped fields (`class`
     /// with `level`).
-    pub const GENERIC: u32 = 3;
+    pub(super) const GENERIC: u32 = 3;
     /// A tag that files the note under a thing of that kind (`place/waterdeep`): where it
     /// is, not what it is.
-    pub const FILED_UNDER: u32 = 1;
+    pub(super) const FILED_UNDER: u32 = 1;
 }
 
 /// Tag and type words that say little about which kind of thing a note is: a person may be

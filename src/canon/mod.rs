@@ -7,12 +7,12 @@
 
 pub mod adopt;
 pub mod build;
-pub mod diff;
-pub mod files;
-pub mod keys;
+pub(crate) mod diff;
+pub(crate) mod files;
+pub(crate) mod keys;
 pub mod kind;
-pub mod model;
-pub mod text;
+pub(crate) mod model;
+pub(crate) mod text;
 
 pub use build::{build, Built};
 pub use diff::{Change, ChangeKind, EntityType};

@@ -13,19 +13,19 @@
 //! The caps (in characters) are documented in docs/vault-format.md.
 
 /// Cap for names, aliases, roles, classes, statuses and other short fields.
-pub const SHORT: usize = 120;
+pub(crate) const SHORT: usize = 120;
 /// Cap for a voice line, an event, a thread's next step or one summary line.
-pub const LINE: usize = 300;
+pub(crate) const LINE: usize = 300;
 /// Cap for a summary or a location description.
-pub const PARAGRAPH: usize = 600;
+pub(crate) const PARAGRAPH: usize = 600;
 /// Most aliases kept per entity.
-pub const MAX_ALIASES: usize = 32;
+pub(crate) const MAX_ALIASES: usize = 32;
 /// Most inventory items kept per PC.
-pub const MAX_ITEMS: usize = 50;
+pub(crate) const MAX_ITEMS: usize = 50;
 /// Most conditions kept per PC.
-pub const MAX_CONDITIONS: usize = 20;
+pub(crate) const MAX_CONDITIONS: usize = 20;
 /// Most summary lines kept per thread.
-pub const MAX_THREAD_LINES: usize = 10;
+pub(crate) const MAX_THREAD_LINES: usize = 10;
 
 const ROLE_MARKERS: &[&str] = &[
     "system",
@@ -40,7 +40,7 @@ const ROLE_MARKERS: &[&str] = &[
 ];
 
 /// `s` as one clean line of at most `max` characters (see the module docs).
-pub fn clean(s: &str, max: usize) -> String {
+pub(crate) fn clean(s: &str, max: usize) -> String {
     if is_clean_line(s, max) {
         kept(s.to_string())
     } else {
@@ -50,7 +50,7 @@ pub fn clean(s: &str, max: usize) -> String {
 
 /// [`clean`] of a text already owned: one that is already a clean line is kept as it is,
 /// not copied (canon cleans every field of every note it types).
-pub fn clean_owned(s: String, max: usize) -> String {
+pub(crate) fn clean_owned(s: String, max: usize) -> String {
     if is_clean_line(&s, max) {
         kept(s)
     } else {
@@ -138,13 +138,13 @@ fn defuse(s: String) -> String {
 }
 
 /// [`clean`] for an optional field; an empty result is `None`.
-pub fn clean_opt(s: Option<String>, max: usize) -> Option<String> {
+pub(crate) fn clean_opt(s: Option<String>, max: usize) -> Option<String> {
     s.map(|s| clean_owned(s, max)).filter(|s| !s.is_empty())
 }
 
 /// Each item [`clean`]ed, empty ones dropped, at most `max_items` kept; when more were
 /// given, the last kept item says how many were left out.
-pub fn clean_list(items: Vec<String>, max_items: usize, max: usize) -> Vec<String> {
+pub(crate) fn clean_list(items: Vec<String>, max_items: usize, max: usize) -> Vec<String> {
     let total = items.len();
     let mut out: Vec<String> = items
         .into_iter()
@@ -165,7 +165,7 @@ const ABBREVIATIONS: &[&str] = &[
 /// The sentences `s` starts with, as many as fit in `max` bytes (always the first, which a
 /// card's own cap then bounds): a card carries the fact on a note's second or third line,
 /// not only its first.
-pub fn lead(s: &str, max: usize) -> &str {
+pub(crate) fn lead(s: &str, max: usize) -> &str {
     let mut end = first_sentence(s).len();
     while end < s.len() {
         let rest = &s[end..];
@@ -180,7 +180,7 @@ pub fn lead(s: &str, max: usize) -> &str {
 }
 
 /// The first sentence of a text.
-pub fn first_sentence(s: &str) -> &str {
+pub(crate) fn first_sentence(s: &str) -> &str {
     let b = s.as_bytes();
     for (i, c) in s.char_indices() {
         if matches!(c, '.' | '!' | '?') {
@@ -210,7 +210,7 @@ pub fn first_sentence(s: &str) -> &str {
 
 /// Normalises every text field of a typed entity (see the module docs); called once as each
 /// entity is built.
-pub trait Clean: Sized {
+pub(crate) trait Clean: Sized {
     /// The entity with every text field one bounded line and every list capped.
     fn cleaned(self) -> Self;
 }

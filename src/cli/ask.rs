@@ -10,6 +10,7 @@
 //! | 130 | interrupted by Ctrl-C (what arrived is saved) |
 //! | 129 / 143 | stopped by SIGHUP / SIGTERM (what arrived is saved) |
 
+use super::format::Format;
 use super::llm_args::{open_table, resolve, LlmArgs};
 use super::{signals, Outcome};
 use crate::canon::Loaded;
@@ -19,18 +20,9 @@ use anyhow::Context as _;
 use std::io::{Read, Write};
 use std::path::Path;
 
-/// Output format.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// The reply text, streamed.
-    Text,
-    /// `{reply, complete, cut_off, injected_context, usage, session}`.
-    Json,
-}
-
 /// Arguments of `ask`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The player's message, or `-` to read it from stdin; `/continue` asks the DM to go on
     /// with a reply that was cut off (use it with --session).
     pub message: String,
@@ -38,7 +30,10 @@ pub struct Args {
     #[arg(long)]
     pub session: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = Format::described(
+        "The reply text, streamed",
+        "`{reply, complete, cut_off, injected_context, usage, session}`",
+    ))]
     pub format: Format,
     /// LLM flags.
     #[command(flatten)]
@@ -57,7 +52,7 @@ fn code_for(cut_off: Option<CutOff>, complete: bool) -> u8 {
 }
 
 /// Runs `ask`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     signals::install();
     let message = read_message(&args)?;
     // A write command needs no provider: it changes the notes and says what changed.

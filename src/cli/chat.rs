@@ -49,7 +49,7 @@ fn out_line(args: std::fmt::Arguments<'_>) {
 
 /// Arguments of `chat`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Session name (default: today's date); an existing session resumes with its history.
     #[arg(long)]
     pub session: Option<String>,
@@ -160,7 +160,7 @@ fn open(root: &Path, args: &Args, canon: &Canon) -> anyhow::Result<Table> {
 }
 
 /// Runs `chat`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     signals::install();
     super::clean_leftovers(root);
     let mut canon = start_canon(root, args.poll)?;

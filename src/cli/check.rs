@@ -1,5 +1,6 @@
 //! `vaultdm check`: parse everything and print every diagnostic with file and line.
 
+use super::format::Format;
 use super::Outcome;
 use crate::canon::Loaded;
 use crate::vault::note::MAX_NOTE_BYTES;
@@ -7,20 +8,14 @@ use crate::vault::{boundary, Diagnostic};
 use std::io::Write;
 use std::path::Path;
 
-/// Output format.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// `path:line: severity[code]: message` with a source snippet.
-    Text,
-    /// One JSON object with counts and diagnostics.
-    Json,
-}
-
 /// Arguments of `check`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = Format::described(
+        "`path:line: severity[code]: message` with a source snippet",
+        "One JSON object with counts and diagnostics",
+    ))]
     pub format: Format,
     /// First print what vaultdm reads the vault as: the notes of each kind and why
     /// (folder, type, tag), template folders, the timeline, the party in play.
@@ -83,7 +78,7 @@ fn snippet(root: &Path, d: &Diagnostic) -> Option<String> {
 }
 
 /// Runs `check`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let loaded = Loaded::load(root)?;
     let report = crate::check::Report::of(root, &loaded);
     let mut out = super::stdout();

@@ -8,14 +8,14 @@ use std::path::Path;
 
 /// Arguments of `config`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// LLM flags, as `chat` would take them.
     #[command(flatten)]
     pub llm: LlmArgs,
 }
 
 /// Runs `config`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let loaded = Loaded::load(root)?;
     let s = resolve(&loaded, &args.llm)?;
     let mut out = super::stdout();

@@ -1,5 +1,6 @@
 //! `vaultdm context`: print exactly what would be injected for a message.
 
+use super::format::Format;
 use super::Outcome;
 use crate::canon::Loaded;
 use crate::context::{Engine, Injected, ModeChoice, Options, Overrides};
@@ -7,18 +8,9 @@ use anyhow::Context as _;
 use std::io::Write;
 use std::path::Path;
 
-/// Output format.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// The injected text.
-    Text,
-    /// `{mode, text, tokens, items}`.
-    Json,
-}
-
 /// Arguments of `context`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The player's message (none: the full session context).
     #[arg(long, short)]
     pub message: Option<String>,
@@ -28,14 +20,17 @@ pub struct Args {
     /// Always build the light context.
     #[arg(long)]
     pub light: bool,
-    /// Token budget for the block (default: [context] budget in vaultdm.toml; 0 = none).
+    /// Token budget for the block (default: `[context] budget` in vaultdm.toml; 0 = none).
     #[arg(long)]
     pub budget: Option<usize>,
     /// The PC speaking: their location is the scene.
     #[arg(long)]
     pub pc: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = Format::described(
+        "The injected text",
+        "`{mode, text, tokens, items}`",
+    ))]
     pub format: Format,
     /// After the text, a table of every candidate and why it is in or out.
     #[arg(long)]
@@ -46,7 +41,7 @@ pub struct Args {
 }
 
 /// Writes the explain table.
-pub fn write_explain(out: &mut impl Write, inj: &Injected) -> std::io::Result<()> {
+pub(super) fn write_explain(out: &mut impl Write, inj: &Injected) -> std::io::Result<()> {
     writeln!(
         out,
         "\n---- explain: {:?} context, {} tokens ----",
@@ -74,7 +69,7 @@ pub fn write_explain(out: &mut impl Write, inj: &Injected) -> std::io::Result<()
 }
 
 /// Runs `context`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     // The vocabulary loads on a second thread once the parse no longer needs both cores.
     let mut loaded = Loaded::load_then(root, crate::tokens::warm_up_in_background)?;
     super::report_skipped(&loaded);

@@ -11,7 +11,7 @@ include!(concat!(env!("OUT_DIR"), "/template_files.rs"));
 
 /// Arguments of `init`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Folder to create (must not exist or be empty); with --adopt, the vault to adopt
     /// (default: --vault, else the current folder).
     pub dir: Option<PathBuf>,
@@ -25,7 +25,7 @@ pub struct Args {
 }
 
 /// Writes the template into `dir`, refusing to touch a non-empty folder.
-pub fn create(dir: &Path, name: Option<&str>) -> anyhow::Result<usize> {
+pub(super) fn create(dir: &Path, name: Option<&str>) -> anyhow::Result<usize> {
     if dir.exists() {
         let mut rd = std::fs::read_dir(dir)
             .with_context(|| format!("{}: cannot read folder", dir.display()))?;
@@ -83,7 +83,7 @@ fn set_name(toml_text: &str, name: &str) -> String {
 }
 
 /// Runs `init`.
-pub fn execute(args: Args, vault: Option<PathBuf>) -> anyhow::Result<Outcome> {
+pub(super) fn execute(args: Args, vault: Option<PathBuf>) -> anyhow::Result<Outcome> {
     if args.adopt {
         let dir = match args.dir.or(vault) {
             Some(d) => d,

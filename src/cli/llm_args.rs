@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// LLM flags.
 #[derive(Debug, Clone, clap::Args, Default)]
-pub struct LlmArgs {
+pub(crate) struct LlmArgs {
     /// `openai` (any OpenAI-compatible server: OpenAI, Ollama, LM Studio, llama.cpp, vLLM,
     /// OpenRouter) or `anthropic`.
     #[arg(long)]
@@ -34,7 +34,7 @@ pub struct LlmArgs {
 
 impl LlmArgs {
     /// The flags as settings resolution takes them.
-    pub fn flags(&self) -> LlmFlags {
+    pub(crate) fn flags(&self) -> LlmFlags {
         LlmFlags {
             provider: self.provider.clone(),
             model: self.model.clone(),
@@ -47,7 +47,7 @@ impl LlmArgs {
 }
 
 /// Resolves the effective LLM settings: flags > environment > vault > user config.
-pub fn resolve(loaded: &Loaded, args: &LlmArgs) -> anyhow::Result<LlmSettings> {
+pub(super) fn resolve(loaded: &Loaded, args: &LlmArgs) -> anyhow::Result<LlmSettings> {
     Ok(settings::resolve_here(
         &args.flags(),
         loaded.config.llm.as_ref(),
@@ -57,7 +57,11 @@ pub fn resolve(loaded: &Loaded, args: &LlmArgs) -> anyhow::Result<LlmSettings> {
 /// Opens a session for writing. With `next_free_if_locked` (no `--session` given), a session
 /// open in another window makes this one play the next free name (`2026-11-23-2`) and say
 /// so; otherwise the lock error names the holder.
-pub fn open_session(root: &Path, name: &str, next_free_if_locked: bool) -> anyhow::Result<Store> {
+pub(super) fn open_session(
+    root: &Path,
+    name: &str,
+    next_free_if_locked: bool,
+) -> anyhow::Result<Store> {
     match Store::open(root, name) {
         Err(SessionError::Locked { holder, .. }) if next_free_if_locked => {
             for n in 2..1000 {
@@ -82,7 +86,7 @@ pub fn open_session(root: &Path, name: &str, next_free_if_locked: bool) -> anyho
 }
 
 /// Sets up a table: the context engine for the loaded canon, the client and the session.
-pub fn open_table(
+pub(super) fn open_table(
     loaded: &Loaded,
     engine: Engine,
     settings: &LlmSettings,

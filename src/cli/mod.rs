@@ -9,6 +9,7 @@ mod chat;
 mod check;
 mod config;
 mod context;
+mod format;
 mod init;
 mod llm_args;
 mod prompt;
@@ -26,7 +27,7 @@ use std::process::ExitCode;
 /// vaultdm: campaign canon from your Obsidian vault, injected into every message to an LLM DM.
 #[derive(Debug, Parser)]
 #[command(name = "vaultdm", version, about, propagate_version = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The campaign vault (default: $VAULTDM_VAULT, else the nearest folder upwards holding
     /// .obsidian/, canon/ or vaultdm.toml).
     #[arg(long, global = true, env = "VAULTDM_VAULT", value_name = "DIR")]
@@ -38,7 +39,7 @@ pub struct Cli {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Lint the vault: every problem with its file and line.
     Check(check::Args),
     /// Create a new campaign from the built-in template.
@@ -65,7 +66,7 @@ pub enum Command {
 }
 
 /// What a subcommand reports back.
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// All good.
     Ok,
     /// Ran, found problems (exit 1).
@@ -128,7 +129,7 @@ fn execute(cli: Cli) -> anyhow::Result<Outcome> {
 
 /// Finds the vault: the flag or `$VAULTDM_VAULT`, else the nearest folder upwards from the
 /// working directory that holds `canon/` or `vaultdm.toml`.
-pub fn find_vault(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+pub(crate) fn find_vault(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     if let Some(v) = given {
         match std::fs::metadata(&v) {
             Ok(m) if m.is_dir() => return Ok(v),

@@ -1,23 +1,15 @@
 //! `vaultdm prompt`: exactly what the next message would send — every message of the
 //! request, the layers labelled — without sending anything.
 
+use super::format::Format;
 use super::Outcome;
 use crate::canon::Loaded;
 use std::io::Write;
 use std::path::Path;
 
-/// Output format.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// The request as text, one labelled section per message.
-    Text,
-    /// `{messages, layers, budget, tokens}`.
-    Json,
-}
-
 /// Arguments of `prompt`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The session whose history and memory the prompt uses (default: none, a first message).
     #[arg(long)]
     pub session: Option<String>,
@@ -29,12 +21,15 @@ pub struct Args {
     #[arg(long)]
     pub budget: Option<usize>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = Format::described(
+        "The request as text, one labelled section per message",
+        "`{messages, layers, budget, tokens}`",
+    ))]
     pub format: Format,
 }
 
 /// Runs `prompt`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let loaded = Loaded::load(root)?;
     super::refuse_empty_vault(root, &loaded)?;
     let session = args

@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// Arguments of `review`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The session (default: the most recent one).
     #[arg(long)]
     pub session: Option<String>,
@@ -95,7 +95,7 @@ pub(crate) fn print_proposals(out: &mut impl Write, table: &Table) -> std::io::R
 }
 
 /// Runs `review`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let loaded = Loaded::load(root)?;
     let session = match args.session {
         Some(s) => s,

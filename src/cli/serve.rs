@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// Arguments of `serve`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The vaults to serve (each a campaign, its id the folder's name); with none, --vault
     /// or the vault found as for every command.
     #[arg(value_name = "DIR")]
@@ -77,7 +77,7 @@ fn new_token() -> anyhow::Result<String> {
 }
 
 /// Runs `serve` until Ctrl-C or SIGTERM.
-pub fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
     let vaults = vaults_of(vault, &args)?;
     let mut token = args.token.clone().filter(|t| !t.trim().is_empty());
     let mut made = false;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// Arguments of `session`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// What to do.
     #[command(subcommand)]
     pub action: Action,
@@ -21,7 +21,7 @@ pub struct Args {
 
 /// `session` actions.
 #[derive(Debug, clap::Subcommand)]
-pub enum Action {
+pub(crate) enum Action {
     /// Import exchanges (JSON Lines of {"player": …, "dm": …}, or a SillyTavern chat export).
     Import {
         /// The file.
@@ -52,7 +52,7 @@ pub enum Action {
 }
 
 /// Runs `session`.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     match args.action {
         Action::Import { file, session } => {
             let text = std::fs::read_to_string(&file)

@@ -21,7 +21,7 @@ fn notify() -> &'static tokio::sync::Notify {
 }
 
 /// Starts the signal thread (once per process; later calls do nothing).
-pub fn install() {
+pub(super) fn install() {
     static STARTED: OnceLock<()> = OnceLock::new();
     STARTED.get_or_init(|| {
         #[cfg(unix)]
@@ -46,11 +46,11 @@ pub fn install() {
 
 /// Marks a reply in flight: a SIGTERM/SIGHUP now cancels it instead of exiting at once.
 /// Keep it until the reply is recorded.
-pub struct ReplyGuard(());
+pub(super) struct ReplyGuard(());
 
 impl ReplyGuard {
     /// Starts a guarded reply.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         IN_REPLY.store(true, Ordering::SeqCst);
         ReplyGuard(())
     }
@@ -64,7 +64,7 @@ impl Drop for ReplyGuard {
 
 /// Resolves when the GM (Ctrl-C) or the system (SIGTERM, SIGHUP) asks to stop, with the
 /// reason to record on the reply.
-pub async fn cancelled() -> CutOff {
+pub(super) async fn cancelled() -> CutOff {
     if REQUESTED.load(Ordering::SeqCst) != 0 {
         return CutOff::Terminated;
     }
@@ -79,7 +79,7 @@ pub async fn cancelled() -> CutOff {
 }
 
 /// The exit code a termination signal asks for (128 + its number), once one arrived.
-pub fn exit_code() -> Option<u8> {
+pub(super) fn exit_code() -> Option<u8> {
     match REQUESTED.load(Ordering::SeqCst) {
         0 => None,
         sig => u8::try_from(128 + sig).ok(),

@@ -1,5 +1,6 @@
 //! `vaultdm watch`: print each reload's canon changes and diagnostics as they happen.
 
+use super::format::Format;
 use super::Outcome;
 use crate::vault::Severity;
 use crate::watch::{Backend, LiveWatch, Reload, WatchOptions};
@@ -9,24 +10,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Output format.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// One line per reload, then one indented line per change and per diagnostic.
-    Text,
-    /// One JSON object per reload and line: `{changes, diagnostics, files, paths, elapsed_ms, full}`.
-    Json,
-}
-
 /// Arguments of `watch`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Poll the folder instead of using native file events (network drives, WSL with the
     /// vault on a Windows drive, Docker bind mounts).
     #[arg(long)]
     pub poll: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = Format::described(
+        "One line per reload, then one indented line per change and per diagnostic",
+        "One JSON object per reload and line: `{changes, diagnostics, files, paths, elapsed_ms, full}`",
+    ))]
     pub format: Format,
     /// How long a file must be quiet before its change is applied.
     #[arg(long, value_name = "MS", default_value_t = 150)]
@@ -78,7 +73,7 @@ fn write_reload(out: &mut impl Write, r: &Reload, format: Format) -> anyhow::Res
 }
 
 /// Runs `watch` until Ctrl-C.
-pub fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
+pub(super) fn execute(root: &Path, args: Args) -> anyhow::Result<Outcome> {
     let stop = on_ctrl_c();
     let opts = WatchOptions {
         poll: args.poll,

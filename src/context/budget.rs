@@ -207,7 +207,7 @@ fn apply(p: &mut Plan<'_>, d: DropStep) -> Option<usize> {
 
 impl Plan<'_> {
     /// Applies the next cut in [`ORDER`]; None when nothing is left to cut.
-    pub fn shrink(&mut self) -> Option<usize> {
+    pub(super) fn shrink(&mut self) -> Option<usize> {
         while let Some(&d) = ORDER.get(self.cursor) {
             if let Some(saved) = apply(self, d) {
                 return Some(saved.max(1));

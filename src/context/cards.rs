@@ -76,7 +76,7 @@ impl Card {
     }
 
     /// Replaces the card by its short form; returns about how many characters that saved.
-    pub fn shorten(&mut self) -> usize {
+    pub(super) fn shorten(&mut self) -> usize {
         let before = self.len();
         if let Some(s) = self.short.take() {
             *self = Card {
@@ -91,7 +91,7 @@ impl Card {
     }
 
     /// About how many characters the card takes in the block.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         [
             &self.role,
             &self.status,

@@ -11,14 +11,14 @@
 
 pub mod budget;
 mod cards;
-pub mod explain;
-pub mod mode;
+pub(crate) mod explain;
+pub(crate) mod mode;
 mod plan;
 mod rank;
-pub mod render;
+pub(crate) mod render;
 mod scene;
 mod secrets;
-pub mod setup;
+pub(crate) mod setup;
 
 pub use crate::mentions::{How, Matcher, Mention, Target};
 pub use budget::{DropStep, DEFAULT_BUDGET};
@@ -132,6 +132,7 @@ pub struct GmOnly {
 
 /// Errors building a context.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ContextError {
     /// A template failed.
     #[error(transparent)]

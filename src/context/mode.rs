@@ -57,7 +57,7 @@ pub fn is_resume(message: &str) -> bool {
 
 /// What a session knows when it chooses the mode of its next message.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SessionFacts {
+pub(crate) struct SessionFacts {
     /// The GM asked for a full context (`/full`, or a reload that changed templates).
     pub forced: bool,
     /// The prompt history still holds a full context.
@@ -69,7 +69,7 @@ pub struct SessionFacts {
 }
 
 /// The mode for a message alone: full with no message, an empty one or a resume command.
-pub fn for_message(choice: ModeChoice, message: Option<&str>) -> Mode {
+pub(crate) fn for_message(choice: ModeChoice, message: Option<&str>) -> Mode {
     match choice {
         ModeChoice::Full => Mode::Full,
         ModeChoice::Light => Mode::Light,
@@ -83,7 +83,7 @@ pub fn for_message(choice: ModeChoice, message: Option<&str>) -> Mode {
 
 /// The mode for a message in a session: full when asked, when the DM no longer has a full
 /// context in its history, on a resume command, or after many canon changes; else light.
-pub fn for_session(facts: SessionFacts, message: &str) -> ModeChoice {
+pub(crate) fn for_session(facts: SessionFacts, message: &str) -> ModeChoice {
     if facts.forced
         || !facts.full_in_history
         || is_resume(message)

@@ -119,7 +119,7 @@ pub(super) struct Plan<'a> {
 
 impl<'a> Plan<'a> {
     /// Plans the context for a message, before any budget.
-    pub fn new(engine: &'a Engine, opts: &Options) -> Result<Plan<'a>, ContextError> {
+    pub(super) fn new(engine: &'a Engine, opts: &Options) -> Result<Plan<'a>, ContextError> {
         let c = engine.campaign();
         let mode = engine.mode_for(opts);
         let mentions = opts
@@ -198,7 +198,7 @@ impl<'a> Plan<'a> {
     }
 
     /// Renders the plan through the mode's template.
-    pub fn render(&self, engine: &Engine) -> Result<String, ContextError> {
+    pub(super) fn render(&self, engine: &Engine) -> Result<String, ContextError> {
         let c = self.c;
         let npcs: Vec<&NpcRow> = self.npcs.iter().filter(|n| n.included).collect();
         // Present NPCs grouped by where they are, in scene order (for a split party).

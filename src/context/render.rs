@@ -6,20 +6,11 @@ use minijinja::{Environment, Value};
 use std::path::{Path, PathBuf};
 
 /// Largest template file read.
-pub const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
-
-/// Names of the templates a vault may override.
-pub const TEMPLATE_NAMES: &[&str] = &[
-    "full.j2",
-    "light.j2",
-    "card.j2",
-    "also.j2",
-    "secrets.j2",
-    "system.j2",
-];
+pub(crate) const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
 
 /// A template that could not be loaded or rendered.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TemplateError {
     /// A template file could not be read.
     #[error("{path}: could not read template: {source}")]
@@ -62,8 +53,8 @@ pub struct Templates {
 }
 
 impl Templates {
-    /// Built-in templates, with any of [`TEMPLATE_NAMES`] found in `override_dir` replacing
-    /// the default. A broken override is an error; the default is not silently used.
+    /// Built-in templates, each replaced by a template of the same name found in
+    /// `override_dir`. A broken override is an error; the default is not silently used.
     pub fn load(override_dir: Option<&Path>) -> Result<Templates, TemplateError> {
         let mut env = Environment::new();
         env.set_trim_blocks(true);
@@ -140,7 +131,7 @@ impl Templates {
 
 /// Trims trailing spaces, drops blank lines between list items and collapses runs of
 /// blank lines, so templates can be written for readability.
-pub fn tidy(s: &str) -> String {
+pub(crate) fn tidy(s: &str) -> String {
     let lines: Vec<&str> = s.lines().map(str::trim_end).collect();
     let mut out: Vec<&str> = Vec::with_capacity(lines.len());
     for (i, l) in lines.iter().enumerate() {

@@ -82,7 +82,7 @@ fn templates_key_line(root: &Path) -> usize {
 
 /// What happens when a template is broken: said at the end of its diagnostic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WhenBroken {
+pub(crate) enum WhenBroken {
     /// `check`: `context` refuses to run until the template is fixed.
     Refuse,
     /// A live reload: the last good templates stay in use.
@@ -131,7 +131,7 @@ fn template_diagnostic(root: &Path, e: TemplateError, when: WhenBroken) -> Diagn
 /// Loads the vault's templates and tries each mode once with `campaign`, since some
 /// mistakes (an unknown filter, a bad call) only show when rendering. A template that does
 /// not load or render is a diagnostic at its file and line that says what happens instead.
-pub fn checked_templates(
+pub(crate) fn checked_templates(
     root: &Path,
     config: &Config,
     campaign: &Campaign,
@@ -167,7 +167,7 @@ pub fn checked_templates(
 /// Problems with the vault's template overrides, for `check`: a `templates` folder that
 /// does not exist, or a template that does not load or render (with its file and line),
 /// since `context` refuses to run on a broken template.
-pub fn template_diagnostics(root: &Path, loaded: &Loaded) -> Vec<Diagnostic> {
+pub(crate) fn template_diagnostics(root: &Path, loaded: &Loaded) -> Vec<Diagnostic> {
     let Some(folder) = loaded.config.templates.as_deref() else {
         return vec![];
     };

@@ -17,6 +17,7 @@ pub const CONFIGURE_HELP: &str = "set one with flags, environment variables or t
 
 /// Everything that can go wrong between vaultdm and the model.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LlmError {
     /// No usable provider/model was configured.
     #[error("no LLM provider configured: {what}\n{CONFIGURE_HELP}")]

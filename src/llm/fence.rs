@@ -21,11 +21,11 @@
 //! [`split_fenced`] takes a whole reply apart; [`FenceFilter`] does the same while it
 //! streams, so the player never sees the block, yet ordinary text is passed on at once: only
 //! a line that may still turn out to be an opening fence is held back, and never longer than
-//! that one line. The streamed prose is exactly [`strip_fenced`]'s; [`split_fenced`] also
+//! that one line. The streamed prose is exactly `strip_fenced`'s (the tests' reference); [`split_fenced`] also
 //! collapses the blank lines a removed block leaves behind.
 
 /// The info string that marks a block of proposed canon changes.
-pub const INFO_STRING: &str = "vaultdm-changes";
+pub(crate) const INFO_STRING: &str = "vaultdm-changes";
 
 /// A fence: its character (`` ` `` or `~`) and length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,10 +164,11 @@ fn scan(text: &str) -> (Vec<String>, Vec<String>) {
     (pieces, blocks)
 }
 
+#[cfg(test)]
 /// The text with every `vaultdm-changes` block removed (opening and closing fence lines
 /// included), and each block's inner text, in order. Nothing else changes: this is exactly
 /// what a [`FenceFilter`] shows when the text streams through it.
-pub fn strip_fenced(text: &str) -> (String, Vec<String>) {
+pub(crate) fn strip_fenced(text: &str) -> (String, Vec<String>) {
     let (pieces, blocks) = scan(text);
     (pieces.concat(), blocks)
 }
@@ -179,7 +180,7 @@ pub fn strip_fenced(text: &str) -> (String, Vec<String>) {
 /// naturally: a blank line before the block swallows the blank lines after it, and a block
 /// at the very start or end takes its adjacent blank lines with it. An unterminated block at
 /// the end (a cut-off reply) is still a block.
-pub fn split_fenced(text: &str) -> (String, Vec<String>) {
+pub(crate) fn split_fenced(text: &str) -> (String, Vec<String>) {
     let (pieces, blocks) = scan(text);
     let mut out = String::new();
     let mut rest = pieces.iter();
@@ -227,11 +228,11 @@ fn skip_leading_blank_lines(mut text: &str) -> &str {
 ///
 /// Feed each piece of the reply to [`push`](Self::push) and show what it returns; call
 /// [`finish`](Self::finish) at the end for the rest and the blocks. Whatever the pieces, the
-/// text shown adds up to [`strip_fenced`]'s. Text is held back only while the current line
+/// text shown adds up to `strip_fenced`'s. Text is held back only while the current line
 /// may still be an opening fence (it begins with up to three spaces and then a backtick or
 /// tilde), and at most until that line ends.
 #[derive(Debug, Default)]
-pub struct FenceFilter {
+pub(crate) struct FenceFilter {
     mode: Mode,
     /// The current line so far, without its line end.
     line: String,
@@ -245,12 +246,12 @@ pub struct FenceFilter {
 
 impl FenceFilter {
     /// A filter at the start of a reply.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Feed the next piece of the reply; returns the text that is safe to show now.
-    pub fn push(&mut self, chunk: &str) -> String {
+    pub(crate) fn push(&mut self, chunk: &str) -> String {
         let mut out = String::new();
         let mut rest = chunk;
         while let Some(nl) = rest.find('\n') {
@@ -264,7 +265,7 @@ impl FenceFilter {
 
     /// End of the reply: the text still to show, and every block found (a block still open
     /// is included: the reply was cut off).
-    pub fn finish(mut self) -> (String, Vec<String>) {
+    pub(crate) fn finish(mut self) -> (String, Vec<String>) {
         let mut out = String::new();
         match self.mode {
             Mode::Prose => {

@@ -35,11 +35,11 @@
 mod anthropic;
 mod client;
 mod error;
-pub mod fence;
+pub(crate) mod fence;
 mod openai;
 pub mod prompt;
-pub mod settings;
-pub mod sse;
+pub(crate) mod settings;
+pub(crate) mod sse;
 
 use std::fmt;
 use std::str::FromStr;

@@ -28,15 +28,15 @@ use std::time::Duration;
 use super::{ApiKey, LlmConfig, LlmError, ProviderKind, ReplyLimits, RetryPolicy, Timeouts};
 
 /// Default history budget in tokens.
-pub const DEFAULT_HISTORY_BUDGET: usize = 8000;
+pub(crate) const DEFAULT_HISTORY_BUDGET: usize = 8000;
 /// Model used with OpenAI's own endpoint when none is configured.
-pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+pub(crate) const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 /// Model used with Anthropic's own endpoint when none is configured.
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub(crate) const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// A command-line flag.
     Flag,
     /// The named environment variable.
@@ -66,7 +66,7 @@ impl fmt::Display for Source {
 
 /// A value and its provenance.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Setting<T> {
+pub(crate) struct Setting<T> {
     /// The effective value.
     pub value: T,
     /// Where it came from.
@@ -87,7 +87,7 @@ impl<T> Setting<T> {
 /// LLM-related command-line flags (all optional). Keys are deliberately not a flag: shell
 /// history and process lists would leak them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LlmFlags {
+pub(crate) struct LlmFlags {
     /// `--provider`.
     pub provider: Option<String>,
     /// `--model`.
@@ -104,7 +104,7 @@ pub struct LlmFlags {
 
 /// The inputs of resolution.
 #[derive(Clone, Copy)]
-pub struct SettingsSources<'a> {
+pub(crate) struct SettingsSources<'a> {
     /// Parsed flags.
     pub flags: &'a LlmFlags,
     /// Environment lookup (e.g. `&|k| std::env::var(k).ok()`); empty values count as unset.
@@ -119,7 +119,8 @@ pub struct SettingsSources<'a> {
 
 /// A configuration file problem.
 #[derive(Debug, thiserror::Error)]
-pub enum SettingsError {
+#[non_exhaustive]
+pub(crate) enum SettingsError {
     /// An API key was written into a config file.
     #[error("{file} contains an API key (`{key}` in [llm]); keys must not live in config files — remove it and export it instead, e.g. `export OPENAI_API_KEY=...`, or set `api_key_env = \"MY_KEY_VAR\"`")]
     KeyInConfig {
@@ -183,7 +184,7 @@ pub enum SettingsError {
 
 /// The resolved settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LlmSettings {
+pub(crate) struct LlmSettings {
     /// Wire protocol; `None` when nothing configures or implies one.
     pub provider: Option<Setting<ProviderKind>>,
     /// Base URL (`None` only without a provider).
@@ -218,7 +219,7 @@ pub struct LlmSettings {
 
 /// One line of `vaultdm config` output.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SettingRow {
+pub(crate) struct SettingRow {
     /// Setting name as in `[llm]`.
     pub name: &'static str,
     /// Display value (keys masked; `(not set)` when absent).
@@ -229,7 +230,7 @@ pub struct SettingRow {
 
 /// The user config file: `$VAULTDM_CONFIG` if set, else
 /// `$XDG_CONFIG_HOME/vaultdm/config.toml`, else `$HOME/.config/vaultdm/config.toml`.
-pub fn user_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+pub(crate) fn user_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let get = |k: &str| env(k).filter(|v| !v.trim().is_empty());
     if let Some(p) = get("VAULTDM_CONFIG") {
         return Some(PathBuf::from(p));
@@ -247,7 +248,7 @@ pub fn user_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf>
 }
 
 /// Read and parse a TOML config file; `Ok(None)` if it does not exist.
-pub fn load_config_file(path: &Path) -> Result<Option<toml::Table>, SettingsError> {
+pub(crate) fn load_config_file(path: &Path) -> Result<Option<toml::Table>, SettingsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -465,7 +466,7 @@ fn looks_like_key_name(k: &str) -> bool {
 
 /// Resolves the settings a process uses: `flags` over the environment over the vault's
 /// `[llm]` table over the user config file (read here, if there is one).
-pub fn resolve_here(
+pub(crate) fn resolve_here(
     flags: &LlmFlags,
     vault: Option<&toml::Table>,
 ) -> Result<LlmSettings, SettingsError> {
@@ -490,7 +491,7 @@ pub fn resolve_here(
 /// Resolve the effective settings. Fails only on a malformed or key-holding config file or
 /// an unknown provider name; a missing provider or model is reported later by
 /// [`LlmSettings::to_config`] so `vaultdm config` can still show everything.
-pub fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> {
+pub(crate) fn resolve(src: &SettingsSources<'_>) -> Result<LlmSettings, SettingsError> {
     let mut warnings = Vec::new();
     let look = Lookup::new(src, &mut warnings)?;
     let Endpoint {
@@ -788,7 +789,7 @@ fn infer_provider(
 
 impl LlmSettings {
     /// Turn the settings into a client config, or explain what is missing.
-    pub fn to_config(&self) -> Result<LlmConfig, LlmError> {
+    pub(crate) fn to_config(&self) -> Result<LlmConfig, LlmError> {
         let Some(provider) = &self.provider else {
             return Err(LlmError::NotConfigured {
                 what: "no provider was named and none could be inferred (no --provider, $VAULTDM_PROVIDER, [llm] provider, base URL or API key found)".into(),
@@ -845,7 +846,7 @@ impl LlmSettings {
     }
 
     /// Rows for `vaultdm config`: name, value (key masked), source.
-    pub fn rows(&self) -> Vec<SettingRow> {
+    pub(crate) fn rows(&self) -> Vec<SettingRow> {
         fn row<T>(
             name: &'static str,
             s: Option<&Setting<T>>,

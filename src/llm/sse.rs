@@ -10,7 +10,7 @@
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SseEvent {
+pub(crate) struct SseEvent {
     /// The `event:` field, if the server sent one.
     pub event: Option<String>,
     /// All `data:` lines joined with `\n`.
@@ -22,7 +22,7 @@ pub struct SseEvent {
 /// Incremental decoder: feed chunks with [`push`](Self::push), then call
 /// [`finish`](Self::finish) at end of stream.
 #[derive(Debug)]
-pub struct SseDecoder {
+pub(crate) struct SseDecoder {
     /// Bytes of the current, not yet terminated line.
     line: Vec<u8>,
     /// The previous chunk ended in `\r`: a leading `\n` in the next chunk belongs to it.
@@ -44,7 +44,7 @@ impl Default for SseDecoder {
 
 impl SseDecoder {
     /// A fresh decoder.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             line: Vec::new(),
             after_cr: false,
@@ -57,13 +57,14 @@ impl SseDecoder {
         }
     }
 
+    #[cfg(test)]
     /// How many `:` comment lines (keep-alives) have been seen so far.
-    pub fn comments_seen(&self) -> u64 {
+    pub(crate) fn comments_seen(&self) -> u64 {
         self.comments
     }
 
     /// Feed one network chunk; returns the events it completed, in order.
-    pub fn push(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
         for &b in chunk {
             if self.after_cr {
@@ -86,7 +87,7 @@ impl SseDecoder {
 
     /// End of stream: process an unterminated last line and deliver a pending event even
     /// without its closing blank line.
-    pub fn finish(&mut self) -> Vec<SseEvent> {
+    pub(crate) fn finish(&mut self) -> Vec<SseEvent> {
         let mut out = Vec::new();
         if !self.line.is_empty() {
             self.end_line(&mut out);

@@ -110,7 +110,7 @@ fn quoted(s: &str) -> Vec<String> {
 
 /// The coined terms of one DM reply. `known` says whether a name is already canon (or
 /// already in the glossary).
-pub fn coined(text: &str, turn: usize, known: &dyn Fn(&str) -> bool) -> Vec<Term> {
+pub(crate) fn coined(text: &str, turn: usize, known: &dyn Fn(&str) -> bool) -> Vec<Term> {
     let mut out: Vec<Term> = Vec::new();
     let mut push = |term: String, sentence: &str| {
         let t = term.trim().to_string();

@@ -17,7 +17,7 @@ struct Doc {
 
 /// A BM25 index over passages numbered from 0 in the order added.
 #[derive(Debug, Clone, Default)]
-pub struct Index {
+pub(crate) struct Index {
     ids: FxHashMap<String, u32>,
     /// Passages holding each term.
     df: Vec<u32>,
@@ -29,23 +29,19 @@ const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
 impl Index {
+    #[cfg(test)]
     /// An empty index.
-    pub fn new() -> Index {
+    pub(crate) fn new() -> Index {
         Index::default()
     }
 
     /// Number of passages.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.docs.len()
     }
 
-    /// True when nothing is indexed.
-    pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
-    }
-
     /// Adds a passage: its text and extra terms (entity tags such as `@npc:odessa-flint`).
-    pub fn add(&mut self, text: &str, extra: &[String]) {
+    pub(crate) fn add(&mut self, text: &str, extra: &[String]) {
         let mut counts: FxHashMap<u32, u32> = FxHashMap::default();
         let mut len = 0;
         for t in terms(text).into_iter().chain(extra.iter().cloned()) {
@@ -67,12 +63,12 @@ impl Index {
     }
 
     /// Passages holding `term`.
-    pub fn df(&self, term: &str) -> u32 {
+    pub(crate) fn df(&self, term: &str) -> u32 {
         self.ids.get(term).map_or(0, |id| self.df[*id as usize])
     }
 
     /// Passages holding `term` among those for which `allowed` holds.
-    pub fn df_where(&self, term: &str, allowed: impl Fn(usize) -> bool) -> u32 {
+    pub(crate) fn df_where(&self, term: &str, allowed: impl Fn(usize) -> bool) -> u32 {
         let Some(id) = self.ids.get(term) else {
             return 0;
         };
@@ -84,13 +80,13 @@ impl Index {
     }
 
     /// Terms in all passages together (the sum of their lengths).
-    pub fn total_len(&self) -> usize {
+    pub(crate) fn total_len(&self) -> usize {
         self.total_len
     }
 
     /// The passages best matching `query` terms (weighted), best first, with their
     /// scores; only passages for which `allowed` holds; at most `k`.
-    pub fn search(
+    pub(crate) fn search(
         &self,
         query: &[(String, f64)],
         k: usize,
@@ -109,7 +105,7 @@ impl Index {
 
     /// BM25 with the query already weighed ([`weigh`]) over a collection this index is one
     /// part of (`stats`: the whole collection's): best first, at most `k`.
-    pub fn score(
+    pub(crate) fn score(
         &self,
         query: &[(String, f64)],
         stats: Stats,
@@ -178,7 +174,7 @@ impl Stats {
 /// A query's terms weighed by their inverse document frequency over a collection (`df`: in
 /// how many of its passages a term is); a term given twice counts once with both weights,
 /// and a term no passage holds is left out.
-pub fn weigh(
+pub(crate) fn weigh(
     query: &[(String, f64)],
     stats: Stats,
     df: &dyn Fn(&str) -> u32,
@@ -200,7 +196,7 @@ pub fn weigh(
 }
 
 /// One term's BM25 contribution, `f` times in a passage of `len` terms.
-pub fn bm25(f: u32, len: usize, avg: f64) -> f64 {
+pub(crate) fn bm25(f: u32, len: usize, avg: f64) -> f64 {
     let f = f64::from(f);
     f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len as f64 / avg))
 }

@@ -14,12 +14,12 @@
 //! turn); the session log stays the only truth. `play::Table` lays the layers out with the
 //! message, each within its share of the prompt budget, and `vaultdm prompt` shows them.
 
-pub mod glossary;
-pub mod index;
-pub mod moments;
-pub mod note;
-pub mod store;
-pub mod words;
+pub(crate) mod glossary;
+pub(crate) mod index;
+pub(crate) mod moments;
+pub(crate) mod note;
+pub(crate) mod store;
+pub(crate) mod words;
 
 use crate::llm::prompt::Exchange;
 use crate::mentions::{Matcher, Mention, Target};

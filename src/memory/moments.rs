@@ -5,7 +5,7 @@
 
 /// A moment.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Moment {
+pub(crate) struct Moment {
     /// The sentence.
     pub text: String,
     /// The exchange (0-based).
@@ -15,9 +15,9 @@ pub struct Moment {
 }
 
 /// How many moments are kept by default.
-pub const KEEP: usize = 15;
+pub(crate) const KEEP: usize = 15;
 /// How many are shown with a message by default.
-pub const SHOW: usize = 5;
+pub(crate) const SHOW: usize = 5;
 
 /// Word stems that mark a turn of the story.
 const CUES: &[&str] = &[
@@ -58,7 +58,7 @@ fn significance(sentence: &str, coined: &[String]) -> u32 {
 }
 
 /// The moment of one DM reply, if it has one (`coined`: terms it coined).
-pub fn of_reply(dm: &str, turn: usize, coined: &[String]) -> Option<Moment> {
+pub(crate) fn of_reply(dm: &str, turn: usize, coined: &[String]) -> Option<Moment> {
     let best = super::sentences(dm)
         .into_iter()
         .map(|s| (significance(s, coined), s))
@@ -71,7 +71,7 @@ pub fn of_reply(dm: &str, turn: usize, coined: &[String]) -> Option<Moment> {
 }
 
 /// Keeps the `n` most significant moments (the newer one on a tie), in story order.
-pub fn keep(moments: &mut Vec<Moment>, n: usize) {
+pub(crate) fn keep(moments: &mut Vec<Moment>, n: usize) {
     if moments.len() <= n {
         return;
     }

@@ -1,22 +1,17 @@
-//! The memory note: `sessions/<name>.memory.md`, beside the session's transcript, where the
+//! The memory note: `sessions/<name>.memory.md`, beside the session's transcript (the path is
+//! [`crate::session::memory_note_rel_path`], with the session's other files), where the
 //! GM reads what vaultdm remembers and corrects it. vaultdm rewrites it after each exchange;
 //! the GM's edits win: a changed line is what the next prompt uses, a deleted line is
 //! forgotten, a line added in the same form is used too.
 
 use super::glossary::Term;
-use std::path::PathBuf;
-
-/// The note's path, relative to the vault.
-pub fn rel_path(session: &str) -> PathBuf {
-    PathBuf::from("sessions").join(format!("{session}.memory.md"))
-}
 
 const MARK: &str = "<!-- vaultdm: through passage ";
 const SUMMARY_MARK: &str = "<!-- vaultdm: summary through passage ";
 
 /// What the note holds.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct NoteData {
+pub(crate) struct NoteData {
     /// The glossary, in the note's order.
     pub terms: Vec<Term>,
     /// The passages the glossary covers (terms coined after are new to the GM).
@@ -30,7 +25,7 @@ pub struct NoteData {
 }
 
 /// The note's text.
-pub fn render(session: &str, d: &NoteData) -> String {
+pub(crate) fn render(session: &str, d: &NoteData) -> String {
     let mut s = format!(
         "# Memory: {session}\n\nWhat vaultdm remembers of this session beyond its notes. Edit a line and the next message uses your words; delete a line and it is forgotten; add one as `- Term: what it is`.\n\n"
     );
@@ -66,7 +61,7 @@ fn mark(text: &str, mark: &str) -> Option<usize> {
 
 /// What a memory note holds; `None` when the text is not a memory note vaultdm wrote (no
 /// mark).
-pub fn parse(text: &str) -> Option<NoteData> {
+pub(crate) fn parse(text: &str) -> Option<NoteData> {
     let through = mark(text, MARK)?;
     let summarised = mark(text, SUMMARY_MARK).unwrap_or(0);
     let mut terms = Vec::new();

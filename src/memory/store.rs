@@ -33,13 +33,13 @@ use crate::session::{self, stream};
 use crate::vault::boundary;
 
 /// Characters of a player message one passage keeps and indexes.
-pub const MAX_PLAYER_CHARS: usize = 500;
+pub(crate) const MAX_PLAYER_CHARS: usize = 500;
 /// Characters of a DM reply one passage keeps and indexes.
-pub const MAX_DM_CHARS: usize = 2_000;
+pub(crate) const MAX_DM_CHARS: usize = 2_000;
 /// The index file, relative to the vault.
-pub const INDEX_PATH: &str = ".vaultdm/memory/recall.idx";
+pub(crate) const INDEX_PATH: &str = ".vaultdm/memory/recall.idx";
 /// Passages read from logs since the file was written that make it be written again.
-pub const COMPACT_AT: usize = 256;
+pub(crate) const COMPACT_AT: usize = 256;
 
 const MAGIC: &[u8; 8] = b"VDMRCL01";
 const END: &[u8; 8] = b"VDMEND01";
@@ -48,7 +48,7 @@ const VERSION: u32 = 1;
 const ROW: usize = 24;
 
 /// Gives the canon entities a text names, as stable tags (`@npc:odessa flint`).
-pub type Tagger<'a> = &'a dyn Fn(&str) -> Vec<String>;
+pub(crate) type Tagger<'a> = &'a dyn Fn(&str) -> Vec<String>;
 
 /// One log as indexed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,7 +192,8 @@ pub struct Recall {
 
 /// Why the index file cannot be used as it is.
 #[derive(Debug, thiserror::Error)]
-pub enum IndexError {
+#[non_exhaustive]
+pub(crate) enum IndexError {
     /// It could not be read.
     #[error("{}: {source}", path.display())]
     Io {
@@ -224,10 +225,10 @@ pub enum IndexError {
 /// How long [`Recall::refresh_recent`] trusts its last look at every log: a session written
 /// by another process (a `chat` beside `serve`) reaches recall at most this late; the logs
 /// this process writes reach it at once ([`Recall::touch`]).
-pub const RESCAN: std::time::Duration = std::time::Duration::from_secs(1);
+pub(crate) const RESCAN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// FNV-1a: a checksum stable across builds and platforms.
-pub fn checksum(bytes: &[u8]) -> u64 {
+pub(crate) fn checksum(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         h ^= u64::from(*b);

@@ -93,7 +93,7 @@ const SYNONYMS: &[(&str, &[&str])] = &[
 ];
 
 /// A light stem: plural and past endings off, so "copies"/"copy", "hidden"/"hid" meet.
-pub fn stem(w: &str) -> String {
+pub(crate) fn stem(w: &str) -> String {
     let w = w.trim_end_matches("'s").trim_end_matches('\'');
     let n = w.len();
     let s = if n > 4 && w.ends_with("ies") {
@@ -125,7 +125,7 @@ fn canonical(w: &str) -> String {
 }
 
 /// The content words of a text as recall terms, in order (repeats kept).
-pub fn terms(text: &str) -> Vec<String> {
+pub(crate) fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’' || c == '-')) {
         for part in raw.split('-') {

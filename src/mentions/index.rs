@@ -89,7 +89,7 @@ pub(super) struct Links {
 /// How many automata the patterns are spread over: more make a rename cheaper (fewer
 /// patterns per rebuilt shard) and every message dearer (one scan per shard); 64 was the
 /// best trade measured (docs/benchmarks.md, issue 11's matcher rows).
-pub const SHARDS: usize = 64;
+pub(super) const SHARDS: usize = 64;
 
 /// One automaton over some of the patterns (`texts[i]` is `patterns[i]`'s folded text).
 #[derive(Debug, Clone, Default)]

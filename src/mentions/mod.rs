@@ -18,7 +18,7 @@
 //!   surnames, head nouns (`the chapel`), vague nouns, common words that need a capital;
 //! - `prepare.rs` — each entity's names folded into patterns, with the key (a hash of what
 //!   they are made from) that tells a reload which entities changed;
-//! - `index.rs` — the matcher's tables: patterns spread over [`SHARDS`] automata, who holds
+//! - `index.rs` — the matcher's tables: patterns spread over [`index::SHARDS`] automata, who holds
 //!   each short name and head noun, `[[link]]` keys; built, or patched after a reload;
 //! - `find.rs` — a text searched: whole words, capitals, longest match, links.
 
@@ -27,7 +27,7 @@ mod index;
 mod prepare;
 mod rules;
 
-pub use index::{Matcher, SHARDS};
+pub use index::Matcher;
 
 // FxHash: keys are the campaign's own names; a rename rebuilds these maps while the GM waits.
 type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;

@@ -7,7 +7,7 @@
 
 /// What a line typed at the table means.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Input {
+pub(crate) enum Input {
     /// A blank line: nothing to do.
     Empty,
     /// A message to the DM, trimmed.
@@ -18,7 +18,7 @@ pub enum Input {
 
 /// A slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     /// `/context [message]`: what the next message (or this one) would inject, with reasons.
     Context(Option<String>),
     /// `/full`: the next message carries the full session context.
@@ -59,7 +59,7 @@ pub enum Command {
 }
 
 /// The commands, one line each, for `/help`.
-pub const HELP: &str = "\
+pub(crate) const HELP: &str = "\
 /context [message]  what the next message would inject, with the reasons
 /full               send the full session context with the next message
 /roll 2d6+3         roll dice; the result rides along with your next message
@@ -82,7 +82,7 @@ pub const HELP: &str = "\
 Ctrl-C cancels a reply in flight; the part that arrived is kept.";
 
 /// Reads a line typed at the table.
-pub fn parse(line: &str) -> Input {
+pub(crate) fn parse(line: &str) -> Input {
     let line = line.trim();
     if line.is_empty() {
         return Input::Empty;

@@ -8,10 +8,10 @@
 //! to the session log before and after the request — so a crash, a cut connection or Ctrl-C
 //! never loses a word.
 
-pub mod command;
+pub(crate) mod command;
 mod extract;
 mod recall;
-pub mod relay;
+pub(crate) mod relay;
 mod summary;
 mod write;
 
@@ -62,6 +62,7 @@ fn with_guide(mut system: String, review: crate::config::Review) -> String {
 
 /// Errors of a turn.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlayError {
     /// Building the context failed (e.g. a broken template).
     #[error(transparent)]

@@ -201,7 +201,7 @@ impl Table {
 
     /// The memory note as it is on disk, if vaultdm wrote one.
     pub(super) fn read_note(&self) -> Option<crate::memory::note::NoteData> {
-        let rel = crate::memory::note::rel_path(self.store.name());
+        let rel = crate::session::memory_note_rel_path(self.store.name());
         let text =
             crate::vault::boundary::read_text_inside(self.store.vault(), &rel, 4 << 20).ok()?;
         crate::memory::note::parse(&text)
@@ -238,7 +238,7 @@ impl Table {
             moments,
         };
         let text = crate::memory::note::render(self.store.name(), &data);
-        let rel = crate::memory::note::rel_path(self.store.name());
+        let rel = crate::session::memory_note_rel_path(self.store.name());
         let vault = self.store.vault().to_path_buf();
         if crate::vault::boundary::read_text_inside(&vault, &rel, 4 << 20)
             .ok()

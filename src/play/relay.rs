@@ -23,7 +23,7 @@ use std::future::Future;
 
 /// Adjacent messages of one role become one (some front ends send two user messages in a
 /// row; the Anthropic API refuses them) and empty ones go.
-pub fn merge_turns(messages: &[ChatMessage]) -> Vec<ChatMessage> {
+pub(crate) fn merge_turns(messages: &[ChatMessage]) -> Vec<ChatMessage> {
     let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
     for m in messages {
         if m.content.trim().is_empty() {

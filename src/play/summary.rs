@@ -54,7 +54,7 @@ impl Table {
                     .into_iter()
                     .filter(|name| name != self.store.name())
                     .find_map(|name| {
-                        let rel = crate::memory::note::rel_path(&name);
+                        let rel = crate::session::memory_note_rel_path(&name);
                         notes.contains(rel.file_name()?).then_some(())?;
                         let text =
                             crate::vault::boundary::read_text_inside(vault, &rel, 4 << 20).ok()?;

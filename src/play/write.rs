@@ -5,7 +5,7 @@ use super::{PlayError, Table};
 use crate::config::Review;
 use crate::watch::{Canon, Reload};
 use crate::write::log::{Basis, Proposal};
-use crate::write::{self, plan, Change, From, Written};
+use crate::write::{self, plan, Change, From, PlanError, Written};
 use std::path::PathBuf;
 
 /// A pending proposal as the GM sees it.
@@ -64,7 +64,7 @@ pub struct Proposals {
 
 /// Reads one proposal block (a tool call's arguments or a fenced block): a JSON array of
 /// changes, an object with a `changes` array, one change object, or one change per line.
-pub fn parse_block(text: &str) -> Result<Vec<Change>, String> {
+pub(super) fn parse_block(text: &str) -> Result<Vec<Change>, String> {
     let t = text.trim();
     if t.is_empty() {
         return Ok(Vec::new());
@@ -135,7 +135,7 @@ impl Table {
             self.canon.engine.campaign(),
             self.canon.engine.matcher(),
         )
-        .map_err(PlayError::Write)?;
+        .map_err(|e| PlayError::Write(e.to_string()))?;
         let written = self.write_changes(std::slice::from_ref(&change), From::Gm)?;
         if let Some(r) = written.plan.rejected.first() {
             return Err(PlayError::Write(r.reason.clone()));
@@ -164,7 +164,7 @@ impl Table {
             return out;
         }
         let root = self.store.vault().to_path_buf();
-        let bases: Vec<Result<Basis, String>> = changes
+        let bases: Vec<Result<Basis, PlanError>> = changes
             .iter()
             .map(|c| {
                 let mut b = plan::basis(
@@ -192,7 +192,8 @@ impl Table {
         };
         // What cannot be made is decided now, with its reason, in every mode.
         for (i, (c, b)) in changes.iter().zip(&bases).enumerate() {
-            if let Err(reason) = b {
+            if let Err(e) = b {
+                let reason = e.to_string();
                 let decided =
                     self.proposing
                         .log
@@ -204,7 +205,7 @@ impl Table {
                     number: first + i,
                     line: describe(c),
                     accepted: false,
-                    reason: Some(reason.clone()),
+                    reason: Some(reason),
                 });
             }
         }
@@ -256,7 +257,9 @@ impl Table {
         let (c, m) = (self.canon.engine.campaign(), self.canon.engine.matcher());
         let Some(b) = &p.basis else {
             // Logged before bases were kept: checked as it is now.
-            return plan::basis(c, m, root, &p.change).map(|now| now.shown);
+            return plan::basis(c, m, root, &p.change)
+                .map(|now| now.shown)
+                .map_err(|e| e.to_string());
         };
         let now = plan::basis(c, m, root, &b.change)
             .map_err(|why| format!("cannot apply: {why} (was: {})", b.shown))?;

@@ -18,10 +18,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The inspector page: plain HTML and a little JS, served from the binary.
-pub const INSPECTOR: &str = include_str!("inspector.html");
+pub(crate) const INSPECTOR: &str = include_str!("inspector.html");
 
 /// `GET /`.
-pub async fn inspector() -> Html<&'static str> {
+pub(crate) async fn inspector() -> Html<&'static str> {
     Html(INSPECTOR)
 }
 
@@ -41,7 +41,7 @@ fn campaign(app: &App, id: &str) -> Result<Arc<Campaign>, ApiError> {
 }
 
 /// `GET /campaigns`.
-pub async fn campaigns(State(app): State<Arc<App>>) -> Response {
+pub(crate) async fn campaigns(State(app): State<Arc<App>>) -> Response {
     let list: Vec<_> = app
         .campaigns
         .iter()
@@ -80,7 +80,7 @@ pub async fn campaigns(State(app): State<Arc<App>>) -> Response {
 /// `GET /campaigns/{id}/context`: the same JSON as `vaultdm context --format json`.
 ///
 /// Query: `message`, `mode` (`full`, `light` or `auto`), `budget` (tokens), `pc`.
-pub async fn context(
+pub(crate) async fn context(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     Query(q): Query<std::collections::HashMap<String, String>>,
@@ -91,7 +91,7 @@ pub async fn context(
 /// `POST /campaigns/{id}/context` with `{"message", "mode", "budget", "pc"}`: the same as
 /// the `GET`, for a message too long for a URL (HTTP servers refuse URLs over 64 KiB with a
 /// bare `414` before vaultdm sees them).
-pub async fn context_post(
+pub(crate) async fn context_post(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     body: axum::body::Bytes,
@@ -194,7 +194,7 @@ async fn context_for(
 }
 
 /// `GET /campaigns/{id}/check`: the same JSON as `vaultdm check --format json`.
-pub async fn check(
+pub(crate) async fn check(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
@@ -205,7 +205,7 @@ pub async fn check(
 
 /// `GET /campaigns/{id}/events`: server-sent events, one `reload` event per reload with the
 /// same JSON as `vaultdm watch --format json`; a `ready` event first.
-pub async fn events(
+pub(crate) async fn events(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
@@ -239,7 +239,7 @@ pub async fn events(
 }
 
 /// `GET /campaigns/{id}/sessions`: the sessions of the vault, and which this server has open.
-pub async fn sessions(
+pub(crate) async fn sessions(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
@@ -280,7 +280,7 @@ fn not_open(session: &str) -> ApiError {
 }
 
 /// `GET /campaigns/{id}/sessions/{session}/pending`: the DM's proposals awaiting review.
-pub async fn pending(
+pub(crate) async fn pending(
     State(app): State<Arc<App>>,
     Path((id, session)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
@@ -386,7 +386,7 @@ async fn decide(app: &App, id: &str, session: &str, d: Decision) -> Result<Respo
 
 /// `POST /campaigns/{id}/sessions/{session}/accept` with `{"numbers": [1, 2]}` or
 /// `{"all": true}`.
-pub async fn accept(
+pub(crate) async fn accept(
     State(app): State<Arc<App>>,
     Path((id, session)): Path<(String, String)>,
     body: axum::body::Bytes,
@@ -397,7 +397,7 @@ pub async fn accept(
 
 /// `POST /campaigns/{id}/sessions/{session}/reject` with `{"numbers": [1]}` or
 /// `{"all": true}`.
-pub async fn reject(
+pub(crate) async fn reject(
     State(app): State<Arc<App>>,
     Path((id, session)): Path<(String, String)>,
     body: axum::body::Bytes,
@@ -407,7 +407,7 @@ pub async fn reject(
 }
 
 /// Any other path.
-pub async fn not_found(uri: axum::http::Uri) -> ApiError {
+pub(crate) async fn not_found(uri: axum::http::Uri) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
         "invalid_request_error",

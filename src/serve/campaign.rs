@@ -22,7 +22,7 @@ const KEPT_CHANGES: usize = 500;
 
 /// The campaign as it is now; replaced whole on every reload.
 #[derive(Clone)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Bumped on every reload.
     pub version: u64,
     /// The context engine over the current canon and templates.
@@ -44,14 +44,14 @@ pub struct Snapshot {
 /// Canon changes by the version that brought them, oldest first: the last
 /// `KEPT_CHANGES`, and the newest version whose changes are no longer all kept.
 #[derive(Debug, Clone, Default)]
-pub struct Changes {
+pub(crate) struct Changes {
     kept: Vec<(u64, String)>,
     dropped: u64,
 }
 
 impl Changes {
     /// Adds a version's changes, dropping the oldest past `KEPT_CHANGES`.
-    pub fn push(&mut self, version: u64, changes: impl IntoIterator<Item = String>) {
+    pub(crate) fn push(&mut self, version: u64, changes: impl IntoIterator<Item = String>) {
         self.kept.extend(changes.into_iter().map(|c| (version, c)));
         let excess = self.kept.len().saturating_sub(KEPT_CHANGES);
         for (v, _) in self.kept.drain(..excess) {
@@ -60,7 +60,7 @@ impl Changes {
     }
 
     /// The changes after `version`, and whether some of them are no longer kept.
-    pub fn since(&self, version: u64) -> (Vec<String>, bool) {
+    pub(crate) fn since(&self, version: u64) -> (Vec<String>, bool) {
         let changes = self
             .kept
             .iter()
@@ -87,7 +87,7 @@ impl Snapshot {
 }
 
 /// The upstream provider of a campaign, or why there is none.
-pub enum Upstream {
+pub(crate) enum Upstream {
     /// Ready.
     Ready {
         /// The client (its model is the default one).
@@ -100,7 +100,7 @@ pub enum Upstream {
 }
 
 /// One served vault.
-pub struct Campaign {
+pub(crate) struct Campaign {
     /// Its id in URLs and model names: the vault folder's name as a slug.
     pub id: String,
     /// The vault folder.
@@ -128,7 +128,8 @@ pub struct Campaign {
 
 /// Why a conversation could not be opened.
 #[derive(Debug)]
-pub enum OpenError {
+#[non_exhaustive]
+pub(crate) enum OpenError {
     /// Its session could not be opened (another process holds it, a bad name, …).
     Busy(String),
     /// The campaign has as many conversations open as it may, all mid-turn.
@@ -137,7 +138,8 @@ pub enum OpenError {
 
 /// Why a vault cannot be served.
 #[derive(Debug, thiserror::Error)]
-pub enum CampaignError {
+#[non_exhaustive]
+pub(crate) enum CampaignError {
     /// The vault could not be loaded or watched.
     #[error("{}: {source}", root.display())]
     Load {
@@ -155,7 +157,7 @@ pub enum CampaignError {
 }
 
 /// `My Campaign (2)` → `my-campaign-2`.
-pub fn slug(name: &str) -> String {
+pub(crate) fn slug(name: &str) -> String {
     let mut out = String::new();
     for c in name.chars().flat_map(char::to_lowercase) {
         if c.is_alphanumeric() {
@@ -176,7 +178,7 @@ pub fn slug(name: &str) -> String {
 
 impl Campaign {
     /// Loads and starts watching a vault; `flags` are the `serve` command's LLM flags.
-    pub fn open(
+    pub(crate) fn open(
         id: String,
         root: &Path,
         flags: &LlmFlags,
@@ -228,7 +230,7 @@ impl Campaign {
     }
 
     /// The campaign as it is now.
-    pub fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         self.state
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -236,12 +238,12 @@ impl Campaign {
     }
 
     /// Canon-change events (one JSON object per reload, as `watch --format json` prints).
-    pub fn subscribe(&self) -> broadcast::Receiver<String> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<String> {
         self.events.subscribe()
     }
 
     /// The conversation of session `name`, opened on first use.
-    pub async fn conversation(
+    pub(crate) async fn conversation(
         &self,
         name: &str,
         shutdown: &tokio::sync::watch::Receiver<bool>,
@@ -318,13 +320,8 @@ impl Campaign {
         Ok(())
     }
 
-    /// How many conversations are open.
-    pub fn open_conversations(&self) -> usize {
-        self.conversations.lock().map(|m| m.len()).unwrap_or(0)
-    }
-
     /// An open conversation, if there is one.
-    pub fn open_conversation(&self, name: &str) -> Option<Arc<Conversation>> {
+    pub(crate) fn open_conversation(&self, name: &str) -> Option<Arc<Conversation>> {
         self.conversations
             .lock()
             .ok()
@@ -334,7 +331,7 @@ impl Campaign {
     /// Closes the conversations idle for `idle` or longer that no request holds (a turn
     /// still streaming ends first): their sessions are flushed and unlocked, and open again
     /// on their next request. Returns how many were closed.
-    pub fn close_idle(&self, idle: Duration) -> usize {
+    pub(crate) fn close_idle(&self, idle: Duration) -> usize {
         let idle_ones: Vec<Arc<Conversation>> = match self.conversations.lock() {
             Ok(mut m) => {
                 let names: Vec<String> = m
@@ -354,7 +351,7 @@ impl Campaign {
 
     /// Stops the watcher and closes every conversation (their session records are flushed
     /// and their locks released).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.stop.store(true, Ordering::SeqCst);
         let conversations: Vec<_> = self
             .conversations

@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 /// What a turn sends back while it runs.
 #[derive(Debug)]
-pub enum Event {
+pub(crate) enum Event {
     /// A piece of the reply, as the players may see it (proposal blocks are kept back).
     Token(String),
     /// The turn ended: the reply (maybe cut off) or why there is none.
@@ -22,24 +22,22 @@ pub enum Event {
 
 /// A finished turn.
 #[derive(Debug)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// The turn.
     pub turn: Turn,
-    /// Things to tell the GM that did not stop play.
-    pub notices: Vec<String>,
     /// The exchanges in the session's log after the turn.
     pub exchanges: usize,
 }
 
 impl Finished {
     /// Whether the turn carried the full context.
-    pub fn full(&self) -> bool {
+    pub(crate) fn full(&self) -> bool {
         self.turn.prepared.injected.mode == Mode::Full
     }
 }
 
 /// A front end's message for the DM.
-pub struct Relay {
+pub(crate) struct Relay {
     /// The new message.
     pub message: String,
     /// The conversation before it (user and assistant, merged).
@@ -63,7 +61,7 @@ pub struct Relay {
 }
 
 /// A review decision over the API.
-pub enum Decision {
+pub(crate) enum Decision {
     /// Accept these proposals (all when empty).
     Accept(Vec<usize>),
     /// Reject these proposals (all when empty).
@@ -77,17 +75,41 @@ enum Job {
 }
 
 /// A running conversation.
-pub struct Conversation {
-    /// Its session name.
-    pub name: String,
+pub(crate) struct Conversation {
     jobs: Mutex<Option<std::sync::mpsc::Sender<Job>>>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
-    /// When a job last came in.
-    last_used: Mutex<std::time::Instant>,
+    /// When it was last busy, and the jobs queued or running.
+    activity: Arc<Activity>,
+}
+
+/// A conversation's activity: idle is counted from when its last job ended, and never while
+/// one is queued or running (a long reply is not idleness).
+#[derive(Debug)]
+struct Activity {
+    at: Mutex<std::time::Instant>,
+    jobs: std::sync::atomic::AtomicUsize,
+}
+
+impl Activity {
+    fn touch(&self) {
+        if let Ok(mut t) = self.at.lock() {
+            *t = std::time::Instant::now();
+        }
+    }
+
+    fn started(&self) {
+        self.jobs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.touch();
+    }
+
+    fn ended(&self) {
+        self.touch();
+        self.jobs.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// What a conversation's thread needs from its campaign.
-pub struct Setup {
+pub(crate) struct Setup {
     /// The vault.
     pub root: std::path::PathBuf,
     /// The campaign's live state.
@@ -107,21 +129,25 @@ pub struct Setup {
 
 impl Conversation {
     /// Opens the session `name` (taking its lock) and starts its thread.
-    pub async fn open(name: String, setup: Setup) -> Result<Conversation, String> {
+    pub(crate) async fn open(name: String, setup: Setup) -> Result<Conversation, String> {
         let (ready_tx, ready_rx) = oneshot::channel();
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         let thread_name = format!("vaultdm-session-{name}");
         let session = name.clone();
+        let activity = Arc::new(Activity {
+            at: Mutex::new(std::time::Instant::now()),
+            jobs: std::sync::atomic::AtomicUsize::new(0),
+        });
+        let ran = activity.clone();
         let thread = std::thread::Builder::new()
             .name(thread_name)
-            .spawn(move || run(session, setup, rx, ready_tx))
+            .spawn(move || run(session, setup, rx, ready_tx, &ran))
             .map_err(|e| format!("could not start the session's thread: {e}"))?;
         match ready_rx.await {
             Ok(Ok(())) => Ok(Conversation {
-                name,
                 jobs: Mutex::new(Some(tx)),
                 thread: Mutex::new(Some(thread)),
-                last_used: Mutex::new(std::time::Instant::now()),
+                activity,
             }),
             Ok(Err(e)) => {
                 let _ = thread.join();
@@ -131,32 +157,39 @@ impl Conversation {
         }
     }
 
-    /// How long since a job last came in.
-    pub fn idle_for(&self) -> std::time::Duration {
-        self.last_used
+    /// How long since its last job ended; zero while one is queued or running.
+    pub(crate) fn idle_for(&self) -> std::time::Duration {
+        if self.activity.jobs.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            return std::time::Duration::ZERO;
+        }
+        self.activity
+            .at
             .lock()
             .map(|t| t.elapsed())
             .unwrap_or_default()
     }
 
     fn send(&self, job: Job) -> bool {
-        if let Ok(mut t) = self.last_used.lock() {
-            *t = std::time::Instant::now();
-        }
-        self.jobs
+        self.activity.started();
+        let sent = self
+            .jobs
             .lock()
             .ok()
             .and_then(|j| j.as_ref().map(|tx| tx.send(job).is_ok()))
-            .unwrap_or(false)
+            .unwrap_or(false);
+        if !sent {
+            self.activity.ended();
+        }
+        sent
     }
 
     /// Queues a turn; false if the conversation is closed.
-    pub fn relay(&self, relay: Relay) -> bool {
+    pub(crate) fn relay(&self, relay: Relay) -> bool {
         self.send(Job::Relay(Box::new(relay)))
     }
 
     /// The pending proposals.
-    pub async fn pending(&self) -> Option<Vec<PendingView>> {
+    pub(crate) async fn pending(&self) -> Option<Vec<PendingView>> {
         let (tx, rx) = oneshot::channel();
         if !self.send(Job::Pending(tx)) {
             return None;
@@ -165,7 +198,7 @@ impl Conversation {
     }
 
     /// Accepts or rejects proposals: the lines written or the count rejected, or why not.
-    pub async fn decide(&self, d: Decision) -> Option<Result<Vec<String>, String>> {
+    pub(crate) async fn decide(&self, d: Decision) -> Option<Result<Vec<String>, String>> {
         let (tx, rx) = oneshot::channel();
         if !self.send(Job::Decide(d, tx)) {
             return None;
@@ -175,7 +208,7 @@ impl Conversation {
 
     /// Ends the conversation after the turn in progress (which the server's shutdown cuts
     /// off and records), and waits for its session to be flushed and unlocked.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         if let Ok(mut j) = self.jobs.lock() {
             j.take();
         }
@@ -221,6 +254,7 @@ fn run(
     setup: Setup,
     jobs: std::sync::mpsc::Receiver<Job>,
     ready: oneshot::Sender<Result<(), String>>,
+    activity: &Activity,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -313,6 +347,7 @@ fn run(
         for n in table.take_notices() {
             eprintln!("vaultdm serve: session {name}: {n}");
         }
+        activity.ended();
     }
 }
 
@@ -394,7 +429,6 @@ fn relay(
     }
     let done = result.map(|turn| Finished {
         turn,
-        notices: table.take_notices(),
         exchanges: table.store().history().len(),
     });
     let _ = events.send(Event::Done(Box::new(done)));

@@ -18,12 +18,11 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// The checks, as configured.
 #[derive(Debug, Clone)]
-pub struct Guard {
+pub(crate) struct Guard {
     token: Option<String>,
     cors: Vec<String>,
     loopback: bool,
@@ -67,8 +66,8 @@ fn host_name(host: &str) -> &str {
 }
 
 impl Guard {
-    /// The guard for these options, listening at `addr`.
-    pub fn new(opts: &ServeOptions, addr: SocketAddr) -> Guard {
+    /// The guard for these options (listening at `opts.listen`).
+    pub(crate) fn new(opts: &ServeOptions) -> Guard {
         Guard {
             token: opts.token.clone().filter(|t| !t.is_empty()),
             cors: opts
@@ -76,7 +75,7 @@ impl Guard {
                 .iter()
                 .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
                 .collect(),
-            loopback: addr.ip().is_loopback(),
+            loopback: opts.listen.ip().is_loopback(),
             hosts: opts.hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
         }
     }
@@ -145,7 +144,7 @@ impl Guard {
 /// that sends headers and then trickles or withholds its body is answered `408` and its
 /// connection freed, instead of holding a handler forever. Bodies over the size limit are
 /// answered `413` here, in the documented error shape.
-pub async fn body_within(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+pub(crate) async fn body_within(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
         return next.run(req).await;
     }
@@ -210,7 +209,7 @@ fn cors_headers(r: &mut Response, origin: &str, asked: Option<&HeaderValue>) {
 }
 
 /// The middleware: every request passes here first.
-pub async fn check(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+pub(crate) async fn check(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     let g = &app.guard;
     let host = req
         .headers()

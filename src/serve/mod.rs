@@ -12,19 +12,23 @@
 //!
 //! docs/serve.md is the user's guide.
 
-pub mod api;
-pub mod campaign;
-pub mod conversation;
-pub mod guard;
-pub mod openai;
-pub mod proxy;
-pub mod tasks;
-pub mod threads;
+pub(crate) mod api;
+pub(crate) mod campaign;
+pub(crate) mod conversation;
+pub(crate) mod guard;
+pub(crate) mod openai;
+pub(crate) mod proxy;
+pub(crate) mod tasks;
+pub(crate) mod threads;
+
+#[cfg(test)]
+mod tests;
 
 use crate::llm::settings::LlmFlags;
 use crate::watch::WatchOptions;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use axum::http::Method;
+use axum::routing::{get, post, MethodRouter};
 use axum::Router;
 use campaign::Campaign;
 use std::collections::HashMap;
@@ -36,7 +40,7 @@ use tokio::sync::watch;
 
 /// Request limits: sizes, the time a client has to send a request, connections at once.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Largest request body.
     pub max_body_bytes: usize,
     /// Longest player message (characters).
@@ -66,7 +70,7 @@ impl Default for Limits {
 
 /// What `serve` was asked for.
 #[derive(Debug, Clone)]
-pub struct ServeOptions {
+pub(crate) struct ServeOptions {
     /// The vaults.
     pub vaults: Vec<PathBuf>,
     /// Where to listen.
@@ -93,10 +97,10 @@ pub struct ServeOptions {
 }
 
 /// Conversations open at once per campaign unless `--max-conversations` says otherwise.
-pub const DEFAULT_MAX_CONVERSATIONS: usize = 64;
+pub(crate) const DEFAULT_MAX_CONVERSATIONS: usize = 64;
 
 /// The running server's shared state.
-pub struct App {
+pub(crate) struct App {
     /// Served campaigns.
     pub campaigns: Vec<Arc<Campaign>>,
     /// Limits.
@@ -112,6 +116,62 @@ pub struct App {
 }
 
 impl App {
+    /// The server's state for `opts`, with no socket: refuses a short token off loopback,
+    /// loads every vault (a folder named twice is one campaign). Errors name the vault.
+    /// The sender stops the server (and every conversation) when it sends `true` or is
+    /// dropped. [`start`] binds the address after this; the tests serve [`router`] of it
+    /// in-process.
+    pub(crate) async fn open(
+        opts: &ServeOptions,
+    ) -> anyhow::Result<(Arc<App>, watch::Sender<bool>)> {
+        if let Some(t) = &opts.token {
+            let n = t.trim().chars().count();
+            if n < MIN_TOKEN_CHARS && !opts.listen.ip().is_loopback() {
+                anyhow::bail!(
+                    "the token is {n} characters; on {} (reachable from other machines) it must be at least {MIN_TOKEN_CHARS} — leave --token and VAULTDM_SERVE_TOKEN unset and vaultdm makes and prints a strong one",
+                    opts.listen
+                );
+            }
+        }
+        let mut campaigns: Vec<Arc<Campaign>> = Vec::new();
+        let (stop, shutdown) = watch::channel(false);
+        for given in &opts.vaults {
+            let root = std::fs::canonicalize(given).unwrap_or_else(|_| given.clone());
+            // The same folder named twice is one campaign.
+            if campaigns.iter().any(|c| c.root == root) {
+                continue;
+            }
+            let name = root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| root.display().to_string());
+            let mut id = campaign::slug(&name);
+            let mut n = 2;
+            while campaigns.iter().any(|c| c.id == id) {
+                id = format!("{}-{n}", campaign::slug(&name));
+                n += 1;
+            }
+            let (llm, watch) = (opts.llm.clone(), opts.watch.clone());
+            let mut c =
+                tokio::task::spawn_blocking(move || Campaign::open(id, &root, &llm, &watch))
+                    .await??;
+            c.max_conversations = opts.max_conversations.max(1);
+            campaigns.push(Arc::new(c));
+        }
+        let app = Arc::new(App {
+            campaigns,
+            limits: opts.limits,
+            shutdown,
+            // The bound address has the IP asked for (only a port 0 changes): whether it is
+            // loopback is known before binding.
+            guard: guard::Guard::new(opts),
+            ids: AtomicU64::new(1),
+            threads: Mutex::new(HashMap::new()),
+            task_model: opts.task_model.clone(),
+        });
+        Ok((app, stop))
+    }
+
     fn next_id(&self) -> u64 {
         self.ids.fetch_add(1, Ordering::Relaxed)
     }
@@ -140,33 +200,54 @@ impl App {
     }
 }
 
-/// The routes.
-pub fn router(app: Arc<App>) -> Router {
-    let limit = app.limits.max_body_bytes;
-    Router::new()
-        .route("/", get(api::inspector))
-        .route("/v1/models", get(proxy::models))
-        .route("/v1/chat/completions", post(proxy::completions))
-        .route("/campaigns", get(api::campaigns))
-        .route(
+/// The route table: every method and path the server answers, with its handler. [`router`]
+/// mounts each one; the tests walk it (every route wants the token, answers its method).
+fn routes() -> Vec<(Method, &'static str, MethodRouter<Arc<App>>)> {
+    vec![
+        (Method::GET, "/", get(api::inspector)),
+        (Method::GET, "/v1/models", get(proxy::models)),
+        (
+            Method::POST,
+            "/v1/chat/completions",
+            post(proxy::completions),
+        ),
+        (Method::GET, "/campaigns", get(api::campaigns)),
+        (Method::GET, "/campaigns/{id}/context", get(api::context)),
+        (
+            Method::POST,
             "/campaigns/{id}/context",
-            get(api::context).post(api::context_post),
-        )
-        .route("/campaigns/{id}/check", get(api::check))
-        .route("/campaigns/{id}/events", get(api::events))
-        .route("/campaigns/{id}/sessions", get(api::sessions))
-        .route(
+            post(api::context_post),
+        ),
+        (Method::GET, "/campaigns/{id}/check", get(api::check)),
+        (Method::GET, "/campaigns/{id}/events", get(api::events)),
+        (Method::GET, "/campaigns/{id}/sessions", get(api::sessions)),
+        (
+            Method::GET,
             "/campaigns/{id}/sessions/{session}/pending",
             get(api::pending),
-        )
-        .route(
+        ),
+        (
+            Method::POST,
             "/campaigns/{id}/sessions/{session}/accept",
             post(api::accept),
-        )
-        .route(
+        ),
+        (
+            Method::POST,
             "/campaigns/{id}/sessions/{session}/reject",
             post(api::reject),
-        )
+        ),
+    ]
+}
+
+/// The routes, behind the guard.
+pub(crate) fn router(app: Arc<App>) -> Router {
+    let limit = app.limits.max_body_bytes;
+    routes()
+        .into_iter()
+        // Two methods on one path are merged into one route.
+        .fold(Router::new(), |r, (_, path, handler)| {
+            r.route(path, handler)
+        })
         .fallback(api::not_found)
         .layer(DefaultBodyLimit::max(limit))
         // Inside the guard: a body is read only from a client that passed it.
@@ -182,7 +263,7 @@ pub fn router(app: Arc<App>) -> Router {
 }
 
 /// A server that is listening.
-pub struct Running {
+pub(crate) struct Running {
     /// The address bound (the port is real when 0 was asked).
     pub addr: SocketAddr,
     /// The campaigns served.
@@ -195,59 +276,19 @@ pub struct Running {
 
 /// The shortest token accepted on an address other than loopback: anyone who can reach the
 /// server may try tokens, and a short one falls to a few thousand requests.
-pub const MIN_TOKEN_CHARS: usize = 16;
+pub(crate) const MIN_TOKEN_CHARS: usize = 16;
 
-/// Loads every vault, binds the address. Errors name the vault or the address.
-pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
-    if let Some(t) = &opts.token {
-        let n = t.trim().chars().count();
-        if n < MIN_TOKEN_CHARS && !opts.listen.ip().is_loopback() {
-            anyhow::bail!(
-                "the token is {n} characters; on {} (reachable from other machines) it must be at least {MIN_TOKEN_CHARS} — leave --token and VAULTDM_SERVE_TOKEN unset and vaultdm makes and prints a strong one",
-                opts.listen
-            );
-        }
-    }
-    let mut campaigns: Vec<Arc<Campaign>> = Vec::new();
-    let (stop, shutdown) = watch::channel(false);
-    for given in &opts.vaults {
-        let root = std::fs::canonicalize(given).unwrap_or_else(|_| given.clone());
-        // The same folder named twice is one campaign.
-        if campaigns.iter().any(|c| c.root == root) {
-            continue;
-        }
-        let name = root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| root.display().to_string());
-        let mut id = campaign::slug(&name);
-        let mut n = 2;
-        while campaigns.iter().any(|c| c.id == id) {
-            id = format!("{}-{n}", campaign::slug(&name));
-            n += 1;
-        }
-        let (llm, watch) = (opts.llm.clone(), opts.watch.clone());
-        let mut c =
-            tokio::task::spawn_blocking(move || Campaign::open(id, &root, &llm, &watch)).await??;
-        c.max_conversations = opts.max_conversations.max(1);
-        campaigns.push(Arc::new(c));
-    }
+/// Loads every vault ([`App::open`]), binds the address. Errors name the vault or the
+/// address.
+pub(crate) async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
+    let (app, stop) = App::open(&opts).await?;
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.listen))?;
     let addr = listener.local_addr()?;
-    let app = Arc::new(App {
-        campaigns: campaigns.clone(),
-        limits: opts.limits,
-        shutdown,
-        guard: guard::Guard::new(&opts, addr),
-        ids: AtomicU64::new(1),
-        threads: Mutex::new(HashMap::new()),
-        task_model: opts.task_model.clone(),
-    });
     Ok(Running {
         addr,
-        campaigns,
+        campaigns: app.campaigns.clone(),
         app,
         listener,
         stop,
@@ -258,7 +299,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
 impl Running {
     /// Serves until `until` resolves, then stops: replies in progress are cut off and
     /// recorded, every session is flushed and unlocked, the watchers stop.
-    pub async fn serve(
+    pub(crate) async fn serve(
         self,
         until: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {

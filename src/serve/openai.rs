@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 /// A chat completion request as the proxy needs it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Request {
+pub(crate) struct Request {
     /// `model` as sent (may name the campaign: `coldharrow/gpt-4o-mini`).
     pub model: String,
     /// Stream the reply as server-sent events.
@@ -41,7 +41,7 @@ const OPENAI_SAMPLING: &[&str] = &[
 
 /// A request that cannot be served, as an OpenAI error.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ApiError {
+pub(crate) struct ApiError {
     /// HTTP status.
     pub status: StatusCode,
     /// OpenAI `type`.
@@ -54,7 +54,7 @@ pub struct ApiError {
 
 impl ApiError {
     /// A 400 `invalid_request_error`.
-    pub fn invalid(code: &'static str, message: impl Into<String>) -> ApiError {
+    pub(crate) fn invalid(code: &'static str, message: impl Into<String>) -> ApiError {
         ApiError {
             status: StatusCode::BAD_REQUEST,
             kind: "invalid_request_error",
@@ -64,7 +64,7 @@ impl ApiError {
     }
 
     /// Any status.
-    pub fn new(
+    pub(crate) fn new(
         status: StatusCode,
         kind: &'static str,
         code: &'static str,
@@ -79,7 +79,7 @@ impl ApiError {
     }
 
     /// `{"error": {"message", "type", "code", "param"}}`.
-    pub fn body(&self) -> Value {
+    pub(crate) fn body(&self) -> Value {
         json!({"error": {
             "message": self.message,
             "type": self.kind,
@@ -117,20 +117,21 @@ fn content_text(v: &Value) -> Option<String> {
 }
 
 /// Reads a request body as JSON.
-pub fn json_of(body: &[u8]) -> Result<Value, ApiError> {
+pub(crate) fn json_of(body: &[u8]) -> Result<Value, ApiError> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError::invalid("invalid_json", format!("the request is not JSON: {e}")))
 }
 
 /// Reads a request body.
-pub fn parse(body: &[u8]) -> Result<Request, ApiError> {
+#[cfg(test)]
+fn parse(body: &[u8]) -> Result<Request, ApiError> {
     parse_value(&json_of(body)?)
 }
 
 /// Reads a background task's messages as they came (see [`super::tasks`]): the leading
 /// `system` messages are the system text, a later one (SillyTavern's quiet prompt) is read
 /// as the user's; adjacent messages of one role are merged.
-pub fn task_prompt(v: &Value) -> Result<crate::llm::ChatRequest, ApiError> {
+pub(crate) fn task_prompt(v: &Value) -> Result<crate::llm::ChatRequest, ApiError> {
     let Some(list) = v.get("messages").and_then(Value::as_array) else {
         return Err(ApiError::invalid(
             "missing_messages",
@@ -170,7 +171,7 @@ pub fn task_prompt(v: &Value) -> Result<crate::llm::ChatRequest, ApiError> {
 
 /// The sampling fields a front end set, as passed on, and the reply length it asked for
 /// (`max_completion_tokens` or `max_tokens`).
-pub fn sampling_of(o: &Map<String, Value>) -> (Map<String, Value>, Option<u32>) {
+pub(crate) fn sampling_of(o: &Map<String, Value>) -> (Map<String, Value>, Option<u32>) {
     let max_tokens = ["max_completion_tokens", "max_tokens"]
         .iter()
         .find_map(|k| o.get(*k).and_then(Value::as_u64))
@@ -187,7 +188,7 @@ pub fn sampling_of(o: &Map<String, Value>) -> (Map<String, Value>, Option<u32>) 
 }
 
 /// Reads a parsed request body.
-pub fn parse_value(v: &Value) -> Result<Request, ApiError> {
+pub(crate) fn parse_value(v: &Value) -> Result<Request, ApiError> {
     let Some(o) = v.as_object() else {
         return Err(ApiError::invalid(
             "invalid_json",
@@ -262,7 +263,10 @@ pub fn parse_value(v: &Value) -> Result<Request, ApiError> {
 
 /// The sampling fields in the upstream's own names: Anthropic takes `temperature`, `top_p`
 /// and `stop_sequences` (a list), and nothing else of these.
-pub fn sampling_for(kind: ProviderKind, sampling: &Map<String, Value>) -> Map<String, Value> {
+pub(crate) fn sampling_for(
+    kind: ProviderKind,
+    sampling: &Map<String, Value>,
+) -> Map<String, Value> {
     match kind {
         ProviderKind::OpenAi => sampling.clone(),
         ProviderKind::Anthropic => {
@@ -287,7 +291,7 @@ pub fn sampling_for(kind: ProviderKind, sampling: &Map<String, Value>) -> Map<St
 }
 
 /// The OpenAI `finish_reason` for a reply.
-pub fn finish_reason(reply: &crate::llm::Reply) -> &'static str {
+pub(crate) fn finish_reason(reply: &crate::llm::Reply) -> &'static str {
     if reply.hit_token_limit() {
         "length"
     } else {
@@ -297,7 +301,13 @@ pub fn finish_reason(reply: &crate::llm::Reply) -> &'static str {
 }
 
 /// One `chat.completion.chunk` event's data.
-pub fn chunk(id: &str, created: i64, model: &str, delta: Value, finish: Option<&str>) -> String {
+pub(crate) fn chunk(
+    id: &str,
+    created: i64,
+    model: &str,
+    delta: Value,
+    finish: Option<&str>,
+) -> String {
     json!({
         "id": id,
         "object": "chat.completion.chunk",
@@ -310,7 +320,7 @@ pub fn chunk(id: &str, created: i64, model: &str, delta: Value, finish: Option<&
 }
 
 /// The usage object.
-pub fn usage(u: Option<&crate::llm::Usage>) -> Value {
+pub(crate) fn usage(u: Option<&crate::llm::Usage>) -> Value {
     let input = u.and_then(|u| u.input_tokens).unwrap_or(0);
     let output = u.and_then(|u| u.output_tokens).unwrap_or(0);
     json!({"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output})
@@ -318,7 +328,7 @@ pub fn usage(u: Option<&crate::llm::Usage>) -> Value {
 
 /// The upstream's usage, with what it left out counted by vaultdm's token counter
 /// ([`crate::tokens::count`]): the prompt as sent, and the reply's text.
-pub fn usage_counted(
+pub(crate) fn usage_counted(
     u: Option<crate::llm::Usage>,
     prompt: &crate::llm::ChatRequest,
     reply: &str,
@@ -340,7 +350,7 @@ pub fn usage_counted(
 }
 
 /// The usage event that ends a stream (`stream_options.include_usage`).
-pub fn usage_event(id: &str, created: i64, model: &str, u: &crate::llm::Usage) -> String {
+pub(crate) fn usage_event(id: &str, created: i64, model: &str, u: &crate::llm::Usage) -> String {
     format!(
         "data: {}\n\n",
         json!({
@@ -352,7 +362,7 @@ pub fn usage_event(id: &str, created: i64, model: &str, u: &crate::llm::Usage) -
 }
 
 /// A whole `chat.completion` object.
-pub fn completion(
+pub(crate) fn completion(
     id: &str,
     created: i64,
     model: &str,
@@ -378,7 +388,7 @@ pub fn completion(
 
 /// An upstream failure as an OpenAI error: the status says whose fault it was (the request's,
 /// the upstream's, or a wait), the message is the CLI's.
-pub fn error_of(e: &SendError) -> ApiError {
+pub(crate) fn error_of(e: &SendError) -> ApiError {
     let message = e.to_string();
     let (status, kind, code) = match &e.error {
         PlayError::Llm(l) => match l {

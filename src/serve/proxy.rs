@@ -24,14 +24,14 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Header naming the campaign.
-pub const CAMPAIGN_HEADER: &str = "x-vaultdm-campaign";
+pub(crate) const CAMPAIGN_HEADER: &str = "x-vaultdm-campaign";
 /// Header naming the session.
-pub const SESSION_HEADER: &str = "x-vaultdm-session";
+pub(crate) const SESSION_HEADER: &str = "x-vaultdm-session";
 
 /// `GET /v1/models`: each campaign, alone (its configured model) and with that model named.
 /// The id is the campaign's id (its folder, stable for routing); `name`, which front ends
 /// show in their model menu (Open WebUI does), is the campaign's name from canon.
-pub async fn models(State(app): State<Arc<App>>) -> Response {
+pub(crate) async fn models(State(app): State<Arc<App>>) -> Response {
     let mut data = Vec::new();
     for c in &app.campaigns {
         let name = c.snapshot().name;
@@ -58,7 +58,7 @@ pub async fn models(State(app): State<Arc<App>>) -> Response {
 }
 
 /// Which campaign, and which upstream model (`None`: the configured one).
-pub fn route(
+pub(crate) fn route(
     campaigns: &[Arc<Campaign>],
     model: &str,
     header: Option<&str>,
@@ -621,7 +621,7 @@ impl Streaming {
 }
 
 /// `POST /v1/chat/completions`.
-pub async fn completions(
+pub(crate) async fn completions(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,

@@ -17,18 +17,16 @@ use serde_json::Value;
 
 /// A recognised background task.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Task {
+pub(crate) struct Task {
     /// What it is (`title_generation`, `sillytavern-summary`, …).
     pub name: String,
 }
 
 /// How a task prompt is known: all of `all` appear in the text (case-insensitive).
 #[derive(Debug, Clone, Copy)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     /// The task's name.
     pub name: &'static str,
-    /// The front end and prompt it stands for.
-    pub doc: &'static str,
     /// Pieces of its default template that all appear in it.
     pub all: &'static [&'static str],
 }
@@ -36,45 +34,45 @@ pub struct Pattern {
 /// Task prompts of the front ends vaultdm is used with, from their default templates. A GM's
 /// own template keeps these pieces as long as it keeps the front end's markers (Open WebUI's
 /// `### Task:` and `<chat_history>`).
-pub const PATTERNS: &[Pattern] = &[
+pub(crate) const PATTERNS: &[Pattern] = &[
     Pattern {
         name: "openwebui-task",
-        doc: "Open WebUI: title, tags, follow-ups, search/RAG queries, image prompt (`### Task:` over `<chat_history>`)",
+        // Open WebUI: title, tags, follow-ups, search/RAG queries, image prompt (`### Task:` over `<chat_history>`)
         all: &["### task:", "<chat_history>"],
     },
     Pattern {
         name: "openwebui-autocomplete",
-        doc: "Open WebUI: autocompletion of the message being typed (`<type>` and `<text>`)",
+        // Open WebUI: autocompletion of the message being typed (`<type>` and `<text>`)
         all: &["### task:", "autocompletion system"],
     },
     Pattern {
         name: "openwebui-emoji",
-        doc: "Open WebUI: the emoji for a message (call mode)",
+        // Open WebUI: the emoji for a message (call mode)
         all: &["facial expression", "fitting emoji"],
     },
     Pattern {
         name: "openwebui-tools",
-        doc: "Open WebUI: choosing a tool for the query (function calling, default mode)",
+        // Open WebUI: choosing a tool for the query (function calling, default mode)
         all: &["available tools:", "choose and return the correct tool"],
     },
     Pattern {
         name: "openwebui-moa",
-        doc: "Open WebUI: merging the responses of several models (mixture of agents)",
+        // Open WebUI: merging the responses of several models (mixture of agents)
         all: &["set of responses from various models"],
     },
     Pattern {
         name: "sillytavern-summary",
-        doc: "SillyTavern Summarize extension: the story so far in N words",
+        // SillyTavern Summarize extension: the story so far in N words
         all: &["summarize the most important facts and events"],
     },
     Pattern {
         name: "sillytavern-expression",
-        doc: "SillyTavern Character Expressions (LLM classifier): one emotion label",
+        // SillyTavern Character Expressions (LLM classifier): one emotion label
         all: &["classify the emotion of the last message"],
     },
     Pattern {
         name: "sillytavern-impersonate",
-        doc: "SillyTavern Impersonate: the player's next line, written for them",
+        // SillyTavern Impersonate: the player's next line, written for them
         all: &[
             "write your next reply from the point of view of",
             "chat history so far as a guideline",
@@ -82,19 +80,19 @@ pub const PATTERNS: &[Pattern] = &[
     },
     Pattern {
         name: "sillytavern-image-prompt",
-        doc: "SillyTavern Image Generation: keywords describing a scene or character",
+        // SillyTavern Image Generation: keywords describing a scene or character
         all: &["comma-delimited list of keywords"],
     },
     Pattern {
         name: "librechat-title",
-        doc: "LibreChat: the conversation's title",
+        // LibreChat: the conversation's title
         all: &["5-word-or-less title for the conversation"],
     },
 ];
 
 /// Open WebUI's task names (its `TASKS`), as `{{TASK}}` gives them in a header and its
 /// `metadata.task` in a body.
-pub const OPEN_WEBUI_TASKS: &[&str] = &[
+pub(crate) const OPEN_WEBUI_TASKS: &[&str] = &[
     "title_generation",
     "follow_up_generation",
     "tags_generation",
@@ -108,7 +106,7 @@ pub const OPEN_WEBUI_TASKS: &[&str] = &[
 
 /// The task a front end's task name in a session header stands for: the header ends with
 /// one of [`OPEN_WEBUI_TASKS`] (`owui-<chat>-title_generation`).
-pub fn of_session_header(header: &str) -> Option<Task> {
+pub(crate) fn of_session_header(header: &str) -> Option<Task> {
     let h = header.trim().to_ascii_lowercase();
     OPEN_WEBUI_TASKS
         .iter()
@@ -136,7 +134,7 @@ fn text(v: &Value) -> String {
 }
 
 /// Whether `text` is one of [`PATTERNS`].
-pub fn of_prompt(text: &str) -> Option<Task> {
+pub(crate) fn of_prompt(text: &str) -> Option<Task> {
     let lower = text.to_lowercase();
     PATTERNS
         .iter()
@@ -149,7 +147,7 @@ pub fn of_prompt(text: &str) -> Option<Task> {
 /// Whether a request is a background task: by the session header's task name, the body's
 /// `metadata.task`, or its last message (any role) or its first system message matching
 /// [`PATTERNS`].
-pub fn recognise(body: &Value, session_header: Option<&str>) -> Option<Task> {
+pub(crate) fn recognise(body: &Value, session_header: Option<&str>) -> Option<Task> {
     if let Some(t) = session_header.and_then(of_session_header) {
         return Some(t);
     }
@@ -183,7 +181,7 @@ mod tests {
     use serde_json::json;
 
     /// Open WebUI's default title prompt (v0.6), filled in.
-    pub const OWUI_TITLE: &str = "### Task:\nGenerate a concise, 3-5 word title with an emoji summarizing the chat history.\n### Guidelines:\n- The title should clearly represent the main theme or subject of the conversation.\n### Output:\nJSON format: { \"title\": \"your concise title here\" }\n### Chat History:\n<chat_history>\nUSER: We enter the Brass Canary.\nASSISTANT: Odessa looks up.\n</chat_history>";
+    pub(super) const OWUI_TITLE: &str = "### Task:\nGenerate a concise, 3-5 word title with an emoji summarizing the chat history.\n### Guidelines:\n- The title should clearly represent the main theme or subject of the conversation.\n### Output:\nJSON format: { \"title\": \"your concise title here\" }\n### Chat History:\n<chat_history>\nUSER: We enter the Brass Canary.\nASSISTANT: Odessa looks up.\n</chat_history>";
 
     #[rstest]
     #[case(OWUI_TITLE, "openwebui-task")]
@@ -240,9 +238,9 @@ mod tests {
     }
 
     #[test]
-    fn every_pattern_has_its_doc_and_pieces_in_lower_case() {
+    fn every_pattern_has_pieces_in_lower_case() {
         for p in PATTERNS {
-            assert!(!p.doc.is_empty() && !p.all.is_empty(), "{}", p.name);
+            assert!(!p.all.is_empty(), "{}", p.name);
             for piece in p.all {
                 assert_eq!(*piece, piece.to_lowercase(), "{}", p.name);
             }

@@ -28,18 +28,18 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Where a campaign's conversation states are kept, relative to the vault.
-pub const FILE: &str = ".vaultdm/serve-conversations.jsonl";
+pub(crate) const FILE: &str = ".vaultdm/serve-conversations.jsonl";
 
 /// How many last messages key a conversation whose front end cut its oldest ones.
-pub const TAIL: usize = 4;
+pub(crate) const TAIL: usize = 4;
 
 /// The hash of a conversation so far (FNV-1a: stable across builds and runs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct State(u64);
+pub(crate) struct State(u64);
 
 impl State {
     /// The empty conversation of `user` (the request's `user` field, if any).
-    pub fn start(user: Option<&str>) -> State {
+    pub(crate) fn start(user: Option<&str>) -> State {
         let mut s = State(0xcbf2_9ce4_8422_2325);
         s.bytes(b"vaultdm-conversation\x1e");
         if let Some(u) = user.map(str::trim).filter(|u| !u.is_empty()) {
@@ -50,12 +50,12 @@ impl State {
     }
 
     /// The state of `messages` (in order) from the start of `user`'s conversation.
-    pub fn of(user: Option<&str>, messages: &[ChatMessage]) -> State {
+    pub(crate) fn of(user: Option<&str>, messages: &[ChatMessage]) -> State {
         messages.iter().fold(State::start(user), |s, m| s.then(m))
     }
 
     /// The key of a conversation's last [`TAIL`] messages (`None` when it has fewer).
-    pub fn tail(user: Option<&str>, messages: &[ChatMessage]) -> Option<State> {
+    pub(crate) fn tail(user: Option<&str>, messages: &[ChatMessage]) -> Option<State> {
         let from = messages.len().checked_sub(TAIL)?;
         let mut s = State::start(user);
         s.bytes(b"tail\x1e");
@@ -71,7 +71,7 @@ impl State {
 
     /// The state after one more message. Whitespace is normalised (front ends trim and
     /// re-wrap what they show).
-    pub fn then(mut self, m: &ChatMessage) -> State {
+    pub(crate) fn then(mut self, m: &ChatMessage) -> State {
         self.bytes(match m.role {
             Role::User => b"u\x1f",
             Role::Assistant => b"a\x1f",
@@ -89,7 +89,7 @@ impl State {
 
 /// What a state says about a request's session.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     /// No conversation is there: a new one.
     Nothing,
     /// Exactly one session is there.
@@ -100,7 +100,7 @@ pub enum Found {
 
 /// A request's place in its conversation: before its new message and with it.
 #[derive(Debug, Clone)]
-pub struct Asked {
+pub(crate) struct Asked {
     /// The conversation before the new message.
     pub from: State,
     /// Its last [`TAIL`] messages.
@@ -114,7 +114,7 @@ pub struct Asked {
 
 impl Asked {
     /// A request's `user` and its messages (the new one last).
-    pub fn of(user: Option<&str>, messages: &[ChatMessage]) -> Asked {
+    pub(crate) fn of(user: Option<&str>, messages: &[ChatMessage]) -> Asked {
         let (earlier, new) = messages.split_at(messages.len().saturating_sub(1));
         let from = State::of(user, earlier);
         Asked {
@@ -128,7 +128,7 @@ impl Asked {
 
     /// The turn this request makes with `reply` (as the front end got it), after which the
     /// session's log holds `exchanges` exchanges.
-    pub fn step(&self, reply: &str, exchanges: Option<usize>) -> Step {
+    pub(crate) fn step(&self, reply: &str, exchanges: Option<usize>) -> Step {
         let reply = ChatMessage::assistant(reply);
         let mut last = self.last.clone();
         last.push(reply.clone());
@@ -146,7 +146,7 @@ impl Asked {
 /// A recorded turn of a session: the state it continued from, with the player's message,
 /// and after its reply (and the tails of the first and the last).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
+pub(crate) struct Step {
     /// Before the new message.
     pub from: State,
     /// The tail before it.
@@ -163,7 +163,7 @@ pub struct Step {
 
 /// The states of one campaign's conversations.
 #[derive(Debug, Default)]
-pub struct Threads {
+pub(crate) struct Threads {
     /// State after a reply → the sessions whose conversation is there.
     at: HashMap<State, Vec<String>>,
     /// The tail after a reply → the sessions that ended so.
@@ -263,7 +263,7 @@ fn branch(turns: &[Step], from: State, from_tail: Option<State>, asked: State) -
 impl Threads {
     /// The conversations of the vault at `root`, as its [`FILE`] recorded them; new turns are
     /// appended to it.
-    pub fn load(root: &Path) -> Threads {
+    pub(crate) fn load(root: &Path) -> Threads {
         let mut t = Threads::default();
         let text = crate::vault::boundary::read_text_inside(root, Path::new(FILE), 64 << 20)
             .unwrap_or_default();
@@ -331,7 +331,7 @@ impl Threads {
 
     /// The session a conversation at `state` continues; when no conversation reached it,
     /// the one session whose conversation ended with the same last messages (`tail`).
-    pub fn find(&self, state: State, tail: Option<State>) -> Found {
+    pub(crate) fn find(&self, state: State, tail: Option<State>) -> Found {
         match found(self.at.get(&state)) {
             Found::Nothing => tail.map_or(Found::Nothing, |t| found(self.tails.get(&t))),
             f => f,
@@ -340,7 +340,7 @@ impl Threads {
 
     /// How many of `session`'s turns a request replaces: the turns from the one that
     /// continued from where it continues on (0: it continues the last one). See `branch`.
-    pub fn superseded(&self, session: &str, asked: &Asked) -> usize {
+    pub(crate) fn superseded(&self, session: &str, asked: &Asked) -> usize {
         self.turns.get(session).map_or(0, |turns| {
             branch(turns, asked.from, asked.from_tail, asked.asked).map_or(0, |k| turns.len() - k)
         })
@@ -349,7 +349,7 @@ impl Threads {
     /// Remembers a reply the front end stopped (its Stop button closed the stream): it keeps
     /// what it got — all of `shown` or, since a closed connection shows only on a later
     /// write, a little less — and sends that back with its next message.
-    pub fn stopped(&mut self, session: &str, asked: State, shown: &str) {
+    pub(crate) fn stopped(&mut self, session: &str, asked: State, shown: &str) {
         if self.stopped.len() > 10_000 {
             self.stopped.clear();
         }
@@ -361,7 +361,7 @@ impl Threads {
 
     /// The session whose reply, stopped after `asked`, the front end kept as `reply`: the one
     /// session whose stopped reply begins with it.
-    pub fn find_stopped(&self, asked: State, reply: &str) -> Found {
+    pub(crate) fn find_stopped(&self, asked: State, reply: &str) -> Found {
         let reply = reply.trim();
         if reply.is_empty() {
             return Found::Nothing;
@@ -387,14 +387,14 @@ impl Threads {
     /// How many exchanges `session`'s log held after its last turn here (`None`: unknown). A
     /// log that holds another number was played elsewhere since (`chat`): superseding would
     /// take back the wrong exchanges.
-    pub fn last_exchanges(&self, session: &str) -> Option<usize> {
+    pub(crate) fn last_exchanges(&self, session: &str) -> Option<usize> {
         self.turns.get(session)?.last()?.exchanges
     }
 
     /// Records that `session` played a turn, after dropping the turns it superseded, and
     /// appends it to the vault's [`FILE`]. An error writing the file is returned (the turn is
     /// remembered all the same).
-    pub fn record(&mut self, session: &str, step: Step) -> Result<(), String> {
+    pub(crate) fn record(&mut self, session: &str, step: Step) -> Result<(), String> {
         if self.lines > MAX_STATES || self.at.len() > MAX_STATES {
             self.start_again();
         }
@@ -433,8 +433,9 @@ impl Threads {
         }
     }
 
+    #[cfg(test)]
     /// Forgets a session (deleted, or closed for good).
-    pub fn forget(&mut self, session: &str) {
+    pub(crate) fn forget(&mut self, session: &str) {
         if let Some(turns) = self.turns.remove(session) {
             for t in turns {
                 drop_from(&mut self.at, t.to, session);
@@ -448,7 +449,7 @@ impl Threads {
 
 /// Removes a session's turns from the vault's [`FILE`] (`vaultdm session delete`): a
 /// conversation that continues it opens a new session. Returns whether there were any.
-pub fn forget_in_file(root: &Path, session: &str) -> Result<bool, String> {
+pub(crate) fn forget_in_file(root: &Path, session: &str) -> Result<bool, String> {
     let text = match crate::vault::boundary::read_text_inside(root, Path::new(FILE), 64 << 20) {
         Ok(t) => t,
         Err(e) if e.is_not_found() => return Ok(false),

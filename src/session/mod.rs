@@ -34,7 +34,7 @@
 pub mod import;
 mod record;
 mod store;
-pub mod stream;
+pub(crate) mod stream;
 
 use std::path::{Path, PathBuf};
 
@@ -42,7 +42,8 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 
 pub use record::{excluded, history_from_records, ContextMode, Record, RecordRole, SystemEvent};
 pub use store::{
-    journal_path, load, lock_path, log_path, transcript_path, Journal, LoadWarning, Loaded, Store,
+    journal_path, load, lock_path, log_path, memory_note_rel_path, transcript_path, Journal,
+    LoadWarning, Loaded, Store,
 };
 
 /// Longest accepted session name, in characters.
@@ -50,6 +51,7 @@ pub const MAX_NAME_LEN: usize = 100;
 
 /// Session storage errors; each names the file involved.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SessionError {
     /// The session name cannot be used as a file name.
     #[error("invalid session name `{name}`: {reason}")]
@@ -368,7 +370,7 @@ pub fn delete(vault: &Path, name: &str) -> Result<Vec<PathBuf>, SessionError> {
     let paths = [
         journal_path(vault, name),
         transcript_path(vault, name),
-        vault.join(crate::memory::note::rel_path(name)),
+        vault.join(memory_note_rel_path(name)),
         log_path(vault, name),
     ];
     for path in paths {

@@ -55,6 +55,13 @@ pub fn transcript_path(vault: &Path, name: &str) -> PathBuf {
     vault.join("sessions").join(format!("{name}.md"))
 }
 
+/// `sessions/<name>.memory.md`, relative to the vault: the session's memory note, beside its
+/// transcript. What it holds is `memory::note`'s; where it lives is the session's, with its
+/// other files, so that deleting a session finds it.
+pub fn memory_note_rel_path(name: &str) -> PathBuf {
+    Path::new(TRANSCRIPT_DIR).join(format!("{name}.memory.md"))
+}
+
 /// `<vault>/.vaultdm/sessions/<name>.partial`: the reply being streamed, flushed as it
 /// arrives, so a killed process loses at most the last flush interval.
 pub fn journal_path(vault: &Path, name: &str) -> PathBuf {
@@ -677,7 +684,7 @@ fn encode(record: &Record, path: &Path) -> Result<String, SessionError> {
 }
 
 /// Characters of reply text per journal line (a full disk tears at most one line).
-pub const JOURNAL_LINE_CHARS: usize = 2048;
+pub(super) const JOURNAL_LINE_CHARS: usize = 2048;
 
 /// The journal of a reply being streamed (see [`Store::begin_reply`]).
 #[derive(Debug)]

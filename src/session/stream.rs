@@ -18,14 +18,14 @@ use super::SessionError;
 use crate::vault::boundary;
 
 /// Most bytes of one log line that are read; the rest of a longer line is skipped.
-pub const MAX_LINE: usize = 1 << 20;
+pub(crate) const MAX_LINE: usize = 1 << 20;
 
 /// Exchanges held back so a later undo can still drop them.
 const UNDO_DEPTH: usize = 64;
 
 /// What a scan read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Scanned {
+pub(crate) struct Scanned {
     /// Offset after the last line read where no player message waited for a reply: the place
     /// to scan on from later.
     pub done: u64,
@@ -58,7 +58,7 @@ struct Line {
 /// Reads the exchanges of the log at `path` from byte `from` (a line start), each player
 /// message clipped to `max.0` characters and each reply to `max.1`, giving them oldest first
 /// to `each`. A missing log is an empty one.
-pub fn scan(
+pub(crate) fn scan(
     path: &Path,
     from: u64,
     max: (usize, usize),

@@ -20,6 +20,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Why a path in the vault could not be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BoundaryError {
     /// The path (or a folder on the way) is a link that leads out of the vault.
     #[error("{rel} is a link to {target}, outside the vault; vaultdm never reads or writes through it (replace the link with a real file or folder)")]
@@ -89,7 +90,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BoundaryError + '_ {
 
 /// The vault root with symlinks resolved (the root itself may be a link: that is the GM's
 /// choice, not a planted one).
-pub fn real_root(root: &Path) -> PathBuf {
+pub(crate) fn real_root(root: &Path) -> PathBuf {
     root.canonicalize().unwrap_or_else(|_| root.to_path_buf())
 }
 
@@ -100,7 +101,7 @@ fn shown(rel: &Path) -> String {
 
 /// Checks that `root/rel` (which exists) really lies inside the vault. Relative paths with
 /// `..` or an absolute `rel` are judged by where they lead, like links.
-pub fn check_inside(root: &Path, rel: &Path) -> Result<PathBuf, BoundaryError> {
+pub(crate) fn check_inside(root: &Path, rel: &Path) -> Result<PathBuf, BoundaryError> {
     let path = root.join(rel);
     let real = path.canonicalize().map_err(io(&path))?;
     if real.starts_with(real_root(root)) {
@@ -114,7 +115,7 @@ pub fn check_inside(root: &Path, rel: &Path) -> Result<PathBuf, BoundaryError> {
 }
 
 /// Reads a file of the vault, at most `max` bytes, refusing links out of the vault.
-pub fn read_inside(root: &Path, rel: &Path, max: u64) -> Result<Vec<u8>, BoundaryError> {
+pub(crate) fn read_inside(root: &Path, rel: &Path, max: u64) -> Result<Vec<u8>, BoundaryError> {
     let real = check_inside(root, rel)?;
     let f = File::open(&real).map_err(io(&real))?;
     let size = f.metadata().map_err(io(&real))?.len();
@@ -139,7 +140,7 @@ pub fn read_inside(root: &Path, rel: &Path, max: u64) -> Result<Vec<u8>, Boundar
 }
 
 /// [`read_inside`] as UTF-8 text (invalid bytes replaced, a BOM dropped).
-pub fn read_text_inside(root: &Path, rel: &Path, max: u64) -> Result<String, BoundaryError> {
+pub(crate) fn read_text_inside(root: &Path, rel: &Path, max: u64) -> Result<String, BoundaryError> {
     let bytes = read_inside(root, rel, max)?;
     let text = String::from_utf8_lossy(&bytes);
     Ok(text.strip_prefix('\u{feff}').unwrap_or(&text).to_string())
@@ -147,7 +148,10 @@ pub fn read_text_inside(root: &Path, rel: &Path, max: u64) -> Result<String, Bou
 
 /// The names in the vault's folder `root/rel` (none when it does not exist), refusing a
 /// folder that is a link out of the vault.
-pub fn list_inside(root: &Path, rel: &Path) -> Result<Vec<std::ffi::OsString>, BoundaryError> {
+pub(crate) fn list_inside(
+    root: &Path,
+    rel: &Path,
+) -> Result<Vec<std::ffi::OsString>, BoundaryError> {
     let real = match check_inside(root, rel) {
         Err(e) if e.is_not_found() => return Ok(Vec::new()),
         r => r?,
@@ -161,7 +165,7 @@ pub fn list_inside(root: &Path, rel: &Path) -> Result<Vec<std::ffi::OsString>, B
 /// Makes sure the folder `root/rel` exists and lies inside the vault, creating the missing
 /// parts one level at a time (never through a link out of the vault). Returns its path
 /// under `root`.
-pub fn dir_inside(root: &Path, rel: &Path) -> Result<PathBuf, BoundaryError> {
+pub(crate) fn dir_inside(root: &Path, rel: &Path) -> Result<PathBuf, BoundaryError> {
     let real_root = real_root(root);
     let mut cur = root.to_path_buf();
     let mut so_far = PathBuf::new();
@@ -206,7 +210,7 @@ pub fn dir_inside(root: &Path, rel: &Path) -> Result<PathBuf, BoundaryError> {
 /// Opens a file for writing in a folder already checked by [`dir_inside`], never following
 /// a symlink at the file itself (`O_NOFOLLOW`): a planted link fails to open instead of
 /// being written through.
-pub fn open_inside(path: &Path, opts: &mut OpenOptions) -> Result<File, BoundaryError> {
+pub(crate) fn open_inside(path: &Path, opts: &mut OpenOptions) -> Result<File, BoundaryError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -264,7 +268,7 @@ fn refuse_hard_link(path: &Path, meta: Option<std::fs::Metadata>) -> Result<(), 
 /// the old note or the new one, never half of one. A note that is a link inside the vault
 /// is written where the link leads (the link stays); a link out of the vault is refused.
 /// The note keeps its permissions. Returns the path written.
-pub fn write_atomic_inside(
+pub(crate) fn write_atomic_inside(
     root: &Path,
     rel: &Path,
     bytes: &[u8],
@@ -301,10 +305,10 @@ fn target_inside(root: &Path, rel: &Path) -> Result<PathBuf, BoundaryError> {
 }
 
 /// The marker in the names of vaultdm's own temp files (`.<note>.vaultdm-<pid>-<n>.tmp`).
-pub const TEMP_MARK: &str = ".vaultdm-";
+pub(crate) const TEMP_MARK: &str = ".vaultdm-";
 
 /// Whether `name` is one of vaultdm's own temp files, left by a write that was killed.
-pub fn is_own_temp(name: &str) -> bool {
+pub(crate) fn is_own_temp(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp") && name.contains(TEMP_MARK)
 }
 
@@ -345,7 +349,7 @@ fn sync_dir(target: &Path) {
 
 /// What [`replace_inside_if`] did.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Replaced {
+pub(crate) enum Replaced {
     /// The file now holds the new bytes (its real path).
     Done(PathBuf),
     /// The file was not what the caller planned on (someone saved it meanwhile): nothing
@@ -392,7 +396,7 @@ fn exchange(a: &Path, b: &Path) -> Result<bool, BoundaryError> {
 /// is lost); elsewhere the window is the instant between the compare and the rename. A new
 /// file is created with a hard link, which never replaces one made meanwhile. A read-only
 /// note is refused ([`BoundaryError::ReadOnly`]).
-pub fn replace_inside_if(
+pub(crate) fn replace_inside_if(
     root: &Path,
     rel: &Path,
     bytes: &[u8],
@@ -476,7 +480,7 @@ pub fn replace_inside_if(
 /// between writing one and renaming it). Only files of its own naming, older than a minute
 /// (so a write in progress in another process is left alone), are removed; returns their
 /// vault-relative paths.
-pub fn clean_own_temps(root: &Path) -> Vec<String> {
+pub(crate) fn clean_own_temps(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let walk = walkdir::WalkDir::new(root)
         .follow_links(false)
@@ -519,24 +523,24 @@ fn is_symlink_refusal(e: &std::io::Error) -> bool {
 /// The identity of a file or folder on disk (device and inode), to notice that a path now
 /// names another file (a sync tool replaced it) or a folder moved away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileId {
+pub(crate) struct FileId {
     dev: u64,
     ino: u64,
 }
 
 impl FileId {
     /// The identity of what `path` names (links followed).
-    pub fn of_path(path: &Path) -> Option<FileId> {
+    pub(crate) fn of_path(path: &Path) -> Option<FileId> {
         std::fs::metadata(path).ok().map(|m| Self::of(&m))
     }
 
     /// The identity of what `path` names itself (a link is its own file).
-    pub fn of_link(path: &Path) -> Option<FileId> {
+    pub(crate) fn of_link(path: &Path) -> Option<FileId> {
         std::fs::symlink_metadata(path).ok().map(|m| Self::of(&m))
     }
 
     /// The identity of an open file.
-    pub fn of_file(f: &File) -> Option<FileId> {
+    pub(crate) fn of_file(f: &File) -> Option<FileId> {
         f.metadata().ok().map(|m| Self::of(&m))
     }
 

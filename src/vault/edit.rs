@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 /// Why an edit could not be made. Every message names the key, heading or thread, and the
 /// 1-based file line where one is known.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EditError {
     /// The note opens a frontmatter block with `---` and never closes it.
     #[error("the frontmatter opened by `---` on line {line} is never closed (add a `---` line after the last key)")]

@@ -80,7 +80,7 @@ impl LinkTarget {
 
 /// A wikilink found in plain text (frontmatter values, player messages).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FoundLink {
+pub(crate) struct FoundLink {
     /// Byte range of the whole `[[...]]` (including a leading `!` for embeds).
     pub range: std::ops::Range<usize>,
     /// The parsed target.
@@ -90,7 +90,7 @@ pub struct FoundLink {
 }
 
 /// Finds every `[[...]]` in plain text. Unclosed or empty brackets are skipped.
-pub fn find_wikilinks(text: &str) -> Vec<FoundLink> {
+pub(crate) fn find_wikilinks(text: &str) -> Vec<FoundLink> {
     let mut out = Vec::new();
     let mut pos = 0;
     while let Some(i) = text[pos..].find("[[") {
@@ -119,7 +119,7 @@ pub fn find_wikilinks(text: &str) -> Vec<FoundLink> {
 }
 
 /// If the whole value is a single wikilink, its target.
-pub fn as_single_link(value: &str) -> Option<LinkTarget> {
+pub(crate) fn as_single_link(value: &str) -> Option<LinkTarget> {
     let v = value.trim();
     let links = find_wikilinks(v);
     match links.as_slice() {
@@ -129,7 +129,7 @@ pub fn as_single_link(value: &str) -> Option<LinkTarget> {
 }
 
 /// The link a value starts with, when it starts with one (`[[Havenport]] (whisked away)`).
-pub fn leading_link(value: &str) -> Option<LinkTarget> {
+pub(crate) fn leading_link(value: &str) -> Option<LinkTarget> {
     let v = value.trim();
     find_wikilinks(v)
         .into_iter()
@@ -139,19 +139,19 @@ pub fn leading_link(value: &str) -> Option<LinkTarget> {
 }
 
 /// Drops one trailing `.md` (any case) from a path or link target.
-pub fn strip_md(s: &str) -> &str {
+pub(crate) fn strip_md(s: &str) -> &str {
     match s.len().checked_sub(3) {
         Some(i) if s.is_char_boundary(i) && s[i..].eq_ignore_ascii_case(".md") => &s[..i],
         _ => s,
     }
 }
 
-pub use crate::names::{norm_key, slug};
+pub(crate) use crate::names::{norm_key, slug};
 
 /// The two keys [`LinkIndex::resolve`] looks a target up by: its normalised text (matched
 /// against paths, file stems, display names and aliases) and its slug (matched against the
 /// slugs of file stems). `None` for an empty target, which resolves to nothing.
-pub fn lookup_keys(target: &str) -> Option<(String, String)> {
+pub(crate) fn lookup_keys(target: &str) -> Option<(String, String)> {
     let t = target
         .trim()
         .trim_start_matches("./")
@@ -164,7 +164,7 @@ pub fn lookup_keys(target: &str) -> Option<(String, String)> {
 /// its path without `.md`, the ends of that path that hold a `/`, its stem, the slug of its
 /// stem, and each of its names. A target none of whose [`lookup_keys`] is among these never
 /// resolves to the note (the watcher finds what a renamed or moved note affects this way).
-pub fn note_keys(path: &str, stem: &str, names: &[String]) -> Vec<String> {
+pub(crate) fn note_keys(path: &str, stem: &str, names: &[String]) -> Vec<String> {
     let k = LinkIndex::keys(path, stem, names);
     k.keys.iter().map(|key| k.get(key).to_string()).collect()
 }

@@ -3,19 +3,19 @@
 //! One bad note never stops the vault: each note carries its own diagnostics and the rest
 //! load. Parsing runs in parallel; the result is sorted by path so every run is identical.
 
-pub mod boundary;
-pub mod diagnostic;
+pub(crate) mod boundary;
+pub(crate) mod diagnostic;
 pub mod edit;
 pub mod frontmatter;
-pub mod links;
+pub(crate) mod links;
 pub mod markdown;
-pub mod note;
-pub mod period;
-pub mod placeholder;
-pub mod scope;
-pub mod secret;
-pub mod threads;
-pub mod walk;
+pub(crate) mod note;
+pub(crate) mod period;
+pub(crate) mod placeholder;
+pub(crate) mod scope;
+pub(crate) mod secret;
+pub(crate) mod threads;
+pub(crate) mod walk;
 pub mod yaml;
 
 pub use diagnostic::{Code, Diagnostic, Severity};
@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 /// Errors that stop a vault from loading at all (a single bad note never does).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum VaultError {
     /// The vault folder does not exist or is not a folder.
     #[error("{path}: not a vault folder: {source}")]

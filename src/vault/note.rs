@@ -7,7 +7,7 @@ use super::markdown::{self, Body, LineIndex};
 use crate::vault::Code;
 
 /// Notes larger than this are not parsed (a diagnostic says so).
-pub const MAX_NOTE_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_NOTE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// A link out of a note.
 ///
@@ -77,13 +77,13 @@ fn content_hash(bytes: &[u8]) -> u64 {
 
 /// The content hash [`Note::content_hash`] holds for these bytes (to skip re-parsing a
 /// file that did not change).
-pub fn hash_bytes(bytes: &[u8]) -> u64 {
+pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
     content_hash(bytes)
 }
 
 /// Normalises raw text: drops a UTF-8 BOM and turns CRLF / lone CR into LF (line numbers
 /// are unchanged).
-pub fn normalise(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn normalise(text: &str) -> std::borrow::Cow<'_, str> {
     let t = text.strip_prefix('\u{feff}').unwrap_or(text);
     if memchr::memchr(b'\r', t.as_bytes()).is_some() {
         std::borrow::Cow::Owned(t.replace("\r\n", "\n").replace('\r', "\n"))
@@ -95,7 +95,7 @@ pub fn normalise(text: &str) -> std::borrow::Cow<'_, str> {
 /// The body of a note's text as [`Note::parse`] reads it: its blocks (with their file
 /// lines), links, tags and inline fields. Write-back
 /// finds what it edits through this, so it edits what the reader read.
-pub fn read_body(text: &str) -> markdown::ParsedBody {
+pub(crate) fn read_body(text: &str) -> markdown::ParsedBody {
     let text = normalise(text);
     let lines = LineIndex::new(&text);
     let split = frontmatter::split(&text);
@@ -171,7 +171,7 @@ fn spells_slug(stem: &str, name: &str) -> bool {
 /// The file name without a `character sheet` ending (`vaerenth-character-sheet` ->
 /// `vaerenth`; with `plain`, also `Mira Holt Sheet` -> `Mira Holt`): the sheet is the
 /// character.
-pub fn strip_sheet_suffix(stem: &str, plain: impl FnOnce() -> bool) -> &str {
+pub(crate) fn strip_sheet_suffix(stem: &str, plain: impl FnOnce() -> bool) -> &str {
     // Asked for every name: most stems are passed over without a copy.
     let b = stem.as_bytes();
     if b.len() < 6 || !b[b.len() - 5..].eq_ignore_ascii_case(b"sheet") {
@@ -208,7 +208,7 @@ pub fn strip_sheet_suffix(stem: &str, plain: impl FnOnce() -> bool) -> &str {
 
 /// A file stem without the kind prefix some GMs put first (`NPC - Eda Oweland`,
 /// `Lokace - Saltmarsh`, `BBEG - Tharizdun`); other stems unchanged.
-pub fn strip_kind_prefix(stem: &str) -> &str {
+pub(crate) fn strip_kind_prefix(stem: &str) -> &str {
     let Some((head, rest)) = stem.split_once(" - ") else {
         return stem;
     };

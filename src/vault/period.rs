@@ -9,7 +9,7 @@
 
 /// What a heading is, as a period of the timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Period {
+pub(crate) enum Period {
     /// `Day N` (any case, any suffix: `Day 6 — evening`): a day vaultdm can count.
     Day(i64),
     /// A date in the vault's own calendar (`Year 3`, `2024-03-12`, `12 Mirtul 1492`,
@@ -22,7 +22,7 @@ pub enum Period {
 }
 
 /// The period a heading's text (without its `#`s) names.
-pub fn of_heading(text: &str) -> Period {
+pub(crate) fn of_heading(text: &str) -> Period {
     if let Some((n, _)) = day(text) {
         Period::Day(n)
     } else if is_aside(text) {
@@ -36,7 +36,7 @@ pub fn of_heading(text: &str) -> Period {
 
 /// The day of a `Day N` heading or cell (`day` in any case, then the number) and what
 /// follows the number (` — evening`).
-pub fn day(text: &str) -> Option<(i64, &str)> {
+pub(crate) fn day(text: &str) -> Option<(i64, &str)> {
     let t = text.trim();
     if !t.get(..3)?.eq_ignore_ascii_case("day") {
         return None;
@@ -51,7 +51,7 @@ pub fn day(text: &str) -> Option<(i64, &str)> {
 }
 
 /// A heading over what is not an event: open questions, notes, hooks, links.
-pub fn is_aside(text: &str) -> bool {
+pub(crate) fn is_aside(text: &str) -> bool {
     const WORDS: [&str; 23] = [
         "caveats",
         "mysteries",

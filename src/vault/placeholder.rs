@@ -32,7 +32,7 @@ const FILLER: &[&str] = &[
 
 /// Whether `text` is template text: it holds a Templater command (`<% … %>`), a `{{…}}`
 /// variable, or is made only of `[Prompt]` brackets (not links) and `-`/`…` filler.
-pub fn is_placeholder(text: &str) -> bool {
+pub(crate) fn is_placeholder(text: &str) -> bool {
     let t = text.trim();
     if t.contains("<%") || t.contains("{{") {
         return true;

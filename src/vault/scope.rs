@@ -70,7 +70,7 @@ fn json_string(root: &Path, rel: &str, key: &str) -> Option<String> {
 /// True for file names that editors, office suites and sync tools write while saving:
 /// swap, backup, lock and temporary files (vim's `.note.md.swp`, `note.md~` and `4913`,
 /// emacs's `.#note.md` and `#note.md#`, JetBrains' `___jb_tmp___`, Office's `~$`, `.tmp`).
-pub fn is_temp_name(name: &str) -> bool {
+pub(crate) fn is_temp_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     if n.is_empty() {
         return false;
@@ -108,7 +108,7 @@ pub fn is_temp_name(name: &str) -> bool {
 /// True for a vault-relative path (`/`-separated) inside, or naming, a folder the vault
 /// never reads: hidden folders (`.obsidian/`, `.trash/`, `.vaultdm/`, `.git/`) and backup
 /// folders (`name~`).
-pub fn is_skipped_folder(rel: &str) -> bool {
+pub(crate) fn is_skipped_folder(rel: &str) -> bool {
     // Asked of every file a walk meets: a part starting with `.` or ending with `~` is
     // found in one pass over the bytes, not by cutting the path into parts.
     let b = rel.as_bytes();
@@ -120,26 +120,26 @@ pub fn is_skipped_folder(rel: &str) -> bool {
 
 /// True for a vault-relative path that is never read, whatever it is: anything in a
 /// skipped folder ([`is_skipped_folder`]) and editors' temporary files ([`is_temp_name`]).
-pub fn is_noise(rel: &str) -> bool {
+pub(crate) fn is_noise(rel: &str) -> bool {
     let last = rel.rsplit('/').find(|s| !s.is_empty()).unwrap_or("");
     is_skipped_folder(rel) || is_temp_name(last)
 }
 
 /// True for a Markdown file name (`.md`, any case).
-pub fn is_markdown(rel: &str) -> bool {
+pub(crate) fn is_markdown(rel: &str) -> bool {
     let b = rel.as_bytes();
     b.len() >= 3 && b[b.len() - 3..].eq_ignore_ascii_case(b".md")
 }
 
 /// True when `abs` exists and its real place (every link on the way followed) is outside
 /// the vault whose real path is `canon_root`: a link leading out, never followed.
-pub fn leads_outside(canon_root: &Path, abs: &Path) -> bool {
+pub(crate) fn leads_outside(canon_root: &Path, abs: &Path) -> bool {
     abs.canonicalize()
         .is_ok_and(|real| !real.starts_with(canon_root))
 }
 
 /// True for a folder name that means "templates" (`Templates`, `z_Templates`, `_template`).
-pub fn is_template_folder_name(seg: &str) -> bool {
+pub(crate) fn is_template_folder_name(seg: &str) -> bool {
     // Every such name holds `templat` in ASCII letters (no other character lower-cases to
     // one of them), so most folders are passed over without making their word.
     let has_templat = seg

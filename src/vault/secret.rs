@@ -28,7 +28,7 @@ use super::Note;
 
 /// Section headings that mark what follows as the GM's (compared lower-case, a trailing
 /// `:` and emoji ignored).
-pub const HEADINGS: &[&str] = &[
+pub(crate) const HEADINGS: &[&str] = &[
     "secret",
     "secrets",
     "secrets and clues",
@@ -57,13 +57,13 @@ pub const HEADINGS: &[&str] = &[
 ];
 
 /// Callout (and Admonition) types that hold what the players must not hear.
-pub const CALLOUTS: &[&str] = &[
+pub(crate) const CALLOUTS: &[&str] = &[
     "secret", "secrets", "gm", "dm", "spoiler", "hidden", "private", "gm-only", "dm-only",
 ];
 
 /// Fields whose text is the GM's (frontmatter or inline); `true` on one marks the whole
 /// note.
-pub const FIELDS: &[&str] = &[
+pub(crate) const FIELDS: &[&str] = &[
     "secret",
     "secrets",
     "gm_notes",
@@ -79,12 +79,12 @@ pub const FIELDS: &[&str] = &[
 
 /// Tags that mark a whole note as the GM's (lower case, without `#`; a nested tag such as
 /// `#status/secret` counts by its last part).
-pub const TAGS: &[&str] = &[
+pub(crate) const TAGS: &[&str] = &[
     "secret", "gm-only", "dm-only", "gm_only", "dm_only", "spoiler",
 ];
 
 /// Folders whose notes are the GM's (a path part, compared lower-case).
-pub const FOLDERS: &[&str] = &[
+pub(crate) const FOLDERS: &[&str] = &[
     "gm", "dm", "gm only", "dm only", "gm-only", "dm-only", "gm notes", "dm notes", "secrets",
     "_gm", "_dm",
 ];
@@ -230,7 +230,7 @@ impl SecretRules {
     /// Whether a section heading marks its text as the GM's.
     pub fn heading(&self, h: &str) -> bool {
         let h = fold(h);
-        self.headings.iter().any(|x| *x == h)
+        self.headings.contains(&h)
     }
 
     /// Whether a callout type (lower case, as the parser gives it) is the GM's.
@@ -242,7 +242,7 @@ impl SecretRules {
     /// Whether a field (a frontmatter key, lower case) holds the GM's text.
     pub fn field(&self, key: &str) -> bool {
         let k = key.trim().to_lowercase().replace([' ', '-'], "_");
-        self.fields.iter().any(|x| *x == k)
+        self.fields.contains(&k)
     }
 
     /// Whether `%% comments %%` are secrets in this vault.

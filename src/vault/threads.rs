@@ -12,12 +12,12 @@
 use super::markdown::{Block, BlockKind};
 
 /// The conventional priority sections, most pressing first, as written in new sections.
-pub const PRIORITY_NAMES: [&str; 5] = ["Urgent", "High", "Medium", "Low", "Resolved"];
+pub(crate) const PRIORITY_NAMES: [&str; 5] = ["Urgent", "High", "Medium", "Low", "Resolved"];
 
 /// The rank of a priority word (`urgent` 0, `High` 1, `ongoing` 2, `background` 3,
 /// `closed` 4…), read from the first word of `s`, in any case. The one rule of which words
 /// name a priority, for headings, frontmatter values and tags alike.
-pub fn priority_rank(s: &str) -> Option<usize> {
+pub(crate) fn priority_rank(s: &str) -> Option<usize> {
     let s = s.trim().to_lowercase();
     let w = s
         .split(|c: char| !c.is_alphanumeric())
@@ -38,7 +38,7 @@ pub fn priority_rank(s: &str) -> Option<usize> {
 
 /// A priority heading (`## High`, `# Urgent`, `### Resolved`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadSection {
+pub(crate) struct ThreadSection {
     /// The heading text as read (`High Priority`).
     pub name: String,
     /// Its priority rank ([`priority_rank`]).
@@ -51,7 +51,7 @@ pub struct ThreadSection {
 
 /// One thread of a list, as the reader reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListedThread {
+pub(crate) struct ListedThread {
     /// The title, as the context shows it (emphasis removed, links as their display text,
     /// spaces collapsed).
     pub title: String,
@@ -80,7 +80,7 @@ pub struct ListedThread {
 impl ListedThread {
     /// Its priority rank as read: a ticked checkbox is done (resolved, 4) wherever it sits;
     /// otherwise its section's rank. `None` under no priority heading.
-    pub fn rank(&self, list: &ThreadList) -> Option<usize> {
+    pub(crate) fn rank(&self, list: &ThreadList) -> Option<usize> {
         if self.checkbox == Some(true) {
             return Some(4);
         }
@@ -92,7 +92,7 @@ impl ListedThread {
 
 /// The threads and priority sections of a note.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ThreadList {
+pub(crate) struct ThreadList {
     /// Priority headings in order.
     pub sections: Vec<ThreadSection>,
     /// Threads in order.
@@ -104,7 +104,7 @@ pub struct ThreadList {
 /// A title as two titles are compared: emphasis markers dropped, wikilinks as their display
 /// text, spaces collapsed, lower case. The context's title and the GM's spelling of it
 /// (`**The Debt**`, `[[Vane]]'s Ledger`, `the debt`) compare equal.
-pub fn title_key(s: &str) -> String {
+pub(crate) fn title_key(s: &str) -> String {
     let t = s.replace("**", "").replace("__", "");
     let mut out = String::with_capacity(t.len());
     let mut rest = t.as_str();
@@ -140,7 +140,7 @@ pub fn title_key(s: &str) -> String {
 /// A bold lead is the title (`**The Debt:** Vane owes…` is "The Debt"); otherwise the title
 /// ends at the first separator — ` — `, ` – `, ` -- `, ` - ` or `: ` — whichever comes
 /// first (`A Bell: rings twice — at noon` is "A Bell"), else it is the whole line.
-pub fn item_title<'a>(first: &'a str, strong: Option<&str>) -> (String, &'a str) {
+pub(crate) fn item_title<'a>(first: &'a str, strong: Option<&str>) -> (String, &'a str) {
     if let Some(p) = strong.map(str::trim).filter(|p| !p.is_empty()) {
         if let Some(rest) = first.trim_start().strip_prefix(p) {
             return (one_line(p.trim_end_matches(':').trim()), strip_sep(rest));
@@ -183,7 +183,7 @@ fn checkbox(text: &str) -> Option<(bool, &str)> {
 /// (or `Next step:`), when the line is one — as read (`→ Next: Go`) or as written in the
 /// file (`  → **Next:** Go`, `- Next step: Go`). Before `Next` only spaces, list markers,
 /// emphasis and arrows (`→ ➜ ➔ ⇒ -> =>`) may stand; `Next` is matched in any case.
-pub fn next_step(line: &str) -> Option<std::ops::Range<usize>> {
+pub(crate) fn next_step(line: &str) -> Option<std::ops::Range<usize>> {
     let lower = line.to_ascii_lowercase();
     let k = lower.find("next")?;
     if !line[..k]
@@ -221,7 +221,7 @@ pub fn next_step(line: &str) -> Option<std::ops::Range<usize>> {
 /// level 1 is a thread (a level-2 one with no section); a list item at the top level is a
 /// thread when it opens with bold text, or when it is not under a heading-style thread.
 /// What follows a thread, up to the next thread or heading, is its text.
-pub fn read_threads(blocks: &[Block]) -> ThreadList {
+pub(crate) fn read_threads(blocks: &[Block]) -> ThreadList {
     let mut list = ThreadList::default();
     let mut section: Option<usize> = None;
     // Whether a thread is open, and the level of its heading (0 for a list item).
@@ -350,7 +350,7 @@ fn next_in(list: &mut ThreadList, b: &Block, skip: usize) {
 
 /// One checkbox of a checklist (a quest log: `- [ ] Destroy Strahd`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckItem {
+pub(crate) struct CheckItem {
     /// Whether the box is ticked.
     pub done: bool,
     /// Whether it is a top-level item (a storyline; deeper ones are its steps).
@@ -367,7 +367,7 @@ pub struct CheckItem {
 
 /// The checkboxes of a checklist, in order; `None` with fewer than `min` (at least one).
 /// Top-level items are those at the shallowest depth any box has.
-pub fn read_checklist(blocks: &[&Block], min: usize) -> Option<Vec<CheckItem>> {
+pub(crate) fn read_checklist(blocks: &[&Block], min: usize) -> Option<Vec<CheckItem>> {
     let boxes: Vec<u16> = blocks
         .iter()
         .filter(|b| b.checkbox().is_some())
@@ -399,7 +399,7 @@ pub fn read_checklist(blocks: &[&Block], min: usize) -> Option<Vec<CheckItem>> {
 }
 
 /// Whether a line of a thread's text is a next step, and its text (for summaries).
-pub fn next_text(line: &str) -> Option<&str> {
+pub(crate) fn next_text(line: &str) -> Option<&str> {
     next_step(line).map(|r| line[r].trim())
 }
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// A Markdown file found in the vault.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found {
+pub(crate) struct Found {
     /// Absolute path on disk.
     pub abs: PathBuf,
     /// Vault-relative path with `/` separators.
@@ -26,7 +26,7 @@ fn is_clean_rel(s: &str) -> bool {
 }
 
 /// Converts a path under `root` into the vault-relative `/`-separated form.
-pub fn rel_path(root: &Path, abs: &Path) -> Option<String> {
+pub(crate) fn rel_path(root: &Path, abs: &Path) -> Option<String> {
     // On Unix the walk's paths start with the root's very bytes: cut them off as bytes.
     #[cfg(unix)]
     {
@@ -57,13 +57,17 @@ pub fn rel_path(root: &Path, abs: &Path) -> Option<String> {
 
 /// Walks the vault, returning its notes (sorted by path) and walk problems. Template
 /// folders ([`Scope`]) are not entered; one info diagnostic names each.
-pub fn walk(root: &Path, scope: &mut Scope) -> (Vec<Found>, Vec<Diagnostic>) {
+pub(crate) fn walk(root: &Path, scope: &mut Scope) -> (Vec<Found>, Vec<Diagnostic>) {
     walk_under(root, root, scope)
 }
 
 /// Walks one folder of the vault (`dir`, inside `root`) with the same rules as [`walk`]:
 /// used when a folder appears or moves while watching.
-pub fn walk_under(root: &Path, dir: &Path, scope: &mut Scope) -> (Vec<Found>, Vec<Diagnostic>) {
+pub(crate) fn walk_under(
+    root: &Path,
+    dir: &Path,
+    scope: &mut Scope,
+) -> (Vec<Found>, Vec<Diagnostic>) {
     let mut found = Vec::new();
     let diags = walk_each(root, dir, scope, &mut |f| found.push(f));
     found.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
@@ -72,7 +76,7 @@ pub fn walk_under(root: &Path, dir: &Path, scope: &mut Scope) -> (Vec<Found>, Ve
 
 /// Walks like [`walk_under`], handing each note to `each` as soon as it is found (so notes
 /// can be read while the walk goes on), and returns the walk's diagnostics.
-pub fn walk_each(
+pub(crate) fn walk_each(
     root: &Path,
     dir: &Path,
     scope: &mut Scope,

@@ -8,7 +8,7 @@
 //!
 //! - [`Watcher`] watches the vault *folder* (recursively, never single files: editors save
 //!   by writing a new file and renaming it over the old one) with notify-debouncer-full,
-//!   drops what is never canon ([`filter`]: `.obsidian/`, `.trash/`, `.vaultdm/`, the root
+//!   drops what is never canon ([`crate::vault::scope`]: `.obsidian/`, `.trash/`, `.vaultdm/`, the root
 //!   `sessions/`, swap/backup/temp files), and joins bursts so a git checkout writing 500
 //!   files arrives as one [`Batch`]. `--poll` (or native events failing to start) plugs
 //!   [`poll::VaultPoller`] into the same debouncer instead (see there why not notify's own
@@ -70,10 +70,9 @@
 #[cfg(test)]
 mod agree;
 mod canon;
-pub mod filter;
 mod incremental;
 mod live;
-pub mod poll;
+pub(crate) mod poll;
 mod watcher;
 
 pub use canon::{Canon, Fallback};
@@ -89,6 +88,7 @@ use std::time::{Duration, Instant};
 /// Errors that stop live canon from starting (a change while running never does: it
 /// becomes a diagnostic in the [`Reload`]).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WatchError {
     /// The vault could not be read at all.
     #[error(transparent)]

@@ -98,7 +98,7 @@ fn changes(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
 
 /// Scans the watched folder every poll interval and reports created, changed and removed
 /// files.
-pub struct VaultPoller {
+pub(crate) struct VaultPoller {
     handler: Option<Box<dyn EventHandler>>,
     interval: Duration,
     stop: Arc<AtomicBool>,

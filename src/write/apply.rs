@@ -8,31 +8,11 @@
 //! ([`boundary::write_atomic_inside`]); if a write fails half-way through a set, the notes
 //! already written are put back.
 
+pub use super::error::{ConflictReason, IoReason, WriteError};
 use super::plan::{read_note, FileEdit, Plan};
 use crate::vault::boundary::{self, Replaced};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// Why a change set was not written.
-#[derive(Debug, thiserror::Error)]
-pub enum WriteError {
-    /// A note changed since the change was proposed, and the change no longer holds.
-    #[error("{path} changed since the change was made: {why}; nothing was written")]
-    Conflict {
-        /// The note.
-        path: String,
-        /// What no longer holds.
-        why: String,
-    },
-    /// A note could not be read or written.
-    #[error("{path}: {why}; nothing was written")]
-    Io {
-        /// The note.
-        path: String,
-        /// What went wrong.
-        why: String,
-    },
-}
 
 /// A file as one applied set left it: enough to know it is unchanged since and to put it
 /// back. Only the part that changed is kept (an event appended to a long timeline keeps
@@ -138,17 +118,17 @@ fn final_text(f: &FileEdit, now: Option<&str>) -> Result<String, WriteError> {
     if now == f.before.as_deref() {
         return Ok(f.after.clone());
     }
-    let conflict = |why: String| WriteError::Conflict {
+    let conflict = |why: ConflictReason| WriteError::Conflict {
         path: f.path.clone(),
         why,
     };
     let mut text = now.unwrap_or("").to_string();
     if now.is_none() && f.before.is_some() {
-        return Err(conflict("the note was deleted or moved".into()));
+        return Err(conflict(ConflictReason::Deleted));
     }
     for op in &f.ops {
-        op.still_holds(&text).map_err(conflict)?;
-        text = op.apply(&text).map_err(conflict)?;
+        op.still_holds(&text).map_err(|e| conflict(e.into()))?;
+        text = op.apply(&text).map_err(|e| conflict(e.into()))?;
     }
     Ok(text)
 }
@@ -163,7 +143,7 @@ fn put(
     expect: Option<&str>,
     text: Option<&str>,
 ) -> Result<Replaced, WriteError> {
-    let io = |why: String| WriteError::Io {
+    let io = |why: IoReason| WriteError::Io {
         path: path.to_string(),
         why,
     };
@@ -174,16 +154,15 @@ fn put(
             t.as_bytes(),
             expect.map(str::as_bytes),
         )
-        .map_err(|e| io(e.to_string())),
+        .map_err(|e| io(e.into())),
         None => {
             // Only a file inside the vault is removed, and only while it is what was written.
-            let real =
-                boundary::check_inside(root, Path::new(path)).map_err(|e| io(e.to_string()))?;
+            let real = boundary::check_inside(root, Path::new(path)).map_err(|e| io(e.into()))?;
             let now = std::fs::read(&real).ok();
             if now.as_deref() != expect.map(str::as_bytes) {
                 return Ok(Replaced::Changed(now));
             }
-            std::fs::remove_file(&real).map_err(|e| io(e.to_string()))?;
+            std::fs::remove_file(&real).map_err(|e| io(e.into()))?;
             Ok(Replaced::Done(real))
         }
     }
@@ -207,9 +186,11 @@ fn put_checked(
             Replaced::Done(_) => return Ok((path.to_string(), now, text)),
             Replaced::Changed(b) => {
                 now = match b {
-                    Some(b) => Some(String::from_utf8(b).map_err(|_| WriteError::Io {
+                    Some(b) => Some(String::from_utf8(b).map_err(|e| WriteError::Io {
                         path: path.to_string(),
-                        why: "it is no longer UTF-8 text; vaultdm does not edit it".into(),
+                        why: IoReason::NoLongerUtf8 {
+                            source: e.utf8_error(),
+                        },
                     })?),
                     None => None,
                 }
@@ -218,7 +199,7 @@ fn put_checked(
     }
     Err(WriteError::Conflict {
         path: path.to_string(),
-        why: "it kept changing while vaultdm wrote it".into(),
+        why: ConflictReason::KeptChanging,
     })
 }
 
@@ -244,30 +225,31 @@ fn write_all(
             handles
                 .into_iter()
                 .map(|(path, h)| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(WriteError::Io {
-                            path,
-                            why: "the write stopped unexpectedly".into(),
-                        })
-                    })
+                    h.join().unwrap_or(Err(WriteError::Io {
+                        path,
+                        why: IoReason::Stopped,
+                    }))
                 })
                 .collect()
         })
     };
-    if let Some(k) = results.iter().position(Result::is_err) {
-        for (path, before, after) in results.iter().rev().flatten() {
+    let mut made = Vec::with_capacity(results.len());
+    let mut failed = None;
+    for r in results {
+        match r {
+            Ok(m) => made.push(m),
+            Err(e) => {
+                failed.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = failed {
+        for (path, before, after) in made.iter().rev() {
             let _ = put(root, path, after.as_deref(), before.as_deref());
         }
-        return Err(results
-            .into_iter()
-            .nth(k)
-            .and_then(Result::err)
-            .unwrap_or(WriteError::Io {
-                path: String::new(),
-                why: "unknown".into(),
-            }));
+        return Err(e);
     }
-    Ok(results.into_iter().flatten().collect())
+    Ok(made)
 }
 
 /// Makes the text to write from what a note holds now.
@@ -278,9 +260,9 @@ type TextFor<'a> = dyn Fn(Option<&str>) -> Result<Option<String>, WriteError> + 
 pub fn apply(root: &Path, plan: &Plan) -> Result<Applied, WriteError> {
     let mut jobs: Vec<(String, Option<String>, Box<TextFor<'_>>)> = Vec::new();
     for f in &plan.files {
-        let now = read_note(root, &f.path).map_err(|why| WriteError::Io {
+        let now = read_note(root, &f.path).map_err(|e| WriteError::Io {
             path: f.path.clone(),
-            why,
+            why: e.into(),
         })?;
         // A conflict found now writes nothing at all.
         final_text(f, now.as_deref())?;
@@ -325,23 +307,21 @@ fn missing_dirs(root: &Path, path: &str) -> Vec<String> {
 pub fn revert(root: &Path, set: &Applied) -> Result<Vec<PathBuf>, WriteError> {
     let mut jobs: Vec<(String, Option<String>, Box<TextFor<'_>>)> = Vec::new();
     for f in &set.files {
-        let now = read_note(root, &f.path).map_err(|why| WriteError::Io {
+        let now = read_note(root, &f.path).map_err(|e| WriteError::Io {
             path: f.path.clone(),
-            why,
+            why: e.into(),
         })?;
         let back = move |now: Option<&str>| {
             let Some(now) = now else {
                 return Err(WriteError::Conflict {
                     path: f.path.clone(),
-                    why: "it was deleted or moved after the change was applied, so nothing is put back"
-                        .into(),
+                    why: ConflictReason::GoneSinceApplied,
                 });
             };
             if !f.is_after(now) {
                 return Err(WriteError::Conflict {
                     path: f.path.clone(),
-                    why: "it was edited after the change was applied, so it is left as it is"
-                        .into(),
+                    why: ConflictReason::EditedSinceApplied,
                 });
             }
             Ok(f.before_of(now))
@@ -391,7 +371,19 @@ mod tests {
             files: vec![f],
         };
         match revert(dir.path(), &set) {
-            Err(WriteError::Conflict { why, .. }) => assert!(why.contains("deleted"), "{why}"),
+            Err(e @ WriteError::Conflict { .. }) => {
+                assert!(
+                    matches!(
+                        e,
+                        WriteError::Conflict {
+                            why: ConflictReason::GoneSinceApplied,
+                            ..
+                        }
+                    ),
+                    "{e}"
+                );
+                assert!(e.to_string().contains("deleted"), "{e}");
+            }
             other => panic!("expected a conflict, got {other:?}"),
         }
         assert!(!dir.path().join("n.md").exists());

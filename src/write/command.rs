@@ -5,12 +5,13 @@
 //! (`/set "Ida Marsh" status dead`).
 
 use super::change::{Change, Field};
+use super::error::CommandError;
 use super::resolve;
 use crate::canon::model::Campaign;
 use crate::mentions::Matcher;
 
 /// A write command's name and its usage line.
-pub const USAGE: &[(&str, &str)] = &[
+pub(crate) const USAGE: &[(&str, &str)] = &[
     ("set", "/set <who> <field> <value>   e.g. /set brannock hp 15, /set \"Ida Marsh\" status dead, /set kit gold +5"),
     ("move", "/move <who|party> <place>   e.g. /move party the assay office"),
     ("day", "/day [+N|N] [time]          e.g. /day +1 morning, /day dusk"),
@@ -18,7 +19,8 @@ pub const USAGE: &[(&str, &str)] = &[
     ("resolve", "/resolve <thread>            mark a thread resolved"),
 ];
 
-fn usage(name: &str) -> String {
+/// `usage: <line>` for the command `name` (see [`CommandError::Usage`]).
+pub(super) fn usage(name: &str) -> String {
     USAGE
         .iter()
         .find(|(n, _)| *n == name)
@@ -27,7 +29,7 @@ fn usage(name: &str) -> String {
 
 /// Splits arguments into words; `"..."` keeps spaces inside one word (`\"` is a quote
 /// inside it).
-pub fn words(args: &str) -> Vec<String> {
+pub(crate) fn words(args: &str) -> Vec<String> {
     word_spans(args).into_iter().map(|(w, _)| w).collect()
 }
 
@@ -83,7 +85,12 @@ fn raw_value(args: &str, field_end: usize) -> String {
 
 /// Reads a write command (`name` without the slash, lower-case) and its arguments into a
 /// change; the error is what to tell the GM (with the usage line).
-pub fn parse(name: &str, args: &str, c: &Campaign, m: &Matcher) -> Result<Change, String> {
+pub(crate) fn parse(
+    name: &str,
+    args: &str,
+    c: &Campaign,
+    m: &Matcher,
+) -> Result<Change, CommandError> {
     let w = words(args);
     match name {
         "set" => set(&w, args, c, m),
@@ -92,7 +99,7 @@ pub fn parse(name: &str, args: &str, c: &Campaign, m: &Matcher) -> Result<Change
         "event" => {
             let text = args.trim();
             if text.is_empty() {
-                Err(usage("event"))
+                Err(CommandError::Usage { command: "event" })
             } else {
                 Ok(Change::Event {
                     text: text.to_string(),
@@ -103,16 +110,18 @@ pub fn parse(name: &str, args: &str, c: &Campaign, m: &Matcher) -> Result<Change
         "resolve" => {
             let thread = w.join(" ");
             if thread.is_empty() {
-                Err(usage("resolve"))
+                Err(CommandError::Usage { command: "resolve" })
             } else {
                 Ok(Change::Resolve { thread })
             }
         }
-        _ => Err(format!("/{name} is not a write command")),
+        _ => Err(CommandError::NotACommand {
+            name: name.to_string(),
+        }),
     }
 }
 
-fn set(w: &[String], args: &str, c: &Campaign, m: &Matcher) -> Result<Change, String> {
+fn set(w: &[String], args: &str, c: &Campaign, m: &Matcher) -> Result<Change, CommandError> {
     // The field is the first word after at least one word of name that is a field name
     // and leaves a value after it; of several such splits, the one whose name resolves.
     let splits: Vec<usize> = (1..w.len().saturating_sub(1))
@@ -120,13 +129,9 @@ fn set(w: &[String], args: &str, c: &Campaign, m: &Matcher) -> Result<Change, St
         .collect();
     if splits.is_empty() {
         return Err(if w.len() < 3 {
-            usage("set")
+            CommandError::Usage { command: "set" }
         } else {
-            format!(
-                "no field named in \"{}\" (fields: {})",
-                w.join(" "),
-                Field::NAMES
-            )
+            CommandError::NoField { words: w.join(" ") }
         });
     }
     let pick = splits
@@ -157,9 +162,7 @@ fn set(w: &[String], args: &str, c: &Campaign, m: &Matcher) -> Result<Change, St
                 field,
                 item: item.trim().to_string(),
             }),
-            _ => Err(format!(
-                "{field} is a list: add an entry with +name, remove one with -name (/set {entity} {field} +rope)"
-            )),
+            _ => Err(CommandError::ListValue { entity, field }),
         };
     }
     let value = match value.parse::<i64>() {
@@ -173,9 +176,9 @@ fn set(w: &[String], args: &str, c: &Campaign, m: &Matcher) -> Result<Change, St
     })
 }
 
-fn mv(w: &[String], c: &Campaign, m: &Matcher) -> Result<Change, String> {
+fn mv(w: &[String], c: &Campaign, m: &Matcher) -> Result<Change, CommandError> {
     if w.len() < 2 {
-        return Err(usage("move"));
+        return Err(CommandError::Usage { command: "move" });
     }
     let who_ok = |s: &str| resolve::is_party(c, s) || resolve::entity(c, m, s).is_ok();
     let place = |k: usize| {
@@ -200,13 +203,16 @@ fn mv(w: &[String], c: &Campaign, m: &Matcher) -> Result<Change, String> {
     })
 }
 
-fn day(w: &[String]) -> Result<Change, String> {
+fn day(w: &[String]) -> Result<Change, CommandError> {
     let mut advance = None;
     let mut day = None;
     let mut rest = w;
     if let Some(first) = w.first() {
         if let Some(n) = first.strip_prefix('+') {
-            advance = Some(n.parse::<i64>().map_err(|_| usage("day"))?);
+            advance = Some(
+                n.parse::<i64>()
+                    .map_err(|_| CommandError::Usage { command: "day" })?,
+            );
             rest = &w[1..];
         } else if let Ok(n) = first.parse::<i64>() {
             day = Some(n);
@@ -220,7 +226,7 @@ fn day(w: &[String]) -> Result<Change, String> {
     }
     let time = (!rest.is_empty()).then(|| rest.join(" "));
     if advance.is_none() && day.is_none() && time.is_none() {
-        return Err(usage("day"));
+        return Err(CommandError::Usage { command: "day" });
     }
     Ok(Change::Time { advance, day, time })
 }

@@ -2,17 +2,14 @@
 //! format as a tool (function) for providers that support tools. The fenced block is the
 //! fallback for models and servers without tools; both carry the JSON of [`super::Change`].
 
-/// The fence info string of a proposal block.
-pub const FENCE: &str = crate::llm::fence::INFO_STRING;
-
 /// The tool's name.
-pub const TOOL_NAME: &str = "propose_canon_changes";
+pub(crate) const TOOL_NAME: &str = "propose_canon_changes";
 
 /// The tool's description.
-pub const TOOL_DESCRIPTION: &str = "Propose changes to the campaign's canon that your reply makes true (damage, healing, deaths, moves, items, time passing, events, threads, new NPCs or places). The GM reviews them before they are written.";
+pub(crate) const TOOL_DESCRIPTION: &str = "Propose changes to the campaign's canon that your reply makes true (damage, healing, deaths, moves, items, time passing, events, threads, new NPCs or places). The GM reviews them before they are written.";
 
 /// The section of the system prompt that asks for proposals.
-pub const GUIDE: &str = r#"## Keeping canon current
+pub(crate) const GUIDE: &str = r#"## Keeping canon current
 When your reply changes the campaign's facts (someone is hurt, healed or dies, someone moves, an item is gained or lost, time passes, a notable event happens, a thread begins or is resolved, a new named NPC or place appears), propose the changes after your narration in one fenced block. The GM reviews them; never mention the block in your prose, and add no block when nothing changed.
 ```vaultdm-changes
 [{"op": "set", "entity": "<name>", "field": "hp", "value": 15},
@@ -21,7 +18,7 @@ When your reply changes the campaign's facts (someone is hurt, healed or dies, s
 Ops: set (entity, field: hp, max_hp, ac, level, gold, status, disposition or role; value, "+N"/"-N" for relative), move (entity or "party", to), add / remove (entity, item, field: inventory or conditions), time (advance: days, time: "morning"), event (text), new_thread (title, priority, summary, next), resolve (thread), prioritise (thread, priority), next (thread, next), new_npc (name, role, location, disposition, summary), new_location (name, parent, description). Use names as canon gives them."#;
 
 /// The tool, as sent with the request.
-pub fn tool_spec() -> crate::llm::ToolSpec {
+pub(crate) fn tool_spec() -> crate::llm::ToolSpec {
     crate::llm::ToolSpec {
         name: TOOL_NAME.into(),
         description: TOOL_DESCRIPTION.into(),
@@ -30,7 +27,7 @@ pub fn tool_spec() -> crate::llm::ToolSpec {
 }
 
 /// The JSON Schema of the tool's arguments: `{"changes": [...]}`.
-pub fn tool_parameters() -> serde_json::Value {
+pub(crate) fn tool_parameters() -> serde_json::Value {
     let s = |d: &str| serde_json::json!({"type": "string", "description": d});
     serde_json::json!({
         "type": "object",

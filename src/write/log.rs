@@ -5,6 +5,7 @@
 
 use super::apply::Applied;
 use super::change::Change;
+pub(crate) use super::error::LogError;
 use crate::vault::boundary;
 use chrono::{DateTime, FixedOffset};
 use serde::{Deserialize, Serialize};
@@ -74,16 +75,6 @@ pub enum Entry {
     },
 }
 
-/// Why the change log could not be used.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {why}", path.display())]
-pub struct LogError {
-    /// The log.
-    pub path: PathBuf,
-    /// What went wrong.
-    pub why: String,
-}
-
 /// A value a proposed change replaces, as it was when the change was proposed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Was {
@@ -133,13 +124,13 @@ pub struct Proposal {
 }
 
 /// A pending proposed change.
-pub type PendingChange = Proposal;
+pub(crate) type PendingChange = Proposal;
 
 /// What was written to canon after `since`, by any session or command (every change log
 /// under `.vaultdm/sessions/`), oldest first, as `Canon updated:` lines: the writes a session
 /// did not see happen (a GM's `ask "/set …"` between two `ask`s, another chat's accepts).
 /// Only logs modified after `since` are read.
-pub fn written_since(vault: &Path, since: DateTime<FixedOffset>) -> Vec<String> {
+pub(crate) fn written_since(vault: &Path, since: DateTime<FixedOffset>) -> Vec<String> {
     let dir = vault.join(".vaultdm/sessions");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();

@@ -8,17 +8,24 @@
 //! nothing, atomically, with a conflict check against edits the GM made meanwhile
 //! ([`apply`]), and logged with the session so it can be reviewed and reverted ([`log`]).
 //! The caller reloads exactly the notes written, so the next context shows the change.
+//! Why a step does not happen is typed, one enum per step, in [`error`]; each message is
+//! what the GM is told.
 
 pub mod apply;
-pub mod change;
-pub mod command;
-pub mod guide;
-pub mod log;
+pub(crate) mod change;
+pub(crate) mod command;
+pub(crate) mod error;
+pub(crate) mod guide;
+pub(crate) mod log;
 pub mod plan;
-pub mod resolve;
+pub(crate) mod resolve;
 
-pub use apply::{Applied, WriteError};
+pub use apply::Applied;
 pub use change::{Change, Field};
+pub use error::{
+    CommandError, ConflictReason, IoReason, OpError, PlanError, ReadError, ResolveError,
+    WriteError, WriteFailed,
+};
 pub use log::{ChangeLog, From};
 pub use plan::{Plan, Planned, Rejected};
 
@@ -34,18 +41,6 @@ pub struct Written {
     /// What was written and its number in the session's change log (`None` when nothing
     /// was valid).
     pub applied: Option<(u64, Applied)>,
-}
-
-/// Why writing failed as a whole.
-#[derive(Debug, thiserror::Error)]
-pub enum WriteFailed {
-    /// Nothing was written (a conflict, a read or write error).
-    #[error(transparent)]
-    Write(#[from] WriteError),
-    /// The notes were written but the session's change log could not record it (so
-    /// `/revert` will not know of it).
-    #[error("the change was written, but the change log could not record it: {0}")]
-    Log(#[from] log::LogError),
 }
 
 /// Plans and writes `changes` on the vault at `root`: the valid ones all or nothing, the

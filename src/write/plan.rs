@@ -4,6 +4,7 @@
 //! reason and touches nothing; the others still go ahead.
 
 use super::change::{Change, Field};
+use super::error::{OpError, PlanError, ReadError};
 use super::log::{Basis, Was};
 use super::resolve::{self, Who};
 use crate::canon::kind::NoteKind;
@@ -107,7 +108,7 @@ pub enum Op {
 
 impl Op {
     /// Makes this edit on `text`.
-    pub fn apply(&self, text: &str) -> Result<String, String> {
+    pub fn apply(&self, text: &str) -> Result<String, OpError> {
         let r = match self {
             Op::Set { keys, value, .. } => edit::set_field(text, keys, value),
             Op::ListAdd { keys, item } => edit::list_add(text, keys, item),
@@ -127,11 +128,11 @@ impl Op {
                 return if text.is_empty() {
                     Ok(t.clone())
                 } else {
-                    Err("the note already exists".into())
+                    Err(OpError::Exists)
                 }
             }
         };
-        r.map_err(|e| e.to_string())
+        r.map_err(OpError::from)
     }
 
     /// The value this edit replaces, as planned: (key, raw value), for the edits that
@@ -146,19 +147,18 @@ impl Op {
 
     /// On a note that changed since the plan: whether this edit still applies to what the
     /// GM sees (the value it replaces is still there), else why not.
-    pub fn still_holds(&self, text: &str) -> Result<(), String> {
+    pub fn still_holds(&self, text: &str) -> Result<(), OpError> {
         match self {
             Op::Set { keys, expect, .. } => {
                 let now = edit::get_field(text, keys).map(|(_, v)| v);
                 if now.as_deref().map(str::trim) == expect.as_deref().map(str::trim) {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "`{}` is now {} (it was {} when the change was made)",
-                        keys[0],
-                        now.as_deref().unwrap_or("missing"),
-                        expect.as_deref().unwrap_or("missing")
-                    ))
+                    Err(OpError::ValueChanged {
+                        key: keys[0],
+                        now,
+                        was: expect.clone(),
+                    })
                 }
             }
             Op::Clock { expect, .. } => {
@@ -168,11 +168,7 @@ impl Op {
                 if now == *expect {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "the day is now {} (it was {} when the change was made)",
-                        now.map_or("missing".into(), |d| d.to_string()),
-                        expect.map_or("missing".into(), |d| d.to_string())
-                    ))
+                    Err(OpError::DayChanged { now, was: *expect })
                 }
             }
             Op::Tag { old, .. } => {
@@ -182,10 +178,10 @@ impl Op {
                 {
                     Ok(())
                 } else {
-                    Err(format!("the tag `{old}` is no longer there"))
+                    Err(OpError::TagGone { tag: old.clone() })
                 }
             }
-            Op::Create { .. } if !text.is_empty() => Err("the note was created meanwhile".into()),
+            Op::Create { .. } if !text.is_empty() => Err(OpError::CreatedMeanwhile),
             _ => Ok(()),
         }
     }
@@ -264,10 +260,10 @@ impl Plan {
 
 /// What `change` is shown as and made against on canon as it is now: its diff line, its
 /// absolute form and the values it replaces; or why it cannot be made.
-pub fn basis(c: &Campaign, m: &Matcher, root: &Path, change: &Change) -> Result<Basis, String> {
-    let p = plan(c, m, root, std::slice::from_ref(change));
-    if let Some(r) = p.rejected.first() {
-        return Err(r.reason.clone());
+pub fn basis(c: &Campaign, m: &Matcher, root: &Path, change: &Change) -> Result<Basis, PlanError> {
+    let (p, why) = plan_why(c, m, root, std::slice::from_ref(change));
+    if let Some(e) = why.into_iter().next() {
+        return Err(e);
     }
     let was = p.replaces();
     let planned = p
@@ -275,7 +271,7 @@ pub fn basis(c: &Campaign, m: &Matcher, root: &Path, change: &Change) -> Result<
         .into_iter()
         .chain(p.unchanged)
         .next()
-        .ok_or("nothing to plan")?;
+        .ok_or(PlanError::NothingToPlan)?;
     Ok(Basis {
         change: planned.absolute,
         shown: planned.summary,
@@ -292,7 +288,7 @@ struct Files<'a> {
 
 impl Files<'_> {
     /// The current planned text of `path` (reading it on first use).
-    fn text(&mut self, path: &str) -> Result<String, String> {
+    fn text(&mut self, path: &str) -> Result<String, ReadError> {
         if let Some(f) = self.files.get(path) {
             return Ok(f.after.clone());
         }
@@ -311,7 +307,7 @@ impl Files<'_> {
         Ok(after)
     }
 
-    fn exists(&mut self, path: &str) -> Result<bool, String> {
+    fn exists(&mut self, path: &str) -> Result<bool, ReadError> {
         self.text(path)?;
         Ok(self
             .files
@@ -319,9 +315,12 @@ impl Files<'_> {
             .is_some_and(|f| f.before.is_some() || !f.after.is_empty()))
     }
 
-    fn edit(&mut self, path: &str, op: Op) -> Result<(), String> {
+    fn edit(&mut self, path: &str, op: Op) -> Result<(), PlanError> {
         let text = self.text(path)?;
-        let after = op.apply(&text).map_err(|e| format!("{path}: {e}"))?;
+        let after = op.apply(&text).map_err(|source| PlanError::Edit {
+            path: path.to_string(),
+            source,
+        })?;
         if let Some(f) = self.files.get_mut(path) {
             f.after = after;
             f.ops.push(op);
@@ -332,24 +331,34 @@ impl Files<'_> {
 
 /// Reads a note's text as it is on disk, byte for byte (`None` when missing). A note that is
 /// not UTF-8 or lies outside the vault is not edited.
-pub fn read_note(root: &Path, path: &str) -> Result<Option<String>, String> {
+pub fn read_note(root: &Path, path: &str) -> Result<Option<String>, ReadError> {
     match boundary::read_inside(root, Path::new(path), MAX_EDIT_BYTES) {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
-            .map_err(|_| format!("{path} is not UTF-8 text; vaultdm does not edit it")),
+            .map_err(|e| ReadError::NotUtf8 {
+                path: path.to_string(),
+                source: e.utf8_error(),
+            }),
         Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e.into()),
     }
 }
 
 /// Plans `changes` on the campaign read from the vault at `root`.
 pub fn plan(c: &Campaign, m: &Matcher, root: &Path, changes: &[Change]) -> Plan {
+    plan_why(c, m, root, changes).0
+}
+
+/// [`plan`], and why each rejected change was rejected, in the order of
+/// [`Plan::rejected`] (whose reasons are these errors' messages).
+fn plan_why(c: &Campaign, m: &Matcher, root: &Path, changes: &[Change]) -> (Plan, Vec<PlanError>) {
     let mut files = Files {
         root,
         files: BTreeMap::new(),
         order: Vec::new(),
     };
     let mut out = Plan::default();
+    let mut why = Vec::new();
     let mut clock = Clock {
         day: c.day,
         time: c.time.clone(),
@@ -398,12 +407,13 @@ pub fn plan(c: &Campaign, m: &Matcher, root: &Path, changes: &[Change]) -> Plan 
                     _ => change.clone(),
                 },
             }),
-            Err(reason) => {
+            Err(e) => {
                 (files.files, files.order, clock) = snapshot;
                 out.rejected.push(Rejected {
                     change: change.clone(),
-                    reason,
-                })
+                    reason: e.to_string(),
+                });
+                why.push(e);
             }
         }
     }
@@ -413,7 +423,7 @@ pub fn plan(c: &Campaign, m: &Matcher, root: &Path, changes: &[Change]) -> Plan 
         .filter_map(|p| files.files.remove(p))
         .filter(|f| f.before.as_deref() != Some(f.after.as_str()) && !f.ops.is_empty())
         .collect();
-    out
+    (out, why)
 }
 
 #[derive(Debug, Clone)]
@@ -525,14 +535,14 @@ fn typed_note(
     fm: Vec<(String, String)>,
     typing: &Typing,
     body: &str,
-) -> Result<String, String> {
+) -> Result<String, PlanError> {
     let fm: Vec<(&str, Scalar)> = fm
         .iter()
         .map(|(k, v)| (k.as_str(), Scalar::Text(v.clone())))
         .collect();
     let text = edit::new_note(name, &fm, body);
     match typing {
-        Typing::Tag(t) => edit::list_add(&text, edit::TAG_KEYS, t).map_err(|e| e.to_string()),
+        Typing::Tag(t) => edit::list_add(&text, edit::TAG_KEYS, t).map_err(PlanError::NewNote),
         Typing::Key(..) => Ok(text),
     }
 }
@@ -624,12 +634,10 @@ fn text_value(v: &serde_json::Value) -> Option<String> {
 }
 
 /// A number, or `+N` / `-N` relative to `current`.
-fn number(v: &serde_json::Value, current: Option<i64>, field: Field) -> Result<i64, String> {
-    let bad = || {
-        format!(
-            "{} must be a whole number (or +N / -N to change it), not {v}",
-            field.label()
-        )
+fn number(v: &serde_json::Value, current: Option<i64>, field: Field) -> Result<i64, PlanError> {
+    let bad = || PlanError::NotANumber {
+        field,
+        value: v.clone(),
     };
     match v {
         serde_json::Value::Number(n) => n.as_i64().ok_or_else(bad),
@@ -638,11 +646,9 @@ fn number(v: &serde_json::Value, current: Option<i64>, field: Field) -> Result<i
             let relative = s.starts_with('+') || s.starts_with('-');
             let n: i64 = s.trim_start_matches('+').parse().map_err(|_| bad())?;
             if relative {
-                let cur = current.ok_or_else(|| {
-                    format!(
-                        "{} has no value yet, so it cannot change by {s}",
-                        field.label()
-                    )
+                let cur = current.ok_or_else(|| PlanError::NoValueYet {
+                    field,
+                    by: s.to_string(),
                 })?;
                 Ok(cur.saturating_add(n))
             } else {
@@ -653,26 +659,25 @@ fn number(v: &serde_json::Value, current: Option<i64>, field: Field) -> Result<i
     }
 }
 
-fn clean_line(s: &str, what: &str) -> Result<String, String> {
+fn clean_line(s: &str, what: &'static str) -> Result<String, PlanError> {
     let t = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if t.is_empty() {
-        return Err(format!("the {what} is empty"));
+        return Err(PlanError::Empty { what });
     }
     if t.chars().count() > 500 {
-        return Err(format!(
-            "the {what} is over 500 characters; keep it to one line"
-        ));
+        return Err(PlanError::TooLong { what });
     }
     Ok(t)
 }
 
-fn priority_word(p: &str) -> Result<Priority, String> {
-    Priority::parse(p).ok_or_else(|| {
-        format!("unknown priority \"{p}\" (use urgent, high, medium, low or resolved)")
+fn priority_word(p: &str) -> Result<Priority, PlanError> {
+    Priority::parse(p).ok_or_else(|| PlanError::UnknownPriority {
+        word: p.to_string(),
     })
 }
 
-fn section_of(p: Priority) -> &'static str {
+/// The heading of a priority's section in the list of threads (`Urgent`).
+pub(super) fn section_of(p: Priority) -> &'static str {
     match p {
         Priority::Urgent => "Urgent",
         Priority::High => "High",
@@ -812,7 +817,7 @@ fn with_quest_tags(
     mut text: String,
     tags_key: Option<(String, usize)>,
     tags: &[String],
-) -> Result<String, String> {
+) -> Result<String, PlanError> {
     let Some((k, at)) = tags_key.filter(|_| !tags.is_empty()) else {
         return Ok(text);
     };
@@ -827,7 +832,7 @@ fn with_quest_tags(
         text = lines.join("\n");
     } else {
         for t in tags {
-            text = edit::list_add(&text, &[k.as_str()], t).map_err(|e| e.to_string())?;
+            text = edit::list_add(&text, &[k.as_str()], t).map_err(PlanError::NewNote)?;
         }
     }
     Ok(text)
@@ -840,31 +845,31 @@ impl Cx<'_, '_> {
         v: &serde_json::Value,
         current: Option<i64>,
         field: Field,
-    ) -> Result<i64, String> {
+    ) -> Result<i64, PlanError> {
         let n = number(v, current, field)?;
         self.absolute = Some(n);
         Ok(n)
     }
 
-    fn one(&mut self, change: &Change) -> Result<String, String> {
+    fn one(&mut self, change: &Change) -> Result<String, PlanError> {
         match change {
             Change::Set {
                 entity,
                 field,
                 value,
             } => {
-                let f = Field::parse(field)
-                    .ok_or_else(|| format!("unknown field \"{field}\" (use {})", Field::NAMES))?;
+                let f = Field::parse(field).ok_or_else(|| PlanError::UnknownField {
+                    field: field.clone(),
+                })?;
                 let who = resolve::entity(self.c, self.m, entity)?;
                 match f {
                     Field::Location => {
-                        let to = text_value(value).ok_or("a location is a name")?;
+                        let to = text_value(value).ok_or(PlanError::NotText { field: f })?;
                         self.move_one(who, &to)
                     }
-                    Field::Conditions | Field::Inventory => Err(format!(
-                        "{} is a list: add or remove one entry at a time",
-                        f.label()
-                    )),
+                    Field::Conditions | Field::Inventory => {
+                        Err(PlanError::ListAsAWhole { field: f })
+                    }
                     _ => self.set(who, f, value),
                 }
             }
@@ -925,7 +930,7 @@ impl Cx<'_, '_> {
         }
     }
 
-    fn set(&mut self, who: Who, f: Field, value: &serde_json::Value) -> Result<String, String> {
+    fn set(&mut self, who: Who, f: Field, value: &serde_json::Value) -> Result<String, PlanError> {
         let path = who.path(self.c).to_string();
         let name = who.name(self.c).to_string();
         let text = self.files.text(&path)?;
@@ -946,7 +951,10 @@ impl Cx<'_, '_> {
             }
             Field::Level => {
                 let Who::Pc(i) = who else {
-                    return Err(format!("{} is an NPC; only PCs have a level", on.name));
+                    return Err(PlanError::PcOnly {
+                        name: on.name.clone(),
+                        field: f,
+                    });
                 };
                 let old = self.c.pcs[i].level;
                 let n = self.number(value, old, f)?;
@@ -957,14 +965,14 @@ impl Cx<'_, '_> {
             Field::Status => self.set_status(&on, value),
             Field::Disposition | Field::Role => self.set_npc_word(&on, f, value),
             Field::Location | Field::Conditions | Field::Inventory => {
-                Err(format!("{} is not set this way", f.label()))
+                Err(PlanError::NotSetThisWay { field: f })
             }
         }
     }
 
     /// Sets the current HP: `hp: 17/27` keeps its maximum beside it; HP past the bounds is
     /// refused or flagged as the configuration says.
-    fn set_hp(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, String> {
+    fn set_hp(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, PlanError> {
         let Stats { hp, hp_max, .. } = stats(self.c, on.who);
         let name = &on.name;
         let n = self.number(value, hp, Field::Hp)?;
@@ -978,9 +986,11 @@ impl Cx<'_, '_> {
         };
         let flag = match (hp_out_of_bounds(n, new_max), self.hp_bounds) {
             (Some(why), HpBounds::Refuse) => {
-                return Err(format!(
-                    "HP {n} would be {why} for {name} (change max hp first, or set `[write] hp_bounds = \"flag\"` to write it anyway)"
-                ))
+                return Err(PlanError::HpOutOfBounds {
+                    hp: n,
+                    why,
+                    name: name.clone(),
+                })
             }
             (Some(why), HpBounds::Flag) => format!(" (flagged: {why})"),
             (None, _) => String::new(),
@@ -994,11 +1004,11 @@ impl Cx<'_, '_> {
     }
 
     /// Sets the maximum HP: beside the current HP when the note writes `hp: 17/27`.
-    fn set_max_hp(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, String> {
+    fn set_max_hp(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, PlanError> {
         let hp_max = stats(self.c, on.who).hp_max;
         let n = self.number(value, hp_max, Field::MaxHp)?;
         if n <= 0 {
-            return Err(format!("max HP must be above 0, not {n}"));
+            return Err(PlanError::MaxHpNotPositive { max: n });
         }
         match edit::get_field(&on.text, keys::HP) {
             Some((_, raw))
@@ -1017,18 +1027,22 @@ impl Cx<'_, '_> {
     }
 
     /// Sets a PC's gold, never below 0.
-    fn set_gold(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, String> {
+    fn set_gold(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, PlanError> {
         let name = &on.name;
         let Who::Pc(i) = on.who else {
-            return Err(format!("{name} is an NPC; gold is kept for PCs"));
+            return Err(PlanError::PcOnly {
+                name: name.clone(),
+                field: Field::Gold,
+            });
         };
         let old = self.c.pcs[i].gold;
         let n = self.number(value, old, Field::Gold)?;
         if n < 0 {
-            return Err(format!(
-                "{name} has {} gold; that would leave {n}",
-                shown_number(old)
-            ));
+            return Err(PlanError::NotEnoughGold {
+                name: name.clone(),
+                gold: old,
+                left: n,
+            });
         }
         self.set_key(&on.path, keys::GOLD, Scalar::Int(n))?;
         Ok(format!("{name}: gold {} -> {n}", shown_number(old)))
@@ -1037,10 +1051,12 @@ impl Cx<'_, '_> {
     /// Sets a status: in its key (written as the vault writes statuses, or as `alive:
     /// true/false`), with a status tag beside it changed to match; or, with no key, in its
     /// status tag.
-    fn set_status(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, String> {
+    fn set_status(&mut self, on: &SetOn, value: &serde_json::Value) -> Result<String, PlanError> {
         let c = self.c;
         let (path, name) = (&on.path, &on.name);
-        let new = text_value(value).ok_or("a status is a word like active, dead, missing")?;
+        let new = text_value(value).ok_or(PlanError::NotText {
+            field: Field::Status,
+        })?;
         let new = clean_line(&new, "status")?.to_lowercase();
         let (keys, old) = match on.who {
             Who::Pc(i) => (keys::PC_STATUS, c.pcs[i].status.clone()),
@@ -1080,7 +1096,7 @@ impl Cx<'_, '_> {
     }
 
     /// Changes the status tag `tag` of a note with no status key to say `new`; the new tag.
-    fn set_status_tag(&mut self, on: &SetOn, tag: &str, new: &str) -> Result<String, String> {
+    fn set_status_tag(&mut self, on: &SetOn, tag: &str, new: &str) -> Result<String, PlanError> {
         let new_tag = self.status_tag(tag, new)?;
         self.files.edit(
             &on.path,
@@ -1092,16 +1108,15 @@ impl Cx<'_, '_> {
         let now = status_tag_of(&self.files.text(&on.path)?)
             .and_then(|t| keys::tag_status(&t).map(|(_, s)| s));
         if now.as_deref() != Some(status_read_as(&new_tag).as_str()) {
-            return Err(format!(
-                "{}'s status is kept in more than one tag; change them by hand",
-                on.name
-            ));
+            return Err(PlanError::StatusInSeveralTags {
+                name: on.name.clone(),
+            });
         }
         Ok(new_tag)
     }
 
     /// A status tag beside the key says the same after the change: what the diff line adds.
-    fn match_status_tag(&mut self, path: &str, new: &str) -> Result<String, String> {
+    fn match_status_tag(&mut self, path: &str, new: &str) -> Result<String, PlanError> {
         let Some(tag) = status_tag_of(&self.files.text(path)?) else {
             return Ok(String::new());
         };
@@ -1128,12 +1143,15 @@ impl Cx<'_, '_> {
         on: &SetOn,
         f: Field,
         value: &serde_json::Value,
-    ) -> Result<String, String> {
+    ) -> Result<String, PlanError> {
         let (path, name) = (&on.path, &on.name);
         let Who::Npc(i) = on.who else {
-            return Err(format!("{name} is a PC; {} is kept for NPCs", f.label()));
+            return Err(PlanError::NpcOnly {
+                name: name.clone(),
+                field: f,
+            });
         };
-        let new = text_value(value).ok_or("expected a word or a phrase")?;
+        let new = text_value(value).ok_or(PlanError::NotText { field: f })?;
         let new = clean_line(&new, f.label())?;
         let (keys, old) = if f == Field::Role {
             (keys::ROLE, self.c.npcs[i].role.clone())
@@ -1157,7 +1175,7 @@ impl Cx<'_, '_> {
         on: &SetOn,
         old: &str,
         new: &str,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, PlanError> {
         let mut tags: Vec<String> = edit::tags_as_written(&on.text)
             .into_iter()
             .filter(|t| keys::tag_disposition(t).is_some())
@@ -1200,8 +1218,10 @@ impl Cx<'_, '_> {
     /// replaced by the word the vault's own tags use for it (`npc/alive` -> `npc/dead`, or
     /// `npc/deceased` in a vault that writes that), checked to read back as `new` and as the
     /// same kind of note.
-    fn status_tag(&self, tag: &str, new: &str) -> Result<String, String> {
-        let (seg, _) = keys::tag_status(tag).ok_or("not a status tag")?;
+    fn status_tag(&self, tag: &str, new: &str) -> Result<String, PlanError> {
+        let (seg, _) = keys::tag_status(tag).ok_or_else(|| PlanError::NotAStatusTag {
+            tag: tag.to_string(),
+        })?;
         let segs: Vec<&str> = tag.split('/').collect();
         let same_prefix = |t: &str| same_but(t, &segs, seg);
         let vocab = self.tag_vocab(
@@ -1236,9 +1256,10 @@ impl Cx<'_, '_> {
         });
         if !reads_ok || crate::canon::kind::tag_kind(&new_tag) != crate::canon::kind::tag_kind(tag)
         {
-            return Err(format!(
-                "the status is kept in the tag `{tag}`, and `{new}` is not a status vaultdm reads from a tag (use alive, dead, missing, departed, captured, retired…)"
-            ));
+            return Err(PlanError::StatusNotATag {
+                tag: tag.to_string(),
+                status: new.to_string(),
+            });
         }
         Ok(new_tag)
     }
@@ -1275,8 +1296,10 @@ impl Cx<'_, '_> {
     /// The tag an attitude tag becomes for the attitude `new`: its last segment replaced by
     /// the vault's word for it (`iff/positive` -> `iff/negative` for "hostile" in a vault
     /// that writes `iff/negative`), else by `new` itself when it is one word.
-    fn disposition_tag(&self, tag: &str, new: &str) -> Result<String, String> {
-        let (seg, _) = keys::tag_disposition(tag).ok_or("not an attitude tag")?;
+    fn disposition_tag(&self, tag: &str, new: &str) -> Result<String, PlanError> {
+        let (seg, _) = keys::tag_disposition(tag).ok_or_else(|| PlanError::NotAnAttitudeTag {
+            tag: tag.to_string(),
+        })?;
         let segs: Vec<&str> = tag.split('/').collect();
         let vocab = self.tag_vocab(|t| same_but(t, &segs, seg), seg);
         let want = new.trim().to_lowercase();
@@ -1300,9 +1323,10 @@ impl Cx<'_, '_> {
                 .chars()
                 .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-'))
         {
-            return Err(format!(
-                "the attitude is kept in the tag `{tag}`, and a tag holds one word, not \"{new}\""
-            ));
+            return Err(PlanError::AttitudeNotAWord {
+                tag: tag.to_string(),
+                attitude: new.to_string(),
+            });
         }
         let mut out = segs.clone();
         out[seg] = &word;
@@ -1314,7 +1338,7 @@ impl Cx<'_, '_> {
         path: &str,
         keys: &'static [&'static str],
         value: Scalar,
-    ) -> Result<(), String> {
+    ) -> Result<(), PlanError> {
         let text = self.files.text(path)?;
         let expect = edit::get_field(&text, keys).map(|(_, v)| v);
         self.files.edit(
@@ -1399,7 +1423,7 @@ impl Cx<'_, '_> {
             .unwrap_or_else(|| "nowhere".into())
     }
 
-    fn move_to(&mut self, who: Who, to: usize) -> Result<(), String> {
+    fn move_to(&mut self, who: Who, to: usize) -> Result<(), PlanError> {
         let path = who.path(self.c).to_string();
         let text = self.files.text(&path)?;
         let old = edit::get_field(&text, keys::LOCATION).map(|(_, v)| v);
@@ -1420,7 +1444,7 @@ impl Cx<'_, '_> {
         }
     }
 
-    fn move_one(&mut self, who: Who, to: &str) -> Result<String, String> {
+    fn move_one(&mut self, who: Who, to: &str) -> Result<String, PlanError> {
         let dest = resolve::location(self.c, self.m, to)?;
         let from = self.where_is(who);
         self.move_to(who, dest)?;
@@ -1431,7 +1455,7 @@ impl Cx<'_, '_> {
         ))
     }
 
-    fn move_party(&mut self, to: &str) -> Result<String, String> {
+    fn move_party(&mut self, to: &str) -> Result<String, PlanError> {
         let dest = resolve::location(self.c, self.m, to)?;
         let members: Vec<usize> = match &self.c.active_party {
             Some((p, _)) => self.c.parties[*p]
@@ -1449,7 +1473,7 @@ impl Cx<'_, '_> {
             members
         };
         if members.is_empty() {
-            return Err("there is no active PC to move".into());
+            return Err(PlanError::NoActivePc);
         }
         let mut from: Vec<String> = members.iter().map(|&i| self.where_is(Who::Pc(i))).collect();
         from.dedup();
@@ -1463,17 +1487,23 @@ impl Cx<'_, '_> {
         ))
     }
 
-    fn list(&mut self, entity: &str, field: &str, item: &str, add: bool) -> Result<String, String> {
+    fn list(
+        &mut self,
+        entity: &str,
+        field: &str,
+        item: &str,
+        add: bool,
+    ) -> Result<String, PlanError> {
         let f = Field::parse(field).filter(|f| matches!(f, Field::Inventory | Field::Conditions));
-        let f =
-            f.ok_or_else(|| format!("\"{field}\" is not a list (use inventory or conditions)"))?;
+        let f = f.ok_or_else(|| PlanError::NotAList {
+            field: field.to_string(),
+        })?;
         let who = resolve::entity(self.c, self.m, entity)?;
         let Who::Pc(_) = who else {
-            return Err(format!(
-                "{} is an NPC; {} is kept for PCs",
-                who.name(self.c),
-                f.label()
-            ));
+            return Err(PlanError::PcOnly {
+                name: who.name(self.c).to_string(),
+                field: f,
+            });
         };
         let item = clean_line(item, "item")?;
         let keys = if f == Field::Inventory {
@@ -1507,21 +1537,19 @@ impl Cx<'_, '_> {
         advance: Option<i64>,
         day: Option<i64>,
         time: Option<&str>,
-    ) -> Result<String, String> {
+    ) -> Result<String, PlanError> {
         let before = self.clock.show();
         let new_day = match (advance, day) {
-            (Some(_), Some(_)) => {
-                return Err("give either days to advance or a day, not both".into())
-            }
+            (Some(_), Some(_)) => return Err(PlanError::AdvanceAndDay),
             (Some(n), None) => {
                 if !(0..=3650).contains(&n) {
-                    return Err(format!("advance by 0 to 3650 days, not {n}"));
+                    return Err(PlanError::AdvanceOutOfRange { days: n });
                 }
                 Some(self.clock.day.unwrap_or(1) + n)
             }
             (None, Some(d)) => {
                 if d < 1 {
-                    return Err(format!("days count from 1, not {d}"));
+                    return Err(PlanError::DayBelowOne { day: d });
                 }
                 Some(d)
             }
@@ -1532,7 +1560,7 @@ impl Cx<'_, '_> {
             None => None,
         };
         if new_day.is_none() && time.is_none() {
-            return Err("say how many days pass (+1), which day (7) or the time of day".into());
+            return Err(PlanError::NoTime);
         }
         match self.c.clock.clone() {
             ClockHome::TemporalIndex => self.clock_file(TEMPORAL_INDEX, new_day, time.clone())?,
@@ -1545,9 +1573,11 @@ impl Cx<'_, '_> {
             } => {
                 if let Some(d) = new_day {
                     if let Some(date) = date {
-                        return Err(format!(
-                            "the campaign's date is \"{date}\" ({path}, `{day_key}:`), a calendar vaultdm cannot count in days: change it there (the time of day alone can be set, e.g. /day dusk)"
-                        ));
+                        return Err(PlanError::CalendarDate {
+                            date,
+                            path,
+                            key: day_key,
+                        });
                     }
                     let keys = static_key(keys::CLOCK_DAY, &day_key);
                     let text = self.files.text(&path)?;
@@ -1588,7 +1618,7 @@ impl Cx<'_, '_> {
         path: &str,
         new_day: Option<i64>,
         time: Option<String>,
-    ) -> Result<(), String> {
+    ) -> Result<(), PlanError> {
         let text = self.files.text(path)?;
         let expect = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
@@ -1615,26 +1645,30 @@ impl Cx<'_, '_> {
         }
     }
 
-    fn event(&mut self, text: &str, day: Option<i64>) -> Result<String, String> {
+    fn event(&mut self, text: &str, day: Option<i64>) -> Result<String, PlanError> {
         let text = clean_line(text, "event")?;
         let path = self.timeline_path();
         let current = self.files.text(&path)?;
-        let place = edit::event_place(&current, day.or(self.clock.day).unwrap_or(1))
-            .map_err(|e| format!("{path}: {e}"))?;
+        let place =
+            edit::event_place(&current, day.or(self.clock.day).unwrap_or(1)).map_err(|e| {
+                PlanError::Edit {
+                    path: path.clone(),
+                    source: e.into(),
+                }
+            })?;
         let day = if place.is_day() {
-            let day = day
-                .or(self.clock.day)
-                .ok_or("the campaign has no current day: set one with /day 1")?;
+            let day = day.or(self.clock.day).ok_or(PlanError::NoCurrentDay)?;
             if day < 1 {
-                return Err(format!("days count from 1, not {day}"));
+                return Err(PlanError::DayBelowOne { day });
             }
             day
         } else {
             if let Some(d) = day {
-                return Err(format!(
-                    "{path} is dated by the vault's own calendar (its latest section is \"{}\"), not by day numbers, so an event cannot go on Day {d}; events go under its latest section",
-                    place.label()
-                ));
+                return Err(PlanError::CalendarTimeline {
+                    path,
+                    latest: place.label(),
+                    day: d,
+                });
             }
             0
         };
@@ -1680,15 +1714,14 @@ impl Cx<'_, '_> {
                 > 1
     }
 
-    fn thread_priority(&mut self, thread: &str, to: Priority) -> Result<String, String> {
+    fn thread_priority(&mut self, thread: &str, to: Priority) -> Result<String, PlanError> {
         let i = resolve::thread(self.c, self.m, thread)?;
         let t = &self.c.threads[i];
         if t.priority == to {
-            return Err(format!(
-                "\"{}\" is already {}",
-                t.title,
-                section_of(to).to_lowercase()
-            ));
+            return Err(PlanError::AlreadyPriority {
+                title: t.title.clone(),
+                priority: to,
+            });
         }
         let path = t.source.path.clone();
         let title = t.title.clone();
@@ -1726,15 +1759,13 @@ impl Cx<'_, '_> {
         ))
     }
 
-    fn thread_next(&mut self, thread: &str, next: &str) -> Result<String, String> {
+    fn thread_next(&mut self, thread: &str, next: &str) -> Result<String, PlanError> {
         let i = resolve::thread(self.c, self.m, thread)?;
         let next = clean_line(next, "next step")?;
         let t = &self.c.threads[i];
         let (path, title) = (t.source.path.clone(), t.title.clone());
         if !self.in_list(i) {
-            return Err(format!(
-                "\"{title}\" is a note of its own ({path}); edit its Next line there"
-            ));
+            return Err(PlanError::ThreadIsANote { title, path });
         }
         self.files.edit(
             &path,
@@ -1752,19 +1783,18 @@ impl Cx<'_, '_> {
         priority: Option<&str>,
         summary: Option<&str>,
         next: Option<&str>,
-    ) -> Result<String, String> {
+    ) -> Result<String, PlanError> {
         let title = clean_line(title, "thread title")?;
         if let Ok(i) = resolve::thread(self.c, self.m, &title) {
             if crate::names::norm_key(&self.c.threads[i].title) == crate::names::norm_key(&title) {
-                return Err(format!(
-                    "there is already a thread \"{}\"",
-                    self.c.threads[i].title
-                ));
+                return Err(PlanError::ThreadExists {
+                    title: self.c.threads[i].title.clone(),
+                });
             }
         }
         let p = priority_word(priority.unwrap_or("medium"))?;
         if p == Priority::Resolved {
-            return Err("a new thread is open: give it urgent, high, medium or low".into());
+            return Err(PlanError::NewThreadResolved);
         }
         let summary = match summary {
             Some(s) => clean_line(s, "summary")?,
@@ -1805,7 +1835,7 @@ impl Cx<'_, '_> {
 
     /// Whether new threads go to `canon/open-threads.md`: the vault has it, or is of
     /// vaultdm's own layout (a `canon/` folder) and keeps no quest notes of its own.
-    fn keeps_thread_list(&mut self) -> Result<bool, String> {
+    fn keeps_thread_list(&mut self) -> Result<bool, PlanError> {
         let quest_notes = (0..self.c.threads.len()).any(|i| self.is_quest_note(i));
         Ok(self.files.exists(OPEN_THREADS)?
             || (self.files.root.join("canon").is_dir() && !quest_notes))
@@ -1821,7 +1851,7 @@ impl Cx<'_, '_> {
         p: Priority,
         summary: &str,
         next: Option<&str>,
-    ) -> Result<String, String> {
+    ) -> Result<String, PlanError> {
         let notes = self.quest_notes_to_follow(title)?;
         let (folder, in_folder) = self.quest_folder(&notes);
         // The model: the folder's last open quest note, else its last one.
@@ -1831,7 +1861,7 @@ impl Cx<'_, '_> {
             .find(|&&i| self.c.threads[i].priority != Priority::Resolved)
             .or(in_folder.last())
             .copied()
-            .ok_or("no quest note to follow")?;
+            .ok_or(PlanError::NoQuestNote)?;
         let model_path = self.c.threads[model_i].source.path.clone();
         let model_text = self.files.text(&model_path)?;
         let model = crate::vault::Note::parse(&model_path, model_text.as_bytes());
@@ -1866,7 +1896,7 @@ impl Cx<'_, '_> {
 
     /// The quest notes a new quest note `title` can follow; refused, with the reason and
     /// where to add it by hand, when the vault keeps none.
-    fn quest_notes_to_follow(&self, title: &str) -> Result<Vec<usize>, String> {
+    fn quest_notes_to_follow(&self, title: &str) -> Result<Vec<usize>, PlanError> {
         let notes: Vec<usize> = (0..self.c.threads.len())
             .filter(|&i| self.is_quest_note(i))
             .collect();
@@ -1879,13 +1909,13 @@ impl Cx<'_, '_> {
             .iter()
             .map(|t| t.source.path.as_str())
             .collect();
+        let title = title.to_string();
         Err(match lists.first() {
-            Some(l) => format!(
-                "this vault keeps its quests as a checklist in {l}; add \"{title}\" there by hand (vaultdm writes new threads as quest notes or into canon/open-threads.md)"
-            ),
-            None => format!(
-                "this vault keeps no quests vaultdm can add to (no quest notes, no canon/open-threads.md); add \"{title}\" by hand, e.g. a note in a Quests folder with `type: quest`"
-            ),
+            Some(l) => PlanError::QuestsInAChecklist {
+                list: l.to_string(),
+                title,
+            },
+            None => PlanError::NoQuests { title },
         })
     }
 
@@ -1915,7 +1945,7 @@ impl Cx<'_, '_> {
     }
 
     /// The tags every one of the quest notes `in_folder` carries.
-    fn shared_tags(&mut self, in_folder: &[usize]) -> Result<Vec<String>, String> {
+    fn shared_tags(&mut self, in_folder: &[usize]) -> Result<Vec<String>, PlanError> {
         let mut shared: Option<Vec<String>> = None;
         for &i in in_folder {
             let path = self.c.threads[i].source.path.clone();
@@ -1932,7 +1962,7 @@ impl Cx<'_, '_> {
 
     /// The status word the vault's quest notes use most for an open (or, with `closed`, a
     /// resolved) quest: `active`, `Open`, `completed`.
-    fn status_word(&mut self, closed: bool) -> Result<Option<String>, String> {
+    fn status_word(&mut self, closed: bool) -> Result<Option<String>, PlanError> {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for i in 0..self.c.threads.len() {
             if !self.is_quest_note(i)
@@ -2033,7 +2063,7 @@ impl Cx<'_, '_> {
         name: &str,
         folder: &str,
         siblings: &[&str],
-    ) -> Result<String, String> {
+    ) -> Result<String, PlanError> {
         let taken = resolve::entity(self.c, self.m, name)
             .is_ok_and(|w| crate::names::norm_key(w.name(self.c)) == crate::names::norm_key(name))
             || self
@@ -2046,7 +2076,9 @@ impl Cx<'_, '_> {
                 .iter()
                 .any(|(n, _)| *n == crate::names::norm_key(name));
         if taken {
-            return Err(format!("\"{name}\" already names something in canon"));
+            return Err(PlanError::NameTaken {
+                name: name.to_string(),
+            });
         }
         // Named as the folder's notes are (`Pell Orrin.md` beside `Aldric Venn.md`, else
         // `pell-orrin.md`); in a new folder, as Obsidian names notes unless the vault is of
@@ -2066,10 +2098,12 @@ impl Cx<'_, '_> {
 
     /// The path of a new note titled `title` in `folder`, named as [`file_stem`] says; an
     /// error when the title makes no file name or the file exists.
-    fn free_path(&mut self, title: &str, folder: &str, spaced: bool) -> Result<String, String> {
+    fn free_path(&mut self, title: &str, folder: &str, spaced: bool) -> Result<String, PlanError> {
         let file = file_stem(title, spaced);
         if file.is_empty() {
-            return Err(format!("\"{title}\" cannot be a file name"));
+            return Err(PlanError::NoFileName {
+                title: title.to_string(),
+            });
         }
         let path = if folder.is_empty() {
             format!("{file}.md")
@@ -2077,7 +2111,7 @@ impl Cx<'_, '_> {
             format!("{folder}/{file}.md")
         };
         if self.files.exists(&path)? {
-            return Err(format!("{path} already exists"));
+            return Err(PlanError::FileExists { path });
         }
         Ok(path)
     }
@@ -2089,7 +2123,7 @@ impl Cx<'_, '_> {
         location: Option<&str>,
         disposition: Option<&str>,
         summary: Option<&str>,
-    ) -> Result<String, String> {
+    ) -> Result<String, PlanError> {
         let name = clean_line(name, "name")?;
         let folder = self.folder_for(
             self.c.npcs.iter().map(|n| n.source.path.as_str()).collect(),
@@ -2138,7 +2172,7 @@ impl Cx<'_, '_> {
 
     /// A location value for a new note: a known location as a link, or one created earlier
     /// in the same set.
-    fn new_or_known_location(&self, name: &str) -> Result<String, String> {
+    fn new_or_known_location(&self, name: &str) -> Result<String, PlanError> {
         match resolve::location(self.c, self.m, name) {
             Ok(i) => Ok(self.location_value(i, self.location_sample().as_deref())),
             Err(e) => self
@@ -2146,7 +2180,7 @@ impl Cx<'_, '_> {
                 .iter()
                 .find(|(n, p)| *n == crate::names::norm_key(name) && p.ends_with(".md"))
                 .map(|(_, p)| format!("[[{}|{}]]", stem(p), name.trim()))
-                .ok_or(e),
+                .ok_or(e.into()),
         }
     }
 
@@ -2169,7 +2203,7 @@ impl Cx<'_, '_> {
         name: &str,
         parent: Option<&str>,
         description: Option<&str>,
-    ) -> Result<String, String> {
+    ) -> Result<String, PlanError> {
         let name = clean_line(name, "name")?;
         let folder = self.folder_for(
             self.c

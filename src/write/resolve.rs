@@ -3,13 +3,14 @@
 //! are the whole name (a unique given name, a title, `the chapel`). Two candidates are an
 //! error that names both; nothing is guessed.
 
+use super::error::ResolveError;
 use crate::canon::model::Campaign;
 use crate::mentions::{Matcher, Target};
 use crate::names::{norm_key, slug};
 
 /// A PC or an NPC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Who {
+pub(crate) enum Who {
     /// A player character (index into `Campaign::pcs`).
     Pc(usize),
     /// An NPC (index into `Campaign::npcs`).
@@ -18,7 +19,7 @@ pub enum Who {
 
 impl Who {
     /// The entity's name.
-    pub fn name(self, c: &Campaign) -> &str {
+    pub(crate) fn name(self, c: &Campaign) -> &str {
         match self {
             Who::Pc(i) => &c.pcs[i].name,
             Who::Npc(i) => &c.npcs[i].name,
@@ -26,7 +27,7 @@ impl Who {
     }
 
     /// The note the entity lives in.
-    pub fn path(self, c: &Campaign) -> &str {
+    pub(crate) fn path(self, c: &Campaign) -> &str {
         match self {
             Who::Pc(i) => &c.pcs[i].source.path,
             Who::Npc(i) => &c.npcs[i].source.path,
@@ -93,15 +94,18 @@ impl Want {
 /// candidates share a name, the notes tell them apart (and the GM can use a file name).
 fn pick<T: Copy + PartialEq>(
     found: Vec<T>,
-    what: &str,
+    what: &'static str,
     asked: &str,
     name: impl Fn(T) -> (String, String),
-) -> Result<T, String> {
+) -> Result<T, ResolveError> {
     let mut found = found;
     found.dedup();
     match found.as_slice() {
         [one] => Ok(*one),
-        [] => Err(format!("no {what} is called \"{asked}\"")),
+        [] => Err(ResolveError::NotFound {
+            what,
+            asked: asked.to_string(),
+        }),
         many => {
             let named: Vec<(String, String)> = many.iter().take(4).map(|t| name(*t)).collect();
             let shared = named.iter().any(|(n, _)| {
@@ -111,23 +115,17 @@ fn pick<T: Copy + PartialEq>(
                     .count()
                     > 1
             });
-            let list = named
-                .iter()
-                .map(|(n, path)| {
-                    if shared {
-                        format!("{n} ({path})")
-                    } else {
-                        n.clone()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(" or ");
+            let asked = asked.to_string();
             Err(if shared {
-                format!(
-                    "\"{asked}\" could be {list}; name it by its path (without .md) to say which"
-                )
+                ResolveError::SameName {
+                    asked,
+                    candidates: named,
+                }
             } else {
-                format!("\"{asked}\" could be {list}; use the full name")
+                ResolveError::Ambiguous {
+                    asked,
+                    candidates: named.into_iter().map(|(n, _)| n).collect(),
+                }
             })
         }
     }
@@ -151,7 +149,7 @@ fn whole_mentions(m: &Matcher, text: &str) -> Vec<Target> {
 }
 
 /// The PC or NPC `name` means.
-pub fn entity(c: &Campaign, m: &Matcher, name: &str) -> Result<Who, String> {
+pub(crate) fn entity(c: &Campaign, m: &Matcher, name: &str) -> Result<Who, ResolveError> {
     let w = Want::new(name.trim().trim_matches('"'));
     let want = w.key.clone();
     let mut found: Vec<Who> = c
@@ -206,7 +204,7 @@ pub fn entity(c: &Campaign, m: &Matcher, name: &str) -> Result<Who, String> {
 }
 
 /// The location `name` means (an index into `Campaign::locations`).
-pub fn location(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, String> {
+pub(crate) fn location(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, ResolveError> {
     let raw = name.trim().trim_matches('"');
     let raw = raw
         .strip_prefix("[[")
@@ -235,7 +233,7 @@ pub fn location(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, String> 
 }
 
 /// The thread `name` means: its title, an alias, or a part of the title no other thread has.
-pub fn thread(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, String> {
+pub(crate) fn thread(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, ResolveError> {
     let w = Want::new(name.trim().trim_matches('"'));
     let want = w.key.clone();
     let exact: Vec<usize> = c
@@ -274,7 +272,7 @@ pub fn thread(c: &Campaign, m: &Matcher, name: &str) -> Result<usize, String> {
 }
 
 /// Whether `name` is the whole party.
-pub fn is_party(c: &Campaign, name: &str) -> bool {
+pub(crate) fn is_party(c: &Campaign, name: &str) -> bool {
     let want = norm_key(name.trim());
     matches!(
         want.as_str(),

@@ -18,7 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// One step of a scripted response body.
 #[derive(Debug, Clone)]
-pub enum Step {
+pub(crate) enum Step {
     /// Write these bytes as one chunk.
     Send(Vec<u8>),
     /// Write these bytes one byte per chunk, flushing and pausing briefly after each.
@@ -34,7 +34,7 @@ pub enum Step {
 
 /// A scripted response.
 #[derive(Debug, Clone)]
-pub struct Scripted {
+pub(crate) struct Scripted {
     /// HTTP status code.
     pub status: u16,
     /// Extra headers.
@@ -49,7 +49,7 @@ pub struct Scripted {
 
 impl Scripted {
     /// A 200 `text/event-stream` response with `body` as one chunk.
-    pub fn sse(body: impl Into<String>) -> Self {
+    pub(crate) fn sse(body: impl Into<String>) -> Self {
         Self {
             status: 200,
             headers: vec![("content-type".into(), "text/event-stream".into())],
@@ -60,7 +60,7 @@ impl Scripted {
     }
 
     /// A 200 `text/event-stream` response sent one byte per chunk.
-    pub fn sse_bytewise(body: impl Into<String>) -> Self {
+    pub(crate) fn sse_bytewise(body: impl Into<String>) -> Self {
         Self {
             steps: vec![Step::SendBytewise(body.into().into_bytes())],
             ..Self::sse("")
@@ -68,7 +68,7 @@ impl Scripted {
     }
 
     /// A 200 event stream made of explicit steps.
-    pub fn sse_steps(steps: Vec<Step>) -> Self {
+    pub(crate) fn sse_steps(steps: Vec<Step>) -> Self {
         Self {
             steps,
             ..Self::sse("")
@@ -76,7 +76,7 @@ impl Scripted {
     }
 
     /// A plain (non-streamed) response with a JSON body.
-    pub fn json(status: u16, body: impl Into<String>) -> Self {
+    pub(crate) fn json(status: u16, body: impl Into<String>) -> Self {
         Self {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
@@ -87,13 +87,13 @@ impl Scripted {
     }
 
     /// Add a header.
-    pub fn header(mut self, name: &str, value: &str) -> Self {
+    pub(crate) fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));
         self
     }
 
     /// Pause before the status line.
-    pub fn delay_headers(mut self, d: Duration) -> Self {
+    pub(crate) fn delay_headers(mut self, d: Duration) -> Self {
         self.delay_headers = d;
         self
     }
@@ -101,7 +101,7 @@ impl Scripted {
 
 /// A request as received.
 #[derive(Debug, Clone)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     /// Method, e.g. `POST`.
     pub method: String,
     /// Request path.
@@ -116,7 +116,7 @@ pub struct Recorded {
 
 impl Recorded {
     /// First header with this (case-insensitive) name.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
         self.headers
             .iter()
@@ -125,12 +125,12 @@ impl Recorded {
     }
 
     /// The body parsed as JSON (`Value::Null` if it is not JSON).
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
 
     /// The text of the request's last message (the player's, with what vaultdm injected).
-    pub fn last_message(&self) -> String {
+    pub(crate) fn last_message(&self) -> String {
         self.json()["messages"]
             .as_array()
             .and_then(|m| m.last())
@@ -149,7 +149,7 @@ struct State {
 }
 
 /// The running server; stops when dropped.
-pub struct FakeLlm {
+pub(crate) struct FakeLlm {
     /// Where it listens.
     pub addr: SocketAddr,
     state: Arc<Mutex<State>>,
@@ -165,7 +165,7 @@ impl Drop for FakeLlm {
 impl FakeLlm {
     /// Start serving the given responses, one per request, in order. Requests beyond the
     /// script get a 500.
-    pub async fn start(script: Vec<Scripted>) -> FakeLlm {
+    pub(crate) async fn start(script: Vec<Scripted>) -> FakeLlm {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .unwrap_or_else(|e| panic!("bind 127.0.0.1:0: {e}"));
@@ -189,23 +189,23 @@ impl FakeLlm {
     }
 
     /// `http://127.0.0.1:PORT` (Anthropic-style base).
-    pub fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// `http://127.0.0.1:PORT/v1` (OpenAI-compatible base).
-    pub fn base_url_v1(&self) -> String {
+    pub(crate) fn base_url_v1(&self) -> String {
         format!("http://{}/v1", self.addr)
     }
 
     /// How many streams the client hung up on before they ended (the connection closed
     /// under a `Step::Repeat`): what a cancelled request looks like to a provider.
-    pub fn hangups(&self) -> usize {
+    pub(crate) fn hangups(&self) -> usize {
         self.state.lock().map(|s| s.hangups).unwrap_or(0)
     }
 
     /// Every request received so far.
-    pub fn requests(&self) -> Vec<Recorded> {
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.state
             .lock()
             .map(|s| s.requests.clone())
@@ -369,7 +369,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// One OpenAI-compatible stream event carrying `text`.
-pub fn openai_chunk(text: &str) -> String {
+pub(crate) fn openai_chunk(text: &str) -> String {
     format!(
         "data: {}\n\n",
         serde_json::json!({"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":text},"finish_reason":null}]})
@@ -378,7 +378,7 @@ pub fn openai_chunk(text: &str) -> String {
 
 /// An OpenAI-style chat.completion.chunk stream: one chunk per token, then optionally a
 /// finish chunk, a usage chunk and `[DONE]`.
-pub fn openai_sse(tokens: &[&str], finish: Option<&str>, usage: bool, done: bool) -> String {
+pub(crate) fn openai_sse(tokens: &[&str], finish: Option<&str>, usage: bool, done: bool) -> String {
     let mut s = String::new();
     s.push_str(&format!(
         "data: {}\n\n",
@@ -409,12 +409,12 @@ pub fn openai_sse(tokens: &[&str], finish: Option<&str>, usage: bool, done: bool
 }
 
 /// An Anthropic Messages event stream; `stop` adds `message_delta` + `message_stop`.
-pub fn anthropic_sse(tokens: &[&str], stop: bool) -> String {
+pub(crate) fn anthropic_sse(tokens: &[&str], stop: bool) -> String {
     anthropic_sse_reason(tokens, stop.then_some("end_turn"))
 }
 
 /// An Anthropic Messages stream ending with `stop_reason` (and `message_stop`) when given.
-pub fn anthropic_sse_reason(tokens: &[&str], stop_reason: Option<&str>) -> String {
+pub(crate) fn anthropic_sse_reason(tokens: &[&str], stop_reason: Option<&str>) -> String {
     let stop = stop_reason.is_some();
     let reason = stop_reason.unwrap_or("end_turn");
     let mut s = String::new();
@@ -461,7 +461,7 @@ pub fn anthropic_sse_reason(tokens: &[&str], stop_reason: Option<&str>) -> Strin
 
 /// One OpenAI-compatible stream event carrying a `tool_calls` piece; `None` fields are left
 /// out (servers differ in which they repeat).
-pub fn openai_tool_chunk(
+pub(crate) fn openai_tool_chunk(
     index: Option<u64>,
     id: Option<&str>,
     name: Option<&str>,
@@ -490,7 +490,7 @@ pub fn openai_tool_chunk(
 }
 
 /// One OpenAI-compatible stream event with only a `finish_reason`.
-pub fn openai_finish(reason: &str) -> String {
+pub(crate) fn openai_finish(reason: &str) -> String {
     format!(
         "data: {}\n\n",
         serde_json::json!({"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":reason}]})
@@ -498,7 +498,7 @@ pub fn openai_finish(reason: &str) -> String {
 }
 
 /// One Anthropic Messages event: `event: {type}` plus the JSON `data` (whose `type` it takes).
-pub fn anthropic_event(data: Value) -> String {
+pub(crate) fn anthropic_event(data: Value) -> String {
     let name = data
         .get("type")
         .and_then(Value::as_str)

@@ -5,9 +5,9 @@
 
 #![allow(dead_code)] // the soak binary uses a small part
 
-pub mod fake_llm;
-pub mod served;
-pub mod webdriver;
+pub(crate) mod fake_llm;
+pub(crate) mod served;
+pub(crate) mod webdriver;
 
 use std::path::{Path, PathBuf};
 
@@ -16,14 +16,14 @@ use vaultdm::context::{Engine, Injected, ModeChoice, Options};
 use vaultdm::vault::Diagnostic;
 
 /// The folder of a committed fixture vault.
-pub fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
 }
 
 /// A scratch copy of a fixture vault (at `<tmp>/<name>`, so the folder keeps its name).
-pub struct Scratch {
+pub(crate) struct Scratch {
     _dir: tempfile::TempDir,
     /// The copied vault.
     pub root: PathBuf,
@@ -31,7 +31,7 @@ pub struct Scratch {
 
 impl Scratch {
     /// Copies `tests/fixtures/<name>` into a fresh temporary folder.
-    pub fn of(name: &str) -> Scratch {
+    pub(crate) fn of(name: &str) -> Scratch {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().join(name);
         copy_dir(&fixture(name), &root);
@@ -39,7 +39,7 @@ impl Scratch {
     }
 
     /// An empty vault folder named `name`.
-    pub fn empty(name: &str) -> Scratch {
+    pub(crate) fn empty(name: &str) -> Scratch {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().join(name);
         std::fs::create_dir_all(&root).expect("mkdir");
@@ -47,7 +47,7 @@ impl Scratch {
     }
 
     /// Writes (or overwrites) a file in the vault, creating folders.
-    pub fn write(&self, rel: &str, text: &str) -> &Self {
+    pub(crate) fn write(&self, rel: &str, text: &str) -> &Self {
         let p = self.root.join(rel);
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         std::fs::write(&p, text).expect("write");
@@ -55,7 +55,7 @@ impl Scratch {
     }
 
     /// Replaces `find` (which must occur) with `replace` in a vault file.
-    pub fn edit(&self, rel: &str, find: &str, replace: &str) -> &Self {
+    pub(crate) fn edit(&self, rel: &str, find: &str, replace: &str) -> &Self {
         let p = self.root.join(rel);
         let text = std::fs::read_to_string(&p).expect("read");
         assert!(text.contains(find), "{rel} does not contain {find:?}");
@@ -64,19 +64,19 @@ impl Scratch {
     }
 
     /// Deletes a file from the vault.
-    pub fn remove(&self, rel: &str) -> &Self {
+    pub(crate) fn remove(&self, rel: &str) -> &Self {
         std::fs::remove_file(self.root.join(rel)).expect("remove");
         self
     }
 
     /// Loads the vault.
-    pub fn load(&self) -> Loaded {
+    pub(crate) fn load(&self) -> Loaded {
         load(&self.root)
     }
 }
 
 /// Recursively copies a folder (files and folders only).
-pub fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for e in std::fs::read_dir(from).expect("read_dir") {
         let e = e.expect("entry");
@@ -90,7 +90,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A temporary copy of the bundled `vault-template/`.
-pub fn template_copy() -> tempfile::TempDir {
+pub(crate) fn template_copy() -> tempfile::TempDir {
     let t = tempfile::tempdir().expect("tempdir");
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"),
@@ -100,17 +100,17 @@ pub fn template_copy() -> tempfile::TempDir {
 }
 
 /// Loads a vault to typed canon.
-pub fn load(root: &Path) -> Loaded {
+pub(crate) fn load(root: &Path) -> Loaded {
     Loaded::load(root).expect("vault loads")
 }
 
 /// Loads a fixture vault.
-pub fn load_fixture(name: &str) -> Loaded {
+pub(crate) fn load_fixture(name: &str) -> Loaded {
     load(&fixture(name))
 }
 
 /// `(path, line, code)` of every diagnostic, for readable assertions.
-pub fn triples(diags: &[Diagnostic]) -> Vec<(String, usize, &'static str)> {
+pub(crate) fn triples(diags: &[Diagnostic]) -> Vec<(String, usize, &'static str)> {
     diags
         .iter()
         .map(|d| (d.path.clone(), d.line, d.code.as_str()))
@@ -118,17 +118,17 @@ pub fn triples(diags: &[Diagnostic]) -> Vec<(String, usize, &'static str)> {
 }
 
 /// The engine for a loaded vault, with its configured template overrides.
-pub fn engine(loaded: &Loaded) -> Engine {
+pub(crate) fn engine(loaded: &Loaded) -> Engine {
     Engine::for_vault(&loaded.vault.root, loaded).expect("templates load")
 }
 
 /// Options with the vault's defaults.
-pub fn options(loaded: &Loaded) -> Options {
+pub(crate) fn options(loaded: &Loaded) -> Options {
     Options::for_vault(&loaded.config.context)
 }
 
 /// Builds a context for a message (None: the full session context).
-pub fn context(loaded: &Loaded, message: Option<&str>) -> Injected {
+pub(crate) fn context(loaded: &Loaded, message: Option<&str>) -> Injected {
     let opts = Options {
         message: message.map(str::to_string),
         ..options(loaded)
@@ -137,7 +137,7 @@ pub fn context(loaded: &Loaded, message: Option<&str>) -> Injected {
 }
 
 /// Builds a context with a budget and mode.
-pub fn context_with(
+pub(crate) fn context_with(
     loaded: &Loaded,
     message: Option<&str>,
     mode: ModeChoice,
@@ -153,7 +153,7 @@ pub fn context_with(
 }
 
 /// Every file under `root` (hidden ones too), by `/`-separated relative path, with its bytes.
-pub fn all_files(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+pub(crate) fn all_files(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut out = std::collections::BTreeMap::new();
     for e in walkdir::WalkDir::new(root).into_iter().flatten() {
         if e.file_type().is_file() {

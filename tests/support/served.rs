@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A running server.
-pub struct Served {
+pub(crate) struct Served {
     child: Child,
     /// `127.0.0.1:PORT` (a 0.0.0.0 bind is reached through loopback).
     pub addr: String,
@@ -18,7 +18,7 @@ pub struct Served {
 
 impl Served {
     /// Starts `vaultdm serve --vault VAULT ARGS…` with a clean environment plus `env`.
-    pub fn start(vault: &Path, args: &[&str], env: &[(&str, &str)]) -> Served {
+    pub(crate) fn start(vault: &Path, args: &[&str], env: &[(&str, &str)]) -> Served {
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("vaultdm"));
         cmd.env_clear()
             .env("HOME", vault.join("no-home"))
@@ -72,22 +72,22 @@ impl Served {
     }
 
     /// `http://ADDR{path}`.
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
 
     /// What the server printed so far.
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
     /// The child's pid.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Sends SIGTERM and waits (at most `within`) for the exit.
-    pub fn terminate(&mut self, within: Duration) -> Option<ExitStatus> {
+    pub(crate) fn terminate(&mut self, within: Duration) -> Option<ExitStatus> {
         let pid = i32::try_from(self.child.id()).expect("pid");
         let _ = Command::new("kill")
             .args(["-TERM", &pid.to_string()])
@@ -111,7 +111,7 @@ impl Drop for Served {
 }
 
 /// The `data:` payloads of a server-sent event stream, in order.
-pub fn sse_data(body: &str) -> Vec<String> {
+pub(crate) fn sse_data(body: &str) -> Vec<String> {
     body.lines()
         .filter_map(|l| l.strip_prefix("data:"))
         .map(|d| d.trim_start().to_owned())
@@ -119,7 +119,7 @@ pub fn sse_data(body: &str) -> Vec<String> {
 }
 
 /// The text of an OpenAI chat.completion.chunk stream, and the finish reason.
-pub fn stream_text(body: &str) -> (String, Option<String>) {
+pub(crate) fn stream_text(body: &str) -> (String, Option<String>) {
     let mut text = String::new();
     let mut finish = None;
     for d in sse_data(body) {

@@ -9,10 +9,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The key of an element reference in WebDriver answers.
-pub const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+pub(crate) const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// Kills its child process when dropped, panic or not.
-pub struct KillOnDrop(pub Child, pub &'static str);
+pub(crate) struct KillOnDrop(pub Child, pub &'static str);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
@@ -24,7 +24,7 @@ impl Drop for KillOnDrop {
 
 /// Deletes the WebDriver session when dropped (so a failing test leaves no browser behind),
 /// with a plain blocking request: a destructor cannot await.
-pub struct EndSession {
+pub(crate) struct EndSession {
     pub driver: String,
     pub id: String,
 }
@@ -72,7 +72,7 @@ impl Drop for EndSession {
     }
 }
 
-pub fn chromedriver() -> Option<PathBuf> {
+pub(crate) fn chromedriver() -> Option<PathBuf> {
     let fixed = Path::new("/usr/bin/chromedriver");
     if fixed.is_file() {
         return Some(fixed.to_path_buf());
@@ -84,7 +84,7 @@ pub fn chromedriver() -> Option<PathBuf> {
     })
 }
 
-pub fn chromium() -> String {
+pub(crate) fn chromium() -> String {
     for p in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
         if Path::new(p).is_file() {
             return p.to_owned();
@@ -93,7 +93,7 @@ pub fn chromium() -> String {
     "chromium".to_owned()
 }
 
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .expect("bind a free port")
         .local_addr()
@@ -102,7 +102,7 @@ pub fn free_port() -> u16 {
 }
 
 /// A WebDriver session.
-pub struct Driver {
+pub(crate) struct Driver {
     pub http: reqwest::Client,
     pub base: String,
     /// A script whose result describes the page, shown when a wait times out.
@@ -110,7 +110,12 @@ pub struct Driver {
 }
 
 impl Driver {
-    pub async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    pub(crate) async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Value {
         let url = format!("{}{path}", self.base);
         let mut req = self.http.request(method.clone(), &url);
         if let Some(b) = body {
@@ -129,16 +134,16 @@ impl Driver {
         v["value"].clone()
     }
 
-    pub async fn post(&self, path: &str, body: Value) -> Value {
+    pub(crate) async fn post(&self, path: &str, body: Value) -> Value {
         self.call(reqwest::Method::POST, path, Some(body)).await
     }
 
-    pub async fn js(&self, script: &str) -> Value {
+    pub(crate) async fn js(&self, script: &str) -> Value {
         self.post("/execute/sync", json!({"script": script, "args": []}))
             .await
     }
 
-    pub async fn element(&self, css: &str) -> String {
+    pub(crate) async fn element(&self, css: &str) -> String {
         let v = self
             .post("/element", json!({"using": "css selector", "value": css}))
             .await;
@@ -149,7 +154,7 @@ impl Driver {
     }
 
     /// Runs `script` until it returns something truthy (up to `secs`), and returns that.
-    pub async fn wait_for(&self, what: &str, script: &str, secs: u64) -> Value {
+    pub(crate) async fn wait_for(&self, what: &str, script: &str, secs: u64) -> Value {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let v = self.js(script).await;
@@ -172,7 +177,7 @@ impl Driver {
 
 /// chromedriver started on a free port with one headless browser session (its profile in
 /// `profile`). Dropped in order: the session ends, then chromedriver stops.
-pub struct Browser {
+pub(crate) struct Browser {
     /// The session's driver.
     pub driver: Driver,
     _session: EndSession,
@@ -181,7 +186,11 @@ pub struct Browser {
 
 impl Browser {
     /// Starts chromedriver (`driver_bin`) and a browser session with a window of 1400x1000.
-    pub async fn start(driver_bin: &Path, profile: &Path, page_state: &'static str) -> Browser {
+    pub(crate) async fn start(
+        driver_bin: &Path,
+        profile: &Path,
+        page_state: &'static str,
+    ) -> Browser {
         let port = free_port();
         let chromedriver = KillOnDrop(
             Command::new(driver_bin)
@@ -256,7 +265,7 @@ impl Browser {
 }
 
 /// Standard base64 (as WebDriver screenshots are), padding and whitespace allowed.
-pub fn base64_decode(s: &str) -> Vec<u8> {
+pub(crate) fn base64_decode(s: &str) -> Vec<u8> {
     fn val(c: u8) -> u32 {
         match c {
             b'A'..=b'Z' => u32::from(c - b'A'),
@@ -284,7 +293,7 @@ pub fn base64_decode(s: &str) -> Vec<u8> {
 }
 
 #[test]
-pub fn base64_decodes() {
+pub(crate) fn base64_decodes() {
     assert_eq!(base64_decode("aGVsbG8="), b"hello");
     assert_eq!(base64_decode("aGVsbG8h"), b"hello!");
     assert_eq!(base64_decode("aGk="), b"hi");
