@@ -1245,7 +1245,11 @@ async fn an_idle_conversation_gives_its_session_back() {
             .try_lock()
             .is_err()
     };
-    assert!(held(), "the session is the server's while it plays: {}", s.stderr());
+    assert!(
+        held(),
+        "the session is the server's while it plays: {}",
+        s.stderr()
+    );
     let mut released = false;
     for _ in 0..50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
