@@ -18,8 +18,10 @@ use tower::ServiceExt;
 
 /// The bundled campaign's id (its folder's name).
 const ID: &str = "vault-template";
-/// A token long enough for a public address.
+/// A token long enough for a public address (the GM's).
 const TOKEN: &str = "in-process-token-0123456789";
+/// A player's token.
+const PLAYER: &str = "in-process-player-9876543210";
 
 /// A copy of the bundled campaign, served in-process; its campaigns are closed (watchers
 /// stopped, sessions unlocked) when it is dropped.
@@ -60,6 +62,7 @@ fn options(vault: &Path) -> ServeOptions {
         vaults: vec![vault.to_owned()],
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
         token: None,
+        player_tokens: Vec::new(),
         cors: Vec::new(),
         hosts: Vec::new(),
         limits: Limits::default(),
@@ -81,7 +84,14 @@ fn template() -> (tempfile::TempDir, std::path::PathBuf) {
 
 /// The bundled campaign served with [`options`] changed by `tweak`.
 async fn serve(tweak: impl FnOnce(&mut ServeOptions)) -> Served {
+    serve_vault(|_| {}, tweak).await
+}
+
+/// The bundled campaign, its copy changed by `prepare` first, served with [`options`]
+/// changed by `tweak`.
+async fn serve_vault(prepare: impl FnOnce(&Path), tweak: impl FnOnce(&mut ServeOptions)) -> Served {
     let (dir, root) = template();
+    prepare(&root);
     let mut opts = options(&root);
     tweak(&mut opts);
     let (app, stop) = App::open(&opts).await.unwrap_or_else(|e| panic!("{e:#}"));
@@ -194,7 +204,7 @@ fn route_request(method: &Method, path: &str, headers: &[(&str, &str)]) -> Reque
 async fn the_route_table_is_what_the_router_answers() {
     let s = serve(|_| {}).await;
     let table = routes();
-    for (method, path, _) in &table {
+    for Route { method, path, .. } in &table {
         let r = s.call(route_request(method, &sample(path), &[])).await;
         assert_ne!(
             r.status(),
@@ -207,7 +217,7 @@ async fn the_route_table_is_what_the_router_answers() {
         }
         // The other method on the same path is not allowed, unless the table has it too.
         for other in [Method::GET, Method::POST] {
-            if table.iter().any(|(m, p, _)| *m == other && p == path) {
+            if table.iter().any(|r| r.method == other && r.path == *path) {
                 continue;
             }
             let r = s.call(route_request(&other, &sample(path), &[])).await;
@@ -243,7 +253,7 @@ async fn every_route_wants_the_token_on_a_public_address() {
     .await;
     let bearer = format!("Bearer {TOKEN}");
     let lower = format!("bearer {TOKEN}");
-    for (method, path, _) in routes() {
+    for Route { method, path, .. } in routes() {
         let path = sample(path);
         for headers in [vec![], vec![("authorization", "Bearer wrong")]] {
             let r = s.call(route_request(&method, &path, &headers)).await;
@@ -327,7 +337,7 @@ async fn a_short_token_is_refused_only_off_loopback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_campaigns_are_404_on_every_campaign_route() {
     let s = serve(|_| {}).await;
-    for (method, path, _) in routes() {
+    for Route { method, path, .. } in routes() {
         if !path.contains("{id}") {
             continue;
         }
@@ -826,4 +836,182 @@ async fn a_message_too_long_for_context_is_413_message_too_long() {
         error_of(r).await,
         (StatusCode::PAYLOAD_TOO_LARGE, json!("message_too_long"))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_players_token_may_only_chat() {
+    let s = serve(|o| {
+        o.listen = SocketAddr::from(([0, 0, 0, 0], 0));
+        o.token = Some(TOKEN.into());
+        o.player_tokens = vec![PLAYER.into(), "another-players-token-000".into()];
+        o.limits.max_body_bytes = 2000;
+    })
+    .await;
+    let gm = format!("Bearer {TOKEN}");
+    let player = format!("Bearer {PLAYER}");
+    let table = routes();
+    assert_eq!(
+        table
+            .iter()
+            .filter(|r| r.players)
+            .map(|r| (r.method.clone(), r.path))
+            .collect::<Vec<_>>(),
+        vec![
+            (Method::GET, "/v1/models"),
+            (Method::POST, "/v1/chat/completions")
+        ],
+        "players chat and nothing else"
+    );
+    for Route {
+        method,
+        path,
+        players,
+        ..
+    } in table
+    {
+        let path = sample(path);
+        let query = format!("{path}?token={PLAYER}");
+        for r in [
+            s.call(route_request(&method, &path, &[("authorization", &player)]))
+                .await,
+            s.call(route_request(&method, &query, &[])).await,
+        ] {
+            if players {
+                assert!(
+                    ![StatusCode::UNAUTHORIZED, StatusCode::FORBIDDEN].contains(&r.status()),
+                    "{method} {path}: {}",
+                    r.status()
+                );
+                continue;
+            }
+            assert_eq!(r.status(), StatusCode::FORBIDDEN, "{method} {path}");
+            let j = json_of(r).await;
+            assert_eq!(j["error"]["code"], "gm_only", "{j}");
+            assert_eq!(j["error"]["type"], "invalid_request_error", "{j}");
+            let m = j["error"]["message"].as_str().unwrap_or_default();
+            assert!(m.contains("POST /v1/chat/completions"), "{m}");
+            assert!(!m.contains("Coldharrow") && !m.contains(ID), "{m}");
+        }
+        // The GM's token: as before.
+        let r = s
+            .call(route_request(&method, &path, &[("authorization", &gm)]))
+            .await;
+        assert!(
+            ![StatusCode::UNAUTHORIZED, StatusCode::FORBIDDEN].contains(&r.status()),
+            "{method} {path}: {}",
+            r.status()
+        );
+        // No token, or a wrong one: 401.
+        for headers in [vec![], vec![("authorization", "Bearer wrong")]] {
+            let r = s.call(route_request(&method, &path, &headers)).await;
+            assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{method} {path}");
+        }
+    }
+    // The other player's token is a player's too.
+    let r = s
+        .call(route_request(
+            &Method::GET,
+            "/campaigns",
+            &[("authorization", "Bearer another-players-token-000")],
+        ))
+        .await;
+    assert_eq!(error_of(r).await.1, "gm_only");
+    let r = s
+        .call(route_request(
+            &Method::GET,
+            "/v1/models",
+            &[("authorization", "Bearer another-players-token-000")],
+        ))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    // Refused before the body is read: a body over the limit is still `gm_only`.
+    let r = s
+        .call(json_request(
+            Method::POST,
+            &sample("/campaigns/{id}/sessions/{session}/accept"),
+            &[("authorization", &player)],
+            &json!({"numbers": [1], "pad": "x".repeat(5000)}),
+        ))
+        .await;
+    assert_eq!(error_of(r).await, (StatusCode::FORBIDDEN, json!("gm_only")));
+    // HEAD is GET's; a method no route has on a player's path is no way round.
+    for (method, path) in [
+        (Method::HEAD, "/campaigns"),
+        (Method::GET, "/v1/chat/completions"),
+        (Method::POST, "/v1/models"),
+    ] {
+        let r = s
+            .call(request(
+                method.clone(),
+                path,
+                &[("authorization", &player)],
+                Body::empty(),
+            ))
+            .await;
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{method} {path}");
+    }
+    // A path no route has: the fallback's 404, which names only the path asked.
+    let r = s
+        .call(request(
+            Method::GET,
+            "/nowhere",
+            &[("authorization", &player)],
+            Body::empty(),
+        ))
+        .await;
+    assert_eq!(
+        error_of(r).await,
+        (StatusCode::NOT_FOUND, json!("not_found"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn player_tokens_need_a_gm_token_even_on_loopback() {
+    let (_dir, root) = template();
+    let mut opts = options(&root);
+    // Player tokens alone: a request without a token would be the GM's. Refused.
+    opts.player_tokens = vec![PLAYER.into()];
+    let err = match App::open(&opts).await {
+        Ok(_) => panic!("player tokens without a GM token were accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("GM token"), "{err}");
+    // A player token that is the GM's.
+    opts.token = Some(PLAYER.into());
+    let err = match App::open(&opts).await {
+        Ok(_) => panic!("a player token equal to the GM's was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("of their own"), "{err}");
+    // A short player token off loopback.
+    opts.token = Some(TOKEN.into());
+    opts.player_tokens = vec!["short".into()];
+    opts.listen = SocketAddr::from(([0, 0, 0, 0], 0));
+    let err = match App::open(&opts).await {
+        Ok(_) => panic!("a five-character player token on 0.0.0.0 was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("player token") && err.contains("at least 16"),
+        "{err}"
+    );
+    // On loopback with both: no token is no role, not the GM's.
+    let s = serve(|o| {
+        o.token = Some(TOKEN.into());
+        o.player_tokens = vec![PLAYER.into()];
+    })
+    .await;
+    for path in ["/", "/campaigns", "/v1/models"] {
+        let r = s.get(path).await;
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{path}");
+    }
+    let r = s
+        .call(request(
+            Method::GET,
+            "/campaigns",
+            &[("authorization", &format!("Bearer {TOKEN}"))],
+            Body::empty(),
+        ))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
 }
