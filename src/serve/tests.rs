@@ -838,6 +838,143 @@ async fn a_message_too_long_for_context_is_413_message_too_long() {
     );
 }
 
+/// Canon the DM is given: planted in Odessa Flint's first trait, which every context she is
+/// in carries (the full context's NPC line, her card).
+const CANON_MARK: &str = "CANON-MARK-5521";
+/// A GM secret: planted in a `## Secrets` section of her note.
+const SECRET_MARK: &str = "SECRET-MARK-7731";
+
+/// Plants [`CANON_MARK`] and [`SECRET_MARK`] in Odessa Flint's note.
+fn plant_secrets(root: &Path) {
+    let note = root.join("canon/npcs/odessa-flint.md");
+    let text = std::fs::read_to_string(&note).unwrap_or_else(|e| panic!("{e}"));
+    let text = text.replacen(
+        "sets it down when she has decided about you.",
+        &format!("sets it down when she has decided about you ({CANON_MARK})."),
+        1,
+    );
+    assert!(text.contains(CANON_MARK), "the trait moved: {text}");
+    let text = format!(
+        "{text}\n## Secrets\n- She poisoned her second husband with lamp oil ({SECRET_MARK}).\n"
+    );
+    std::fs::write(&note, text).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A fake OpenAI upstream on 127.0.0.1:0 (its base URL returned), answering by the model a
+/// request names: `play` streams a reply and a proposal of the DM's; `echo-400`, `echo-404`
+/// and `echo-422` answer that status with an error quoting the marks the prompt carries (as
+/// servers that quote the request they choke on do); `echo-stream` streams a piece of reply
+/// and then such an error.
+async fn fake_upstream() -> String {
+    async fn answer(body: axum::body::Bytes) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        let prompt = String::from_utf8_lossy(&body);
+        let quoted: Vec<&str> = [CANON_MARK, SECRET_MARK]
+            .into_iter()
+            .filter(|m| prompt.contains(m))
+            .collect();
+        let echo = json!({"error": {"message": format!(
+            "model `x` cannot take this prompt: it says {}", quoted.join(" and ")
+        )}});
+        let model = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v["model"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let chunk = |delta: Value, finish: Option<&str>| {
+            format!(
+                "data: {}\n\n",
+                json!({"id": "c1", "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            )
+        };
+        let sse =
+            |body: String| ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response();
+        match model.as_str() {
+            "play" => {
+                let call = json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                    "function": {"name": "propose_canon_changes",
+                        "arguments": r#"{"changes": [{"op": "event", "text": "Odessa set the glass down."}]}"#}}]});
+                sse([
+                    chunk(json!({"role": "assistant", "content": ""}), None),
+                    chunk(json!({"content": "Odessa sets the glass down."}), None),
+                    chunk(call, None),
+                    chunk(json!({}), Some("tool_calls")),
+                    "data: [DONE]\n\n".to_owned(),
+                ]
+                .concat())
+            }
+            "echo-stream" => sse([
+                chunk(json!({"role": "assistant", "content": "Odessa "}), None),
+                format!("data: {echo}\n\n"),
+            ]
+            .concat()),
+            other => {
+                let status = match other {
+                    "echo-404" => StatusCode::NOT_FOUND,
+                    "echo-422" => StatusCode::UNPROCESSABLE_ENTITY,
+                    _ => StatusCode::BAD_REQUEST,
+                };
+                (status, axum::Json(echo)).into_response()
+            }
+        }
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let app = Router::new().route("/v1/chat/completions", post(answer));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/v1")
+}
+
+/// The answer's `x-vaultdm-*` headers.
+fn vaultdm_headers(r: &Response<Body>) -> Vec<(String, String)> {
+    r.headers()
+        .iter()
+        .filter(|(k, _)| k.as_str().starts_with("x-vaultdm-"))
+        .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+        .collect()
+}
+
+/// Everything a client reads of an answer: its status, and its headers and body as text.
+async fn whole(r: Response<Body>) -> (StatusCode, String) {
+    let (status, head, body) = parts(r).await;
+    (status, head + &body)
+}
+
+/// An answer's status, its headers as text, its body as text.
+async fn parts(r: Response<Body>) -> (StatusCode, String, String) {
+    let mut seen = format!("{}\n", r.status());
+    for (k, v) in r.headers() {
+        seen.push_str(&format!("{k}: {}\n", String::from_utf8_lossy(v.as_bytes())));
+    }
+    let status = r.status();
+    let bytes = axum::body::to_bytes(r.into_body(), usize::MAX)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    (status, seen, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The reply text of a completion: a `chat.completion` object, or a stream's chunks.
+fn reply_text(body: &str) -> String {
+    let Ok(v) = serde_json::from_str::<Value>(body) else {
+        return body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .filter_map(|v| {
+                v["choices"][0]["delta"]["content"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect();
+    };
+    v["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_players_token_may_only_chat() {
     let s = serve(|o| {
@@ -1014,4 +1151,237 @@ async fn player_tokens_need_a_gm_token_even_on_loopback() {
         ))
         .await;
     assert_eq!(r.status(), StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_players_answer_carries_no_proposals_while_the_gms_does() {
+    let base = fake_upstream().await;
+    let s = serve(|o| {
+        o.token = Some(TOKEN.into());
+        o.player_tokens = vec![PLAYER.into()];
+        o.llm.base_url = Some(base);
+    })
+    .await;
+    for stream in [false, true] {
+        for (who, token) in [("gm", TOKEN), ("player", PLAYER)] {
+            let session = format!("{who}-{}", if stream { "stream" } else { "plain" });
+            let r = s
+                .call(json_request(
+                    Method::POST,
+                    "/v1/chat/completions",
+                    &[
+                        ("authorization", &format!("Bearer {token}")),
+                        ("x-vaultdm-session", &session),
+                    ],
+                    &json!({"model": "play", "stream": stream,
+                        "messages": [{"role": "user", "content": "We ask Odessa Flint for a drink."}]}),
+                ))
+                .await;
+            assert_eq!(r.status(), StatusCode::OK, "{session}");
+            let headers = vaultdm_headers(&r);
+            assert!(
+                headers.contains(&("x-vaultdm-session".into(), session.clone())),
+                "{session}: {headers:?}"
+            );
+            if !stream {
+                assert!(
+                    headers.iter().any(|(k, _)| k == "x-vaultdm-context"),
+                    "{session}: {headers:?}"
+                );
+            }
+            let (_, head, body) = parts(r).await;
+            let text = reply_text(&body);
+            if who == "gm" {
+                assert!(
+                    text.starts_with("Odessa sets the glass down.")
+                        && text.contains("the DM proposes canon changes")
+                        && text.contains(&format!("/sessions/{session}/accept")),
+                    "{session}: {text}"
+                );
+            } else {
+                assert_eq!(text, "Odessa sets the glass down.", "{session}");
+                assert!(!body.contains("proposes"), "{session}: {body}");
+                assert!(!head.contains("propos"), "{session}: {head}");
+                for (k, _) in &headers {
+                    assert!(role::PLAYER_HEADERS.contains(&k.as_str()), "{k}");
+                }
+            }
+            // The proposal waits for the GM all the same.
+            let r = s
+                .call(request(
+                    Method::GET,
+                    &format!("/campaigns/{ID}/sessions/{session}/pending"),
+                    &[("authorization", &format!("Bearer {TOKEN}"))],
+                    Body::empty(),
+                ))
+                .await;
+            let j = json_of(r).await;
+            assert_eq!(
+                j["pending"].as_array().map(Vec::len),
+                Some(1),
+                "{session}: {j}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_error_a_player_can_cause_carries_canon() {
+    let base = fake_upstream().await;
+    let s = serve_vault(plant_secrets, |o| {
+        o.token = Some(TOKEN.into());
+        o.player_tokens = vec![PLAYER.into()];
+        o.llm.base_url = Some(base.clone());
+    })
+    .await;
+    let vault = s.campaign().root.display().to_string();
+    let asking = |model: &str, stream: bool| {
+        json!({"model": model, "stream": stream,
+            "messages": [{"role": "user", "content": "We ask Odessa Flint about her husbands."}]})
+    };
+    // The marks reach the prompt, and the upstream quotes them back: the GM reads them.
+    let r = s
+        .call(json_request(
+            Method::POST,
+            "/v1/chat/completions",
+            &[
+                ("authorization", &format!("Bearer {TOKEN}")),
+                ("x-vaultdm-session", "gm-echo"),
+            ],
+            &asking("echo-400", false),
+        ))
+        .await;
+    let (status, seen) = whole(r).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{seen}");
+    assert!(
+        seen.contains(CANON_MARK),
+        "the canon reached the echo: {seen}"
+    );
+
+    let player = format!("Bearer {PLAYER}");
+    let mut n = 0;
+    let mut ask = |headers: Vec<(&'static str, String)>, body: Body| {
+        n += 1;
+        let mut h = vec![
+            ("authorization", player.clone()),
+            ("content-type", "application/json".to_owned()),
+        ];
+        h.extend(headers);
+        if !h.iter().any(|(k, _)| *k == "x-vaultdm-session") {
+            h.push(("x-vaultdm-session", format!("player-{n}")));
+        }
+        let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        request(Method::POST, "/v1/chat/completions", &h, body)
+    };
+    let json_body = |v: Value| Body::from(v.to_string());
+    let cases: Vec<(&str, Request<Body>, StatusCode, &str)> = vec![
+        (
+            "not json",
+            ask(vec![], Body::from("{ Odessa")),
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+        ),
+        (
+            "no messages",
+            ask(vec![], json_body(json!({"messages": 3}))),
+            StatusCode::BAD_REQUEST,
+            "missing_messages",
+        ),
+        (
+            "a wizard's message",
+            ask(
+                vec![],
+                json_body(json!({"messages": [{"role": "wizard", "content": "Odessa?"}]})),
+            ),
+            StatusCode::BAD_REQUEST,
+            "invalid_role",
+        ),
+        (
+            "no user message",
+            ask(
+                vec![],
+                json_body(json!({"messages": [
+                    {"role": "user", "content": "We ask Odessa Flint about her husbands."},
+                    {"role": "assistant", "content": "She wipes a glass."}]})),
+            ),
+            StatusCode::BAD_REQUEST,
+            "no_user_message",
+        ),
+        (
+            "a session name Windows cannot hold",
+            ask(
+                vec![("x-vaultdm-session", "CON".into())],
+                json_body(asking("play", false)),
+            ),
+            StatusCode::BAD_REQUEST,
+            "invalid_session",
+        ),
+        (
+            "a campaign not served",
+            ask(
+                vec![("x-vaultdm-campaign", "elsewhere".into())],
+                json_body(asking("play", false)),
+            ),
+            StatusCode::NOT_FOUND,
+            "campaign_not_found",
+        ),
+        (
+            "a model the upstream does not know",
+            ask(vec![], json_body(asking("echo-404", false))),
+            StatusCode::NOT_FOUND,
+            "model_not_found",
+        ),
+        (
+            "the upstream rejects the request",
+            ask(vec![], json_body(asking("echo-400", false))),
+            StatusCode::BAD_REQUEST,
+            "upstream_rejected",
+        ),
+        (
+            "the upstream fails",
+            ask(vec![], json_body(asking("echo-422", true))),
+            StatusCode::BAD_GATEWAY,
+            "upstream_error",
+        ),
+        (
+            "the upstream fails mid-reply",
+            ask(vec![], json_body(asking("echo-stream", false))),
+            StatusCode::OK,
+            "",
+        ),
+        (
+            "the upstream fails mid-stream",
+            ask(vec![], json_body(asking("echo-stream", true))),
+            StatusCode::OK,
+            "",
+        ),
+    ];
+    for (what, req, status, code) in cases {
+        let (got, seen) = whole(s.call(req).await).await;
+        assert_eq!(got, status, "{what}: {seen}");
+        if !code.is_empty() {
+            assert!(
+                seen.contains(&format!(r#""code":"{code}""#)),
+                "{what}: {seen}"
+            );
+        }
+        for secret in [CANON_MARK, SECRET_MARK, &vault, &base] {
+            assert!(!seen.contains(secret), "{what} carries {secret}: {seen}");
+        }
+    }
+    // A GM route: refused in fixed words.
+    let r = s
+        .call(request(
+            Method::GET,
+            &format!("/campaigns/{ID}/context?message=Odessa+Flint"),
+            &[("authorization", &player)],
+            Body::empty(),
+        ))
+        .await;
+    let (got, seen) = whole(r).await;
+    assert_eq!(got, StatusCode::FORBIDDEN);
+    assert!(
+        !seen.contains(CANON_MARK) && !seen.contains("Odessa"),
+        "{seen}"
+    );
 }
