@@ -167,6 +167,31 @@ mod tests {
         assert_eq!(Role::Player.error(own.clone()), own);
     }
 
+    /// docs/serve.md's table of response headers is exactly [`PLAYER_HEADERS`], as the note
+    /// under it says: a header added for the GM alone changes the note, and this test.
+    #[test]
+    fn the_guide_lists_the_players_headers() {
+        let guide = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/serve.md"),
+        )
+        .unwrap_or_else(|e| panic!("docs/serve.md: {e}"));
+        let table = guide
+            .split("### Response headers")
+            .nth(1)
+            .and_then(|t| t.split("\n### ").next())
+            .unwrap_or_else(|| panic!("docs/serve.md has no Response headers section"));
+        let mut listed: Vec<&str> = table
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .collect();
+        listed.sort_unstable();
+        let mut ours = PLAYER_HEADERS.to_vec();
+        ours.sort_unstable();
+        assert_eq!(listed, ours);
+        assert!(guide.contains("`gm_only`"));
+    }
+
     #[test]
     fn a_players_headers_are_the_listed_ones() {
         let mut h = HeaderMap::new();
