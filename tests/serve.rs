@@ -638,6 +638,124 @@ async fn proposals_are_listed_and_accepted_over_the_api() {
     assert_eq!(pending["pending"], json!([]));
 }
 
+/// Player tokens from the flag (repeated, or commas between them) or else the environment:
+/// on loopback, beside them, a GM token is made and printed (a request without a token is
+/// refused), the player tokens are never printed; a player may chat and list models and
+/// nothing else, and a player's reply carries no proposal. Every route and every error a player can cause are
+/// walked in-process (`serve::tests::a_players_token_may_only_chat`,
+/// `serve::tests::no_error_a_player_can_cause_carries_canon`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn player_tokens_chat_and_nothing_else() {
+    let v = template();
+    let mut body = openai_sse(&["The strike bell rings out."], None, false, false);
+    body.push_str(&fake_llm::openai_tool_chunk(
+        Some(0),
+        Some("call_1"),
+        Some("propose_canon_changes"),
+        Some(r#"{"changes": [{"op": "event", "text": "The strike bell rang at dusk."}]}"#),
+    ));
+    body.push_str(&fake_llm::openai_finish("tool_calls"));
+    body.push_str("data: [DONE]\n\n");
+    let fake = FakeLlm::start(vec![Scripted::sse(body)]).await;
+    let s = start(
+        v.path(),
+        &fake,
+        &[
+            "--player-token",
+            "table-player-one-0001",
+            "--player-token",
+            "table-player-two-0002,table-player-three-03",
+        ],
+    );
+    let err = s.stderr();
+    let gm = err
+        .split("token for this run: ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no GM token printed beside player tokens: {err}"))
+        .to_owned();
+    assert!(err.contains("3 player token(s)"), "{err}");
+    assert!(!err.contains("table-player"), "{err}");
+    let c = http();
+    let r = c.get(s.url("/campaigns")).send().await.expect("send");
+    assert_eq!(r.status(), 401, "no token on loopback is no role");
+    let r = c
+        .get(s.url("/campaigns"))
+        .bearer_auth(&gm)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    for player in [
+        "table-player-one-0001",
+        "table-player-two-0002",
+        "table-player-three-03",
+    ] {
+        let r = c
+            .get(s.url("/campaigns"))
+            .bearer_auth(player)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 403, "{player}");
+        let j: Value = r.json().await.expect("json");
+        assert_eq!(j["error"]["code"], "gm_only", "{player}");
+        let r = c
+            .get(s.url("/v1/models"))
+            .bearer_auth(player)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 200, "{player}");
+    }
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .bearer_auth("table-player-two-0002")
+        .header("X-Vaultdm-Session", "bells")
+        .json(&json!({"stream": true, "messages": [{"role": "user", "content": "We listen."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let (text, finish) = stream_text(&r.text().await.expect("body"));
+    assert_eq!(text, "The strike bell rings out.");
+    assert_eq!(finish.as_deref(), Some("stop"));
+    // The proposal waits for the GM.
+    let pending: Value = c
+        .get(s.url("/campaigns/vault-template/sessions/bells/pending"))
+        .bearer_auth(&gm)
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        pending["pending"].as_array().map(Vec::len),
+        Some(1),
+        "{pending}"
+    );
+    drop(s);
+
+    // The environment, when the flag is not given.
+    let s = Served::start(
+        v.path(),
+        &[],
+        &[(
+            "VAULTDM_SERVE_PLAYER_TOKEN",
+            "table-player-four-0004,table-player-five-0005",
+        )],
+    );
+    assert!(s.stderr().contains("2 player token(s)"), "{}", s.stderr());
+    let r = c
+        .get(s.url("/campaigns"))
+        .bearer_auth("table-player-five-0005")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 403);
+}
+
 /// The GM saves the note (temp file + rename, from another process) while a proposal
 /// waits: accepting it over the API is a conflict (409, old / now / proposed), nothing is
 /// written, and it stays pending under its number.

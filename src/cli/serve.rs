@@ -17,16 +17,29 @@ pub(crate) struct Args {
     /// or the vault found as for every command.
     #[arg(value_name = "DIR")]
     pub vaults: Vec<PathBuf>,
-    /// Where to listen. Anything but a loopback address needs a token (one is made and
-    /// printed when none is set).
+    /// Where to listen. Anything but a loopback address needs a token (the GM's: one is made
+    /// and printed when none is set).
     #[arg(long, default_value = "127.0.0.1:8765", value_name = "ADDR:PORT")]
     pub listen: SocketAddr,
     /// More vaults to serve (the same as naming them as arguments).
     #[arg(long = "also", value_name = "DIR")]
     pub also: Vec<PathBuf>,
-    /// The bearer token every request must carry.
+    /// The GM's bearer token: every route (the inspector, the canon API, the DM's
+    /// proposals, the chat).
     #[arg(long, env = "VAULTDM_SERVE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// A player's bearer token: the chat only (completions and models), with nothing
+    /// GM-only in its answers; repeat, or separate with commas, for one per player. With a
+    /// player token set, requests without a token are refused even on loopback, and a GM
+    /// token is made and printed when none is set.
+    #[arg(
+        long = "player-token",
+        env = "VAULTDM_SERVE_PLAYER_TOKEN",
+        hide_env_values = true,
+        value_delimiter = ',',
+        value_name = "TOKEN"
+    )]
+    pub player_tokens: Vec<String>,
     /// A web page origin allowed to call the server from a browser (CORS), e.g.
     /// http://localhost:3000; repeat for more.
     #[arg(long = "cors-origin", value_name = "URL")]
@@ -80,8 +93,15 @@ fn new_token() -> anyhow::Result<String> {
 pub(super) fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outcome> {
     let vaults = vaults_of(vault, &args)?;
     let mut token = args.token.clone().filter(|t| !t.trim().is_empty());
+    let players = args
+        .player_tokens
+        .iter()
+        .filter(|t| !t.trim().is_empty())
+        .count();
     let mut made = false;
-    if token.is_none() && !args.listen.ip().is_loopback() {
+    // Off loopback, and beside player tokens (a request without a token must not have the
+    // GM's rights), the GM needs a token: made for this run when none is set.
+    if token.is_none() && (!args.listen.ip().is_loopback() || players > 0) {
         token = Some(new_token()?);
         made = true;
     }
@@ -92,7 +112,7 @@ pub(super) fn execute(vault: Option<PathBuf>, args: Args) -> anyhow::Result<Outc
         .build()?;
     rt.block_on(async move {
         let running = crate::serve::start(opts).await?;
-        announce(&running, token.as_deref().filter(|_| made))?;
+        announce(&running, token.as_deref().filter(|_| made), players)?;
         running.serve(until_stopped()).await?;
         eprintln!("vaultdm serve: stopped; every session is saved");
         anyhow::Ok(())
@@ -122,6 +142,12 @@ fn options(vaults: Vec<PathBuf>, args: &Args, token: Option<String>) -> ServeOpt
         vaults,
         listen: args.listen,
         token,
+        player_tokens: args
+            .player_tokens
+            .iter()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+            .collect(),
         cors: args.cors.clone(),
         hosts: args.hosts.clone(),
         limits: Limits {
@@ -143,9 +169,10 @@ fn options(vaults: Vec<PathBuf>, args: &Args, token: Option<String>) -> ServeOpt
     }
 }
 
-/// Says on stderr what is served: each campaign and its upstream, the token when one was
-/// made for this run (`made_token`), and where the server listens.
-fn announce(running: &Running, made_token: Option<&str>) -> std::io::Result<()> {
+/// Says on stderr what is served: each campaign and its upstream, the GM's token when one
+/// was made for this run (`made_token`), how many player tokens there are (never the tokens),
+/// and where the server listens.
+fn announce(running: &Running, made_token: Option<&str>, players: usize) -> std::io::Result<()> {
     let mut err = std::io::stderr().lock();
     for c in &running.campaigns {
         let s = c.snapshot();
@@ -174,7 +201,13 @@ fn announce(running: &Running, made_token: Option<&str>) -> std::io::Result<()> 
     if let Some(t) = made_token {
         writeln!(
             err,
-            "vaultdm serve: token for this run: {t}\n  (give it as the API key in your front end; set VAULTDM_SERVE_TOKEN to choose your own)"
+            "vaultdm serve: token for this run: {t}\n  (the GM's: give it as the API key in your front end; set VAULTDM_SERVE_TOKEN to choose your own)"
+        )?;
+    }
+    if players > 0 {
+        writeln!(
+            err,
+            "vaultdm serve: {players} player token(s): chat only (/v1/chat/completions, /v1/models); everything else wants the GM's token"
         )?;
     }
     writeln!(

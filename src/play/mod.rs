@@ -152,7 +152,7 @@ struct Sent {
 
 /// One running session with the DM, in owned parts: the canon it plays from, what rides
 /// with the next message, the budgets, the DM's proposals and the session's memory. Every
-/// method that changes any of them takes `&mut self`; the one cell left is [`CountCache`], a
+/// method that changes any of them takes `&mut self`; the one cell left is `CountCache`, a
 /// memo of token counts.
 pub struct Table {
     canon: CanonHeld,

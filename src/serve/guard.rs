@@ -3,6 +3,11 @@
 //! * **Token**: with a token set (always on a non-loopback address), every route wants
 //!   `Authorization: Bearer TOKEN` — or `?token=TOKEN`, for what a browser cannot give a
 //!   header: the inspector page's address and its event stream.
+//! * **Role**: the GM's token (or no token, on a server without any) is the GM's
+//!   [`Role`]; a player's token (`--player-token`) is a player's, which may call only the
+//!   routes the table opens to players (`403 gm_only` elsewhere, before a body is read) and
+//!   whose answers lose every header that is not theirs ([`super::role`]). The role goes in
+//!   the request's extensions for the handlers.
 //! * **Host**: on a loopback address, `Host` must be a loopback name (or one allowed with
 //!   `--allow-host`), so a web page cannot reach the server through DNS rebinding.
 //! * **Origin**: a request from a browser page is served only if the page is the inspector
@@ -13,8 +18,9 @@
 //!   loop (`serve/mod.rs`) sets on every connection before any check runs.
 
 use super::openai::ApiError;
+use super::role::{self, Role};
 use super::{App, ServeOptions};
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -23,7 +29,12 @@ use std::sync::Arc;
 /// The checks, as configured.
 #[derive(Debug, Clone)]
 pub(crate) struct Guard {
+    /// The GM's token.
     token: Option<String>,
+    /// The players' tokens.
+    players: Vec<String>,
+    /// The routes open to players: method and path as the table names them.
+    player_routes: Vec<(Method, &'static str)>,
     cors: Vec<String>,
     loopback: bool,
     hosts: Vec<String>,
@@ -66,10 +77,26 @@ fn host_name(host: &str) -> &str {
 }
 
 impl Guard {
-    /// The guard for these options (listening at `opts.listen`).
-    pub(crate) fn new(opts: &ServeOptions) -> Guard {
+    /// The guard for these options (listening at `opts.listen`); a player's token may call
+    /// `player_routes` (method and path as the route table names them) and nothing else.
+    pub(crate) fn new(opts: &ServeOptions, player_routes: Vec<(Method, &'static str)>) -> Guard {
+        let mut players: Vec<String> = opts
+            .player_tokens
+            .iter()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+            .collect();
+        players.sort_unstable();
+        players.dedup();
         Guard {
-            token: opts.token.clone().filter(|t| !t.is_empty()),
+            token: opts
+                .token
+                .as_deref()
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned),
+            players,
+            player_routes,
             cors: opts
                 .cors
                 .iter()
@@ -116,9 +143,14 @@ impl Guard {
         Err(())
     }
 
-    fn authorised(&self, req: &Request) -> bool {
-        let Some(token) = &self.token else {
-            return true;
+    /// The role of a request by the token it carries (`Authorization: Bearer`, or
+    /// `?token=`): the GM's token makes it the GM's, a player's a player's; `None` is no
+    /// known token. A server without tokens takes every request as the GM's; one with player
+    /// tokens always has a GM token ([`super::App::open`] refuses it otherwise), so a request
+    /// without a token never gets the GM's rights there, even on loopback.
+    fn role(&self, req: &Request) -> Option<Role> {
+        let Some(gm) = &self.token else {
+            return Some(Role::Gm);
         };
         let bearer = req
             .headers()
@@ -128,15 +160,43 @@ impl Guard {
                 h.strip_prefix("Bearer ")
                     .or_else(|| h.strip_prefix("bearer "))
             })
-            .map(str::trim);
-        if bearer.is_some_and(|b| same(b.as_bytes(), token.as_bytes())) {
-            return true;
-        }
-        req.uri().query().is_some_and(|q| {
+            .map(|b| b.trim().as_bytes().to_vec());
+        let query = req.uri().query().into_iter().flat_map(|q| {
             q.split('&')
                 .filter_map(|kv| kv.strip_prefix("token="))
-                .any(|t| same(&percent_decoded(t), token.as_bytes()))
-        })
+                .map(percent_decoded)
+        });
+        let given: Vec<Vec<u8>> = bearer.into_iter().chain(query).collect();
+        if given.iter().any(|t| same(t, gm.as_bytes())) {
+            return Some(Role::Gm);
+        }
+        given
+            .iter()
+            .any(|t| self.players.iter().any(|p| same(t, p.as_bytes())))
+            .then_some(Role::Player)
+    }
+
+    /// Whether a player may call this method on the route the request matched (`None`: no
+    /// route, the fallback's `404`, which names only the path asked). `HEAD` is `GET`'s.
+    fn open_to_players(&self, method: &Method, matched: Option<&str>) -> bool {
+        let Some(path) = matched else { return true };
+        let method = if method == Method::HEAD {
+            &Method::GET
+        } else {
+            method
+        };
+        self.player_routes
+            .iter()
+            .any(|(m, p)| m == method && *p == path)
+    }
+
+    /// The routes open to players, as `METHOD path` for the refusal's message.
+    fn player_routes_named(&self) -> String {
+        self.player_routes
+            .iter()
+            .map(|(m, p)| format!("{m} {p}"))
+            .collect::<Vec<_>>()
+            .join(" and ")
     }
 }
 
@@ -209,7 +269,7 @@ fn cors_headers(r: &mut Response, origin: &str, asked: Option<&HeaderValue>) {
 }
 
 /// The middleware: every request passes here first.
-pub(crate) async fn check(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+pub(crate) async fn check(State(app): State<Arc<App>>, mut req: Request, next: Next) -> Response {
     let g = &app.guard;
     let host = req
         .headers()
@@ -249,7 +309,7 @@ pub(crate) async fn check(State(app): State<Arc<App>>, req: Request, next: Next)
         }
         return r;
     }
-    if !g.authorised(&req) {
+    let Some(role) = g.role(&req) else {
         let mut r = refuse(
             StatusCode::UNAUTHORIZED,
             "invalid_api_key",
@@ -261,8 +321,31 @@ pub(crate) async fn check(State(app): State<Arc<App>>, req: Request, next: Next)
             cors_headers(&mut r, o, asked.as_ref());
         }
         return r;
+    };
+    let matched = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(MatchedPath::as_str);
+    if role == Role::Player && !g.open_to_players(req.method(), matched) {
+        // Fixed words and the table's player routes: nothing of the campaign.
+        let mut r = refuse(
+            StatusCode::FORBIDDEN,
+            "gm_only",
+            &format!(
+                "this is a player's token: it may call {} only; the inspector, the canon API and the DM's proposals want the GM's token",
+                g.player_routes_named()
+            ),
+        );
+        if let Some(o) = &allowed {
+            cors_headers(&mut r, o, asked.as_ref());
+        }
+        return r;
     }
+    req.extensions_mut().insert(role);
     let mut r = next.run(req).await;
+    if role == Role::Player {
+        role::strip_headers(r.headers_mut());
+    }
     if let Some(o) = &allowed {
         cors_headers(&mut r, o, asked.as_ref());
     }
@@ -276,6 +359,8 @@ mod tests {
     fn guard(loopback: bool, cors: &[&str]) -> Guard {
         Guard {
             token: Some("t0k".into()),
+            players: Vec::new(),
+            player_routes: Vec::new(),
             cors: cors.iter().map(|s| (*s).to_owned()).collect(),
             loopback,
             hosts: vec!["vault.lan".into()],
@@ -324,6 +409,33 @@ mod tests {
         assert_eq!(percent_decoded("100%"), b"100%");
         assert_eq!(percent_decoded("%zz"), b"%zz");
         assert_eq!(percent_decoded("%C3%A9"), "é".as_bytes());
+    }
+
+    #[test]
+    fn roles_by_token() {
+        fn role(g: &Guard, auth: Option<&str>, uri: &str) -> Option<Role> {
+            let mut r = axum::http::Request::builder().uri(uri);
+            if let Some(a) = auth {
+                r = r.header(header::AUTHORIZATION, a);
+            }
+            let r = r
+                .body(axum::body::Body::empty())
+                .unwrap_or_else(|e| panic!("{e}"));
+            g.role(&r)
+        }
+        let mut g = guard(false, &[]);
+        g.players = vec!["p1ay".into()];
+        assert_eq!(role(&g, Some("Bearer t0k"), "/"), Some(Role::Gm));
+        assert_eq!(role(&g, Some("Bearer p1ay"), "/"), Some(Role::Player));
+        assert_eq!(role(&g, None, "/?token=p1ay"), Some(Role::Player));
+        // The GM's token anywhere in the request is the GM's.
+        assert_eq!(role(&g, Some("Bearer p1ay"), "/?token=t0k"), Some(Role::Gm));
+        assert_eq!(role(&g, None, "/"), None);
+        assert_eq!(role(&g, Some("Bearer p1a"), "/?token=x"), None);
+        // No token at all: the GM's server, as before there were roles.
+        g.token = None;
+        g.players.clear();
+        assert_eq!(role(&g, None, "/"), Some(Role::Gm));
     }
 
     #[test]

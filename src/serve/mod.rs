@@ -6,7 +6,8 @@
 //! * [`proxy`]: `POST /v1/chat/completions`, `GET /v1/models`.
 //! * [`api`]: `/campaigns…` and the inspector page at `/`.
 //! * [`openai`]: the wire format.
-//! * [`guard`]: the bearer token, Host and Origin checks, CORS.
+//! * [`guard`]: the bearer tokens (the GM's and the players'), Host and Origin checks, CORS.
+//! * [`role`]: what a player may call and what a player's answer may carry.
 //! * [`tasks`]: front ends' background tasks (titles, tags, summaries), passed through.
 //! * [`threads`]: which session a request without the session header continues.
 //!
@@ -18,6 +19,7 @@ pub(crate) mod conversation;
 pub(crate) mod guard;
 pub(crate) mod openai;
 pub(crate) mod proxy;
+pub(crate) mod role;
 pub(crate) mod tasks;
 pub(crate) mod threads;
 
@@ -75,8 +77,11 @@ pub(crate) struct ServeOptions {
     pub vaults: Vec<PathBuf>,
     /// Where to listen.
     pub listen: SocketAddr,
-    /// The bearer token every request must carry (`None`: no auth, loopback only).
+    /// The GM's bearer token (`None`: no auth, loopback only; a server with player tokens
+    /// needs one).
     pub token: Option<String>,
+    /// The players' tokens: each may only chat ([`role::Role::Player`]).
+    pub player_tokens: Vec<String>,
     /// Origins allowed to call from a browser page (CORS).
     pub cors: Vec<String>,
     /// Extra host names accepted in `Host` on a loopback bind.
@@ -124,15 +129,7 @@ impl App {
     pub(crate) async fn open(
         opts: &ServeOptions,
     ) -> anyhow::Result<(Arc<App>, watch::Sender<bool>)> {
-        if let Some(t) = &opts.token {
-            let n = t.trim().chars().count();
-            if n < MIN_TOKEN_CHARS && !opts.listen.ip().is_loopback() {
-                anyhow::bail!(
-                    "the token is {n} characters; on {} (reachable from other machines) it must be at least {MIN_TOKEN_CHARS} — leave --token and VAULTDM_SERVE_TOKEN unset and vaultdm makes and prints a strong one",
-                    opts.listen
-                );
-            }
-        }
+        check_tokens(opts)?;
         let mut campaigns: Vec<Arc<Campaign>> = Vec::new();
         let (stop, shutdown) = watch::channel(false);
         for given in &opts.vaults {
@@ -164,7 +161,7 @@ impl App {
             shutdown,
             // The bound address has the IP asked for (only a port 0 changes): whether it is
             // loopback is known before binding.
-            guard: guard::Guard::new(opts),
+            guard: guard::Guard::new(opts, player_routes()),
             ids: AtomicU64::new(1),
             threads: Mutex::new(HashMap::new()),
             task_model: opts.task_model.clone(),
@@ -200,43 +197,123 @@ impl App {
     }
 }
 
-/// The route table: every method and path the server answers, with its handler. [`router`]
-/// mounts each one; the tests walk it (every route wants the token, answers its method).
-fn routes() -> Vec<(Method, &'static str, MethodRouter<Arc<App>>)> {
+/// Refuses tokens that would not hold: one shorter than [`MIN_TOKEN_CHARS`] off loopback,
+/// player tokens without a GM token (a request without a token would have no role the GM
+/// could trust: `serve` makes the GM one), a player token that is the GM's.
+fn check_tokens(opts: &ServeOptions) -> anyhow::Result<()> {
+    fn given(t: &str) -> Option<&str> {
+        Some(t.trim()).filter(|t| !t.is_empty())
+    }
+    let gm = opts.token.as_deref().and_then(given);
+    let players: Vec<&str> = opts.player_tokens.iter().filter_map(|t| given(t)).collect();
+    if !opts.listen.ip().is_loopback() {
+        let short = |t: &&str| t.chars().count() < MIN_TOKEN_CHARS;
+        if let Some(t) = gm.filter(short) {
+            anyhow::bail!(
+                "the token is {} characters; on {} (reachable from other machines) it must be at least {MIN_TOKEN_CHARS} — leave --token and VAULTDM_SERVE_TOKEN unset and vaultdm makes and prints a strong one",
+                t.chars().count(),
+                opts.listen
+            );
+        }
+        if let Some(t) = players.iter().copied().find(short) {
+            anyhow::bail!(
+                "a player token is {} characters; on {} (reachable from other machines) it must be at least {MIN_TOKEN_CHARS} — `openssl rand -hex 24` makes a strong one",
+                t.chars().count(),
+                opts.listen
+            );
+        }
+    }
+    match gm {
+        None if !players.is_empty() => anyhow::bail!(
+            "player tokens need a GM token beside them (a request without a token must not have the GM's rights): set --token or VAULTDM_SERVE_TOKEN"
+        ),
+        Some(gm) if players.contains(&gm) => anyhow::bail!(
+            "a player token is the GM's token: give each player a token of their own (--player-token)"
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// One route of the table: a method and path, its handler, and whether a player's token may
+/// call it.
+struct Route {
+    method: Method,
+    path: &'static str,
+    handler: MethodRouter<Arc<App>>,
+    players: bool,
+}
+
+impl Route {
+    /// A route for the GM only: every route is, unless it says [`Route::for_players`].
+    fn new(method: Method, path: &'static str, handler: MethodRouter<Arc<App>>) -> Route {
+        Route {
+            method,
+            path,
+            handler,
+            players: false,
+        }
+    }
+
+    /// Opens the route to players' tokens too (the guard answers them `403 gm_only` on every
+    /// other route, before the body is read). A player's answers are stripped of what is
+    /// GM-only ([`role`]).
+    fn for_players(self) -> Route {
+        Route {
+            players: true,
+            ..self
+        }
+    }
+}
+
+/// The route table: every method and path the server answers, its handler, and who may
+/// call it (GM-only unless [`Route::for_players`]). [`router`] mounts each one, the guard
+/// asks it what a player may call ([`player_routes`]); the tests walk it (every route wants
+/// the token, answers its method, refuses a player's token unless open to players).
+fn routes() -> Vec<Route> {
     vec![
-        (Method::GET, "/", get(api::inspector)),
-        (Method::GET, "/v1/models", get(proxy::models)),
-        (
+        Route::new(Method::GET, "/", get(api::inspector)),
+        Route::new(Method::GET, "/v1/models", get(proxy::models)).for_players(),
+        Route::new(
             Method::POST,
             "/v1/chat/completions",
             post(proxy::completions),
-        ),
-        (Method::GET, "/campaigns", get(api::campaigns)),
-        (Method::GET, "/campaigns/{id}/context", get(api::context)),
-        (
+        )
+        .for_players(),
+        Route::new(Method::GET, "/campaigns", get(api::campaigns)),
+        Route::new(Method::GET, "/campaigns/{id}/context", get(api::context)),
+        Route::new(
             Method::POST,
             "/campaigns/{id}/context",
             post(api::context_post),
         ),
-        (Method::GET, "/campaigns/{id}/check", get(api::check)),
-        (Method::GET, "/campaigns/{id}/events", get(api::events)),
-        (Method::GET, "/campaigns/{id}/sessions", get(api::sessions)),
-        (
+        Route::new(Method::GET, "/campaigns/{id}/check", get(api::check)),
+        Route::new(Method::GET, "/campaigns/{id}/events", get(api::events)),
+        Route::new(Method::GET, "/campaigns/{id}/sessions", get(api::sessions)),
+        Route::new(
             Method::GET,
             "/campaigns/{id}/sessions/{session}/pending",
             get(api::pending),
         ),
-        (
+        Route::new(
             Method::POST,
             "/campaigns/{id}/sessions/{session}/accept",
             post(api::accept),
         ),
-        (
+        Route::new(
             Method::POST,
             "/campaigns/{id}/sessions/{session}/reject",
             post(api::reject),
         ),
     ]
+}
+
+/// The methods and paths of the table open to players.
+fn player_routes() -> Vec<(Method, &'static str)> {
+    routes()
+        .into_iter()
+        .filter(|r| r.players)
+        .map(|r| (r.method, r.path))
+        .collect()
 }
 
 /// The routes, behind the guard.
@@ -245,9 +322,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
     routes()
         .into_iter()
         // Two methods on one path are merged into one route.
-        .fold(Router::new(), |r, (_, path, handler)| {
-            r.route(path, handler)
-        })
+        .fold(Router::new(), |r, route| r.route(route.path, route.handler))
         .fallback(api::not_found)
         .layer(DefaultBodyLimit::max(limit))
         // Inside the guard: a body is read only from a client that passed it.

@@ -386,6 +386,9 @@ pub(crate) fn completion(
     })
 }
 
+/// What an error's message ends with when the player's message was saved before the failure.
+pub(crate) const SAVED_NOTE: &str = " (the message is saved in the session log)";
+
 /// An upstream failure as an OpenAI error: the status says whose fault it was (the request's,
 /// the upstream's, or a wait), the message is the CLI's.
 pub(crate) fn error_of(e: &SendError) -> ApiError {
@@ -438,11 +441,7 @@ pub(crate) fn error_of(e: &SendError) -> ApiError {
         ),
         PlayError::Write(_) => (StatusCode::CONFLICT, "server_error", "write_failed"),
     };
-    let saved = if e.message_saved {
-        " (the message is saved in the session log)"
-    } else {
-        ""
-    };
+    let saved = if e.message_saved { SAVED_NOTE } else { "" };
     ApiError::new(status, kind, code, format!("{message}{saved}"))
 }
 

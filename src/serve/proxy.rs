@@ -7,15 +7,19 @@
 //! that session: the canon it needs injected, forwarded upstream, the reply streamed back as
 //! it arrives and recorded in the vault's session log. A message that replaces earlier turns
 //! (Regenerate, a swipe, an edit) supersedes them in the log first.
+//!
+//! A player's request ([`Role::Player`]) is played the same way; its answer never carries
+//! the DM's proposals, and its errors only what [`Role::error`] lets a player read.
 
 use super::campaign::{Campaign, OpenError, Upstream};
 use super::conversation::{Event, Finished, Relay};
 use super::openai::{self, ApiError};
+use super::role::Role;
 use super::threads::{Asked, Found};
 use super::App;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
@@ -228,6 +232,7 @@ fn session_of(
 /// no canon, no tools, no session, no memory — to the task model if one is set.
 async fn pass_task(
     app: Arc<App>,
+    role: Role,
     headers: &HeaderMap,
     body: &Value,
     task: super::tasks::Task,
@@ -275,6 +280,7 @@ async fn pass_task(
     ];
     let task = TaskStream {
         rx: run_task(client, prompt.clone()),
+        role,
         pending: None,
         started: false,
         done: false,
@@ -325,6 +331,8 @@ fn task_error(e: crate::llm::LlmError) -> ApiError {
 /// A passed-through task's reply as server-sent events.
 struct TaskStream {
     rx: mpsc::UnboundedReceiver<TaskEvent>,
+    /// Who asked: a player's errors are told as [`Role::error`] says.
+    role: Role,
     pending: Option<TaskEvent>,
     started: bool,
     done: bool,
@@ -419,7 +427,10 @@ impl TaskStream {
                 }
             }
             Some(TaskEvent::Done(Err(e))) => {
-                out.push_str(&format!("data: {}\n\n", task_error(e).body()));
+                out.push_str(&format!(
+                    "data: {}\n\n",
+                    self.role.error(task_error(e)).body()
+                ));
             }
             None => {}
         }
@@ -443,8 +454,12 @@ fn header(name: &'static str, value: &str) -> Option<(axum::http::HeaderName, He
 }
 
 /// What vaultdm adds after the reply: the DM's proposals and where to review them, or what
-/// was written.
-fn appendix(f: &Finished, campaign: &str, session: &str) -> Option<String> {
+/// was written. Never to a player: the proposals are the GM's to review (they may name what
+/// canon keeps from the players), and the player's front end keeps the reply without them.
+fn appendix(f: &Finished, role: Role, campaign: &str, session: &str) -> Option<String> {
+    if role == Role::Player {
+        return None;
+    }
     let p = &f.turn.proposals;
     if let Some(w) = &p.applied {
         let lines: Vec<&str> = w.plan.planned.iter().map(|p| p.summary.as_str()).collect();
@@ -484,6 +499,8 @@ fn appendix(f: &Finished, campaign: &str, session: &str) -> Option<String> {
 
 struct Streaming {
     rx: mpsc::UnboundedReceiver<Event>,
+    /// Who asked: what the answer may carry.
+    role: Role,
     /// The event already taken from `rx` (the first, read before answering).
     pending: Option<Event>,
     /// The assistant role went out with the first chunk.
@@ -516,6 +533,11 @@ impl Drop for Streaming {
 }
 
 impl Streaming {
+    /// An error as a stream's event, as the asker's role may read it.
+    fn error_event(&self, e: ApiError) -> String {
+        format!("data: {}\n\n", self.role.error(e).body())
+    }
+
     fn data(&self, delta: Value, finish: Option<&str>) -> String {
         format!(
             "data: {}\n\n",
@@ -552,7 +574,7 @@ impl Streaming {
                 self.done = true;
                 match *r {
                     Ok(f) => {
-                        if let Some(a) = appendix(&f, &self.campaign, &self.session) {
+                        if let Some(a) = appendix(&f, self.role, &self.campaign, &self.session) {
                             self.shown.push_str(&a);
                             out.push_str(&self.data(json!({"content": a}), None));
                         }
@@ -564,19 +586,15 @@ impl Streaming {
                                 || "the reply ended early".to_owned(),
                                 |c| c.to_string(),
                             );
-                            out.push_str(&format!(
-                                "data: {}\n\n",
-                                ApiError::new(
-                                    StatusCode::BAD_GATEWAY,
-                                    "upstream_error",
-                                    "reply_cut_off",
-                                    format!(
-                                        "{why} (what arrived is saved in session {})",
-                                        self.session
-                                    ),
-                                )
-                                .body()
-                            ));
+                            out.push_str(&self.error_event(ApiError::new(
+                                StatusCode::BAD_GATEWAY,
+                                "upstream_error",
+                                "reply_cut_off",
+                                format!(
+                                    "{why} (what arrived is saved in session {})",
+                                    self.session
+                                ),
+                            )));
                         } else {
                             out.push_str(&self.data(json!({}), Some(openai::finish_reason(reply))));
                         }
@@ -594,46 +612,43 @@ impl Streaming {
                             ));
                         }
                     }
-                    Err(e) => {
-                        out.push_str(&format!("data: {}\n\n", openai::error_of(&e).body()));
-                    }
+                    Err(e) => out.push_str(&self.error_event(openai::error_of(&e))),
                 }
                 out.push_str("data: [DONE]\n\n");
                 Some(out)
             }
             None => {
                 self.done = true;
-                Some(
-                    out + &format!(
-                    "data: {}\n\ndata: [DONE]\n\n",
-                    ApiError::new(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        "server_error",
-                        "session_stopped",
-                        "the session stopped before the reply ended (the server is shutting down)",
-                    )
-                    .body()
-                ),
-                )
+                out.push_str(&self.error_event(ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "server_error",
+                    "session_stopped",
+                    "the session stopped before the reply ended (the server is shutting down)",
+                )));
+                out.push_str("data: [DONE]\n\n");
+                Some(out)
             }
         }
     }
 }
 
-/// `POST /v1/chat/completions`.
+/// `POST /v1/chat/completions`, for the GM and players alike (the guard put the role in
+/// the request's extensions).
 pub(crate) async fn completions(
     State(app): State<Arc<App>>,
+    Extension(role): Extension<Role>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    match complete(app, headers, body).await {
+    match complete(app, role, headers, body).await {
         Ok(r) => r,
-        Err(e) => e.into_response(),
+        Err(e) => role.error(e).into_response(),
     }
 }
 
 async fn complete(
     app: Arc<App>,
+    role: Role,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -652,7 +667,7 @@ async fn complete(
     let value = openai::json_of(&body)?;
     let session_header = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok());
     if let Some(task) = super::tasks::recognise(&value, session_header) {
-        return pass_task(app, &headers, &value, task).await;
+        return pass_task(app, role, &headers, &value, task).await;
     }
     let req = openai::parse_value(&value)?;
     let message = checked_message(&app, &req)?;
@@ -703,6 +718,7 @@ async fn complete(
             header("x-vaultdm-session", &session),
         ],
         app,
+        role,
         campaign,
         session,
         asked,
@@ -769,6 +785,8 @@ async fn hand_over(
 /// out with.
 struct Answer {
     app: Arc<App>,
+    /// Who asked: what the answer may carry.
+    role: Role,
     campaign: Arc<Campaign>,
     session: String,
     /// Where the request is in its conversation.
@@ -821,6 +839,7 @@ impl Answer {
         stream_response(
             Streaming {
                 rx,
+                role: self.role,
                 pending: Some(first),
                 started: false,
                 id: self.id,
@@ -882,7 +901,11 @@ impl Answer {
             // Text arrived before the upstream failed: the players keep it, with why
             // it stops (as a stream ends with its error event after the text).
             Err(e) if e.reply_saved && !text.is_empty() => {
-                let why = e.error.to_string();
+                let why = match self.role {
+                    Role::Gm => e.error.to_string(),
+                    // The upstream's words may quote the prompt.
+                    Role::Player => self.role.error(openai::error_of(&e)).message,
+                };
                 cut_off(
                     &mut text,
                     &mut self.headers,
@@ -911,7 +934,7 @@ impl Answer {
     /// A turn that ended with a reply: vaultdm's appendix and any cut-off added to `text`,
     /// the headers saying so; its finish reason and usage.
     fn finished(&mut self, text: &mut String, f: &Finished) -> (&'static str, crate::llm::Usage) {
-        if let Some(a) = appendix(f, &self.campaign.id, &self.session) {
+        if let Some(a) = appendix(f, self.role, &self.campaign.id, &self.session) {
             text.push_str(&a);
         }
         let reply = &f.turn.reply;

@@ -18,8 +18,10 @@ use tower::ServiceExt;
 
 /// The bundled campaign's id (its folder's name).
 const ID: &str = "vault-template";
-/// A token long enough for a public address.
+/// A token long enough for a public address (the GM's).
 const TOKEN: &str = "in-process-token-0123456789";
+/// A player's token.
+const PLAYER: &str = "in-process-player-9876543210";
 
 /// A copy of the bundled campaign, served in-process; its campaigns are closed (watchers
 /// stopped, sessions unlocked) when it is dropped.
@@ -60,6 +62,7 @@ fn options(vault: &Path) -> ServeOptions {
         vaults: vec![vault.to_owned()],
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
         token: None,
+        player_tokens: Vec::new(),
         cors: Vec::new(),
         hosts: Vec::new(),
         limits: Limits::default(),
@@ -81,7 +84,14 @@ fn template() -> (tempfile::TempDir, std::path::PathBuf) {
 
 /// The bundled campaign served with [`options`] changed by `tweak`.
 async fn serve(tweak: impl FnOnce(&mut ServeOptions)) -> Served {
+    serve_vault(|_| {}, tweak).await
+}
+
+/// The bundled campaign, its copy changed by `prepare` first, served with [`options`]
+/// changed by `tweak`.
+async fn serve_vault(prepare: impl FnOnce(&Path), tweak: impl FnOnce(&mut ServeOptions)) -> Served {
     let (dir, root) = template();
+    prepare(&root);
     let mut opts = options(&root);
     tweak(&mut opts);
     let (app, stop) = App::open(&opts).await.unwrap_or_else(|e| panic!("{e:#}"));
@@ -194,7 +204,7 @@ fn route_request(method: &Method, path: &str, headers: &[(&str, &str)]) -> Reque
 async fn the_route_table_is_what_the_router_answers() {
     let s = serve(|_| {}).await;
     let table = routes();
-    for (method, path, _) in &table {
+    for Route { method, path, .. } in &table {
         let r = s.call(route_request(method, &sample(path), &[])).await;
         assert_ne!(
             r.status(),
@@ -207,7 +217,7 @@ async fn the_route_table_is_what_the_router_answers() {
         }
         // The other method on the same path is not allowed, unless the table has it too.
         for other in [Method::GET, Method::POST] {
-            if table.iter().any(|(m, p, _)| *m == other && p == path) {
+            if table.iter().any(|r| r.method == other && r.path == *path) {
                 continue;
             }
             let r = s.call(route_request(&other, &sample(path), &[])).await;
@@ -243,7 +253,7 @@ async fn every_route_wants_the_token_on_a_public_address() {
     .await;
     let bearer = format!("Bearer {TOKEN}");
     let lower = format!("bearer {TOKEN}");
-    for (method, path, _) in routes() {
+    for Route { method, path, .. } in routes() {
         let path = sample(path);
         for headers in [vec![], vec![("authorization", "Bearer wrong")]] {
             let r = s.call(route_request(&method, &path, &headers)).await;
@@ -327,7 +337,7 @@ async fn a_short_token_is_refused_only_off_loopback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_campaigns_are_404_on_every_campaign_route() {
     let s = serve(|_| {}).await;
-    for (method, path, _) in routes() {
+    for Route { method, path, .. } in routes() {
         if !path.contains("{id}") {
             continue;
         }
@@ -825,5 +835,553 @@ async fn a_message_too_long_for_context_is_413_message_too_long() {
     assert_eq!(
         error_of(r).await,
         (StatusCode::PAYLOAD_TOO_LARGE, json!("message_too_long"))
+    );
+}
+
+/// Canon the DM is given: planted in Odessa Flint's first trait, which every context she is
+/// in carries (the full context's NPC line, her card).
+const CANON_MARK: &str = "CANON-MARK-5521";
+/// A GM secret: planted in a `## Secrets` section of her note.
+const SECRET_MARK: &str = "SECRET-MARK-7731";
+
+/// Plants [`CANON_MARK`] and [`SECRET_MARK`] in Odessa Flint's note.
+fn plant_secrets(root: &Path) {
+    let note = root.join("canon/npcs/odessa-flint.md");
+    let text = std::fs::read_to_string(&note).unwrap_or_else(|e| panic!("{e}"));
+    let text = text.replacen(
+        "sets it down when she has decided about you.",
+        &format!("sets it down when she has decided about you ({CANON_MARK})."),
+        1,
+    );
+    assert!(text.contains(CANON_MARK), "the trait moved: {text}");
+    let text = format!(
+        "{text}\n## Secrets\n- She poisoned her second husband with lamp oil ({SECRET_MARK}).\n"
+    );
+    std::fs::write(&note, text).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A fake OpenAI upstream on 127.0.0.1:0 (its base URL returned), answering by the model a
+/// request names: `play` streams a reply and a proposal of the DM's; `echo-400`, `echo-404`
+/// and `echo-422` answer that status with an error quoting the marks the prompt carries (as
+/// servers that quote the request they choke on do); `echo-stream` streams a piece of reply
+/// and then such an error.
+async fn fake_upstream() -> String {
+    async fn answer(body: axum::body::Bytes) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        let prompt = String::from_utf8_lossy(&body);
+        let quoted: Vec<&str> = [CANON_MARK, SECRET_MARK]
+            .into_iter()
+            .filter(|m| prompt.contains(m))
+            .collect();
+        let echo = json!({"error": {"message": format!(
+            "model `x` cannot take this prompt: it says {}", quoted.join(" and ")
+        )}});
+        let model = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v["model"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let chunk = |delta: Value, finish: Option<&str>| {
+            format!(
+                "data: {}\n\n",
+                json!({"id": "c1", "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            )
+        };
+        let sse =
+            |body: String| ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response();
+        match model.as_str() {
+            "play" => {
+                let call = json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                    "function": {"name": "propose_canon_changes",
+                        "arguments": r#"{"changes": [{"op": "event", "text": "Odessa set the glass down."}]}"#}}]});
+                sse([
+                    chunk(json!({"role": "assistant", "content": ""}), None),
+                    chunk(json!({"content": "Odessa sets the glass down."}), None),
+                    chunk(call, None),
+                    chunk(json!({}), Some("tool_calls")),
+                    "data: [DONE]\n\n".to_owned(),
+                ]
+                .concat())
+            }
+            "echo-stream" => sse([
+                chunk(json!({"role": "assistant", "content": "Odessa "}), None),
+                format!("data: {echo}\n\n"),
+            ]
+            .concat()),
+            other => {
+                let status = match other {
+                    "echo-404" => StatusCode::NOT_FOUND,
+                    "echo-422" => StatusCode::UNPROCESSABLE_ENTITY,
+                    _ => StatusCode::BAD_REQUEST,
+                };
+                (status, axum::Json(echo)).into_response()
+            }
+        }
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let app = Router::new().route("/v1/chat/completions", post(answer));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/v1")
+}
+
+/// The answer's `x-vaultdm-*` headers.
+fn vaultdm_headers(r: &Response<Body>) -> Vec<(String, String)> {
+    r.headers()
+        .iter()
+        .filter(|(k, _)| k.as_str().starts_with("x-vaultdm-"))
+        .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+        .collect()
+}
+
+/// Everything a client reads of an answer: its status, and its headers and body as text.
+async fn whole(r: Response<Body>) -> (StatusCode, String) {
+    let (status, head, body) = parts(r).await;
+    (status, head + &body)
+}
+
+/// An answer's status, its headers as text, its body as text.
+async fn parts(r: Response<Body>) -> (StatusCode, String, String) {
+    let mut seen = format!("{}\n", r.status());
+    for (k, v) in r.headers() {
+        seen.push_str(&format!("{k}: {}\n", String::from_utf8_lossy(v.as_bytes())));
+    }
+    let status = r.status();
+    let bytes = axum::body::to_bytes(r.into_body(), usize::MAX)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    (status, seen, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The reply text of a completion: a `chat.completion` object, or a stream's chunks.
+fn reply_text(body: &str) -> String {
+    let Ok(v) = serde_json::from_str::<Value>(body) else {
+        return body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .filter_map(|v| {
+                v["choices"][0]["delta"]["content"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect();
+    };
+    v["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_players_token_may_only_chat() {
+    let s = serve(|o| {
+        o.listen = SocketAddr::from(([0, 0, 0, 0], 0));
+        o.token = Some(TOKEN.into());
+        o.player_tokens = vec![PLAYER.into(), "another-players-token-000".into()];
+        o.limits.max_body_bytes = 2000;
+    })
+    .await;
+    let gm = format!("Bearer {TOKEN}");
+    let player = format!("Bearer {PLAYER}");
+    let table = routes();
+    assert_eq!(
+        table
+            .iter()
+            .filter(|r| r.players)
+            .map(|r| (r.method.clone(), r.path))
+            .collect::<Vec<_>>(),
+        vec![
+            (Method::GET, "/v1/models"),
+            (Method::POST, "/v1/chat/completions")
+        ],
+        "players chat and nothing else"
+    );
+    for Route {
+        method,
+        path,
+        players,
+        ..
+    } in table
+    {
+        let path = sample(path);
+        let query = format!("{path}?token={PLAYER}");
+        for r in [
+            s.call(route_request(&method, &path, &[("authorization", &player)]))
+                .await,
+            s.call(route_request(&method, &query, &[])).await,
+        ] {
+            if players {
+                assert!(
+                    ![StatusCode::UNAUTHORIZED, StatusCode::FORBIDDEN].contains(&r.status()),
+                    "{method} {path}: {}",
+                    r.status()
+                );
+                continue;
+            }
+            assert_eq!(r.status(), StatusCode::FORBIDDEN, "{method} {path}");
+            let j = json_of(r).await;
+            assert_eq!(j["error"]["code"], "gm_only", "{j}");
+            assert_eq!(j["error"]["type"], "invalid_request_error", "{j}");
+            let m = j["error"]["message"].as_str().unwrap_or_default();
+            assert!(m.contains("POST /v1/chat/completions"), "{m}");
+            assert!(!m.contains("Coldharrow") && !m.contains(ID), "{m}");
+        }
+        // The GM's token: as before.
+        let r = s
+            .call(route_request(&method, &path, &[("authorization", &gm)]))
+            .await;
+        assert!(
+            ![StatusCode::UNAUTHORIZED, StatusCode::FORBIDDEN].contains(&r.status()),
+            "{method} {path}: {}",
+            r.status()
+        );
+        // No token, or a wrong one: 401.
+        for headers in [vec![], vec![("authorization", "Bearer wrong")]] {
+            let r = s.call(route_request(&method, &path, &headers)).await;
+            assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{method} {path}");
+        }
+    }
+    // The other player's token is a player's too.
+    let r = s
+        .call(route_request(
+            &Method::GET,
+            "/campaigns",
+            &[("authorization", "Bearer another-players-token-000")],
+        ))
+        .await;
+    assert_eq!(error_of(r).await.1, "gm_only");
+    let r = s
+        .call(route_request(
+            &Method::GET,
+            "/v1/models",
+            &[("authorization", "Bearer another-players-token-000")],
+        ))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    // Refused before the body is read: a body over the limit is still `gm_only`.
+    let r = s
+        .call(json_request(
+            Method::POST,
+            &sample("/campaigns/{id}/sessions/{session}/accept"),
+            &[("authorization", &player)],
+            &json!({"numbers": [1], "pad": "x".repeat(5000)}),
+        ))
+        .await;
+    assert_eq!(error_of(r).await, (StatusCode::FORBIDDEN, json!("gm_only")));
+    // HEAD is GET's; a method no route has on a player's path is no way round.
+    for (method, path) in [
+        (Method::HEAD, "/campaigns"),
+        (Method::GET, "/v1/chat/completions"),
+        (Method::POST, "/v1/models"),
+    ] {
+        let r = s
+            .call(request(
+                method.clone(),
+                path,
+                &[("authorization", &player)],
+                Body::empty(),
+            ))
+            .await;
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{method} {path}");
+    }
+    // A path no route has: the fallback's 404, which names only the path asked.
+    let r = s
+        .call(request(
+            Method::GET,
+            "/nowhere",
+            &[("authorization", &player)],
+            Body::empty(),
+        ))
+        .await;
+    assert_eq!(
+        error_of(r).await,
+        (StatusCode::NOT_FOUND, json!("not_found"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn player_tokens_need_a_gm_token_even_on_loopback() {
+    let (_dir, root) = template();
+    let mut opts = options(&root);
+    // Player tokens alone: a request without a token would be the GM's. Refused.
+    opts.player_tokens = vec![PLAYER.into()];
+    let err = match App::open(&opts).await {
+        Ok(_) => panic!("player tokens without a GM token were accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("GM token"), "{err}");
+    // A player token that is the GM's.
+    opts.token = Some(PLAYER.into());
+    let err = match App::open(&opts).await {
+        Ok(_) => panic!("a player token equal to the GM's was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("of their own"), "{err}");
+    // A short player token off loopback.
+    opts.token = Some(TOKEN.into());
+    opts.player_tokens = vec!["short".into()];
+    opts.listen = SocketAddr::from(([0, 0, 0, 0], 0));
+    let err = match App::open(&opts).await {
+        Ok(_) => panic!("a five-character player token on 0.0.0.0 was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("player token") && err.contains("at least 16"),
+        "{err}"
+    );
+    // On loopback with both: no token is no role, not the GM's.
+    let s = serve(|o| {
+        o.token = Some(TOKEN.into());
+        o.player_tokens = vec![PLAYER.into()];
+    })
+    .await;
+    for path in ["/", "/campaigns", "/v1/models"] {
+        let r = s.get(path).await;
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{path}");
+    }
+    let r = s
+        .call(request(
+            Method::GET,
+            "/campaigns",
+            &[("authorization", &format!("Bearer {TOKEN}"))],
+            Body::empty(),
+        ))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_players_answer_carries_no_proposals_while_the_gms_does() {
+    let base = fake_upstream().await;
+    let s = serve(|o| {
+        o.token = Some(TOKEN.into());
+        o.player_tokens = vec![PLAYER.into()];
+        o.llm.base_url = Some(base);
+    })
+    .await;
+    for stream in [false, true] {
+        for (who, token) in [("gm", TOKEN), ("player", PLAYER)] {
+            let session = format!("{who}-{}", if stream { "stream" } else { "plain" });
+            let r = s
+                .call(json_request(
+                    Method::POST,
+                    "/v1/chat/completions",
+                    &[
+                        ("authorization", &format!("Bearer {token}")),
+                        ("x-vaultdm-session", &session),
+                    ],
+                    &json!({"model": "play", "stream": stream,
+                        "messages": [{"role": "user", "content": "We ask Odessa Flint for a drink."}]}),
+                ))
+                .await;
+            assert_eq!(r.status(), StatusCode::OK, "{session}");
+            let headers = vaultdm_headers(&r);
+            assert!(
+                headers.contains(&("x-vaultdm-session".into(), session.clone())),
+                "{session}: {headers:?}"
+            );
+            if !stream {
+                assert!(
+                    headers.iter().any(|(k, _)| k == "x-vaultdm-context"),
+                    "{session}: {headers:?}"
+                );
+            }
+            let (_, head, body) = parts(r).await;
+            let text = reply_text(&body);
+            if who == "gm" {
+                assert!(
+                    text.starts_with("Odessa sets the glass down.")
+                        && text.contains("the DM proposes canon changes")
+                        && text.contains(&format!("/sessions/{session}/accept")),
+                    "{session}: {text}"
+                );
+            } else {
+                assert_eq!(text, "Odessa sets the glass down.", "{session}");
+                assert!(!body.contains("proposes"), "{session}: {body}");
+                assert!(!head.contains("propos"), "{session}: {head}");
+                for (k, _) in &headers {
+                    assert!(role::PLAYER_HEADERS.contains(&k.as_str()), "{k}");
+                }
+            }
+            // The proposal waits for the GM all the same.
+            let r = s
+                .call(request(
+                    Method::GET,
+                    &format!("/campaigns/{ID}/sessions/{session}/pending"),
+                    &[("authorization", &format!("Bearer {TOKEN}"))],
+                    Body::empty(),
+                ))
+                .await;
+            let j = json_of(r).await;
+            assert_eq!(
+                j["pending"].as_array().map(Vec::len),
+                Some(1),
+                "{session}: {j}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_error_a_player_can_cause_carries_canon() {
+    let base = fake_upstream().await;
+    let s = serve_vault(plant_secrets, |o| {
+        o.token = Some(TOKEN.into());
+        o.player_tokens = vec![PLAYER.into()];
+        o.llm.base_url = Some(base.clone());
+    })
+    .await;
+    let vault = s.campaign().root.display().to_string();
+    let asking = |model: &str, stream: bool| {
+        json!({"model": model, "stream": stream,
+            "messages": [{"role": "user", "content": "We ask Odessa Flint about her husbands."}]})
+    };
+    // The marks reach the prompt, and the upstream quotes them back: the GM reads them.
+    let r = s
+        .call(json_request(
+            Method::POST,
+            "/v1/chat/completions",
+            &[
+                ("authorization", &format!("Bearer {TOKEN}")),
+                ("x-vaultdm-session", "gm-echo"),
+            ],
+            &asking("echo-400", false),
+        ))
+        .await;
+    let (status, seen) = whole(r).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{seen}");
+    assert!(
+        seen.contains(CANON_MARK),
+        "the canon reached the echo: {seen}"
+    );
+
+    let player = format!("Bearer {PLAYER}");
+    let mut n = 0;
+    let mut ask = |headers: Vec<(&'static str, String)>, body: Body| {
+        n += 1;
+        let mut h = vec![
+            ("authorization", player.clone()),
+            ("content-type", "application/json".to_owned()),
+        ];
+        h.extend(headers);
+        if !h.iter().any(|(k, _)| *k == "x-vaultdm-session") {
+            h.push(("x-vaultdm-session", format!("player-{n}")));
+        }
+        let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        request(Method::POST, "/v1/chat/completions", &h, body)
+    };
+    let json_body = |v: Value| Body::from(v.to_string());
+    let cases: Vec<(&str, Request<Body>, StatusCode, &str)> = vec![
+        (
+            "not json",
+            ask(vec![], Body::from("{ Odessa")),
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+        ),
+        (
+            "no messages",
+            ask(vec![], json_body(json!({"messages": 3}))),
+            StatusCode::BAD_REQUEST,
+            "missing_messages",
+        ),
+        (
+            "a wizard's message",
+            ask(
+                vec![],
+                json_body(json!({"messages": [{"role": "wizard", "content": "Odessa?"}]})),
+            ),
+            StatusCode::BAD_REQUEST,
+            "invalid_role",
+        ),
+        (
+            "no user message",
+            ask(
+                vec![],
+                json_body(json!({"messages": [
+                    {"role": "user", "content": "We ask Odessa Flint about her husbands."},
+                    {"role": "assistant", "content": "She wipes a glass."}]})),
+            ),
+            StatusCode::BAD_REQUEST,
+            "no_user_message",
+        ),
+        (
+            "a session name Windows cannot hold",
+            ask(
+                vec![("x-vaultdm-session", "CON".into())],
+                json_body(asking("play", false)),
+            ),
+            StatusCode::BAD_REQUEST,
+            "invalid_session",
+        ),
+        (
+            "a campaign not served",
+            ask(
+                vec![("x-vaultdm-campaign", "elsewhere".into())],
+                json_body(asking("play", false)),
+            ),
+            StatusCode::NOT_FOUND,
+            "campaign_not_found",
+        ),
+        (
+            "a model the upstream does not know",
+            ask(vec![], json_body(asking("echo-404", false))),
+            StatusCode::NOT_FOUND,
+            "model_not_found",
+        ),
+        (
+            "the upstream rejects the request",
+            ask(vec![], json_body(asking("echo-400", false))),
+            StatusCode::BAD_REQUEST,
+            "upstream_rejected",
+        ),
+        (
+            "the upstream fails",
+            ask(vec![], json_body(asking("echo-422", true))),
+            StatusCode::BAD_GATEWAY,
+            "upstream_error",
+        ),
+        (
+            "the upstream fails mid-reply",
+            ask(vec![], json_body(asking("echo-stream", false))),
+            StatusCode::OK,
+            "",
+        ),
+        (
+            "the upstream fails mid-stream",
+            ask(vec![], json_body(asking("echo-stream", true))),
+            StatusCode::OK,
+            "",
+        ),
+    ];
+    for (what, req, status, code) in cases {
+        let (got, seen) = whole(s.call(req).await).await;
+        assert_eq!(got, status, "{what}: {seen}");
+        if !code.is_empty() {
+            assert!(
+                seen.contains(&format!(r#""code":"{code}""#)),
+                "{what}: {seen}"
+            );
+        }
+        for secret in [CANON_MARK, SECRET_MARK, &vault, &base] {
+            assert!(!seen.contains(secret), "{what} carries {secret}: {seen}");
+        }
+    }
+    // A GM route: refused in fixed words.
+    let r = s
+        .call(request(
+            Method::GET,
+            &format!("/campaigns/{ID}/context?message=Odessa+Flint"),
+            &[("authorization", &player)],
+            Body::empty(),
+        ))
+        .await;
+    let (got, seen) = whole(r).await;
+    assert_eq!(got, StatusCode::FORBIDDEN);
+    assert!(
+        !seen.contains(CANON_MARK) && !seen.contains("Odessa"),
+        "{seen}"
     );
 }
