@@ -10,6 +10,7 @@
 
 pub mod command;
 mod extract;
+pub mod leak;
 mod recall;
 pub mod relay;
 mod summary;
