@@ -8,7 +8,7 @@
 
 use crate::support::fixture;
 use serde::Deserialize;
-use vaultdm::play::leak::{Guard, Leak, LeakKind, SecretText, RUN_WORDS};
+use vaultdm::play::leak::{Guard, Leak, LeakKind, PublicText, SecretText, RUN_WORDS};
 
 #[derive(Deserialize)]
 struct Secret {
@@ -176,7 +176,7 @@ fn the_run_length_is_measured() {
         .collect();
     let mut table = Vec::new();
     for n in 3..=9 {
-        let guard = Guard::with_run_words(&secrets, &public, n);
+        let guard = Guard::with_public(&secrets, &PublicText::with_run_words(&public, n));
         let (mut alarms, mut runs) = (0, std::collections::BTreeSet::new());
         for e in ordinary() {
             let leaks = guard.check(&e.dm, &e.player);

@@ -70,9 +70,10 @@
 //! of the 5 bare paraphrases ("the ore down there is alive, and it has been listening to
 //! the town") is caught; that takes a model, not a guard.
 //!
-//! The guard is built once per context ([`Guard::new`]: the secrets' runs and terms in hash
-//! tables) and [`Guard::check`] costs a few lookups per word of the reply
-//! (`benches/leak.rs`).
+//! The public text is indexed once per canon ([`PublicText`]), a guard once per context
+//! ([`Guard::with_public`]: the secrets' runs and terms in hash tables; [`Guard::new`] does
+//! both), and [`Guard::check`] costs a few hash lookups per word of the reply, whatever the
+//! number of secrets (`benches/leak.rs`).
 
 use crate::names;
 use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
@@ -465,28 +466,47 @@ struct Secret {
     keys: Vec<String>,
 }
 
-/// What the public text tells the guard: its words, the words it ever writes with a
-/// capital, its runs, and the whole of it joined for phrase lookups.
-struct Public {
+/// The public text indexed for guards: its words, the words it ever writes with a
+/// capital, its runs, and the whole of it joined for phrase lookups. The public canon
+/// changes less often than the secrets of a context: index it once per canon and build
+/// each context's guard with [`Guard::with_public`].
+#[derive(Debug, Clone)]
+pub struct PublicText {
     words: FxHashSet<String>,
     capitals: FxHashSet<String>,
     runs: FxHashSet<u64>,
     joined: String,
+    /// The window length of `runs`.
+    run: usize,
 }
 
-impl Public {
-    fn of(text: &str, run: usize) -> Public {
+impl PublicText {
+    /// The public text indexed for runs of [`RUN_WORDS`].
+    pub fn new(text: &str) -> PublicText {
+        PublicText::with_run_words(text, RUN_WORDS)
+    }
+
+    /// The public text indexed for runs of `words` words (at least 1) instead of
+    /// [`RUN_WORDS`]: for measuring where the threshold should be.
+    pub fn with_run_words(text: &str, words: usize) -> PublicText {
+        let run = words.max(1);
         let w = Words::of(text);
-        Public {
-            words: w.words.iter().map(|x| base(&x.key).to_string()).collect(),
-            capitals: w
-                .words
-                .iter()
-                .filter(|x| x.cap)
-                .map(|x| base(&x.key).to_string())
-                .collect(),
+        let (mut all, mut capitals) = (FxHashSet::default(), FxHashSet::default());
+        for x in &w.words {
+            let b = base(&x.key);
+            if !all.contains(b) {
+                all.insert(b.to_string());
+            }
+            if x.cap && !capitals.contains(b) {
+                capitals.insert(b.to_string());
+            }
+        }
+        PublicText {
+            words: all,
+            capitals,
             runs: w.windows(run).map(|(_, h)| h).collect(),
             joined: w.joined(),
+            run,
         }
     }
 }
@@ -496,7 +516,7 @@ impl Public {
 #[derive(Debug, Clone, Default)]
 pub struct Guard {
     secrets: Vec<Secret>,
-    /// The words of a verbatim run ([`RUN_WORDS`] unless measuring).
+    /// The words of a verbatim run (the public text's: [`RUN_WORDS`] unless measuring).
     run: usize,
     /// Each countable window of a secret: (secret, start word, words).
     runs: FxHashMap<u64, Vec<(u32, u32, u32)>>,
@@ -513,29 +533,38 @@ struct Hit {
     kind: LeakKind,
 }
 
+impl Hit {
+    /// Whether `earlier` (of the same reply, found first) already tells the GM this: it
+    /// is of the same secret and covers these words, or names the same term.
+    fn repeats(&self, earlier: &Hit) -> bool {
+        let covered =
+            earlier.words.start <= self.words.start && self.words.end <= earlier.words.end;
+        let same_term =
+            earlier.kind == self.kind && !matches!(self.kind, LeakKind::Verbatim { .. });
+        earlier.secret == self.secret && (covered || same_term)
+    }
+}
+
 impl Guard {
-    /// A guard for `secrets`, given that the players already share `public` (the context's
-    /// ordinary canon: its words are never distinctive, its runs never leaks).
+    /// A guard for `secrets`, given that the players already share `public` (the whole
+    /// public canon: its words are never distinctive, its runs never leaks).
     pub fn new(secrets: &[SecretText], public: &str) -> Guard {
-        Guard::with_run_words(secrets, public, RUN_WORDS)
+        Guard::with_public(secrets, &PublicText::new(public))
     }
 
-    /// [`Guard::new`] with verbatim runs of `words` words instead of [`RUN_WORDS`] (at
-    /// least 1): for measuring where the threshold should be.
-    pub fn with_run_words(secrets: &[SecretText], public: &str, words: usize) -> Guard {
-        let run = words.max(1);
-        let public = Public::of(public, run);
+    /// A guard for `secrets` against a public text indexed before (once per canon); its
+    /// runs are as long as the public text was indexed for.
+    pub fn with_public(secrets: &[SecretText], public: &PublicText) -> Guard {
         let mut g = Guard {
-            run,
+            run: public.run,
             ..Guard::default()
         };
         for (i, s) in secrets.iter().enumerate() {
             let w = Words::of(&s.text);
-            g.index_runs(i, &w, &public);
-            for m in &s.marked {
-                g.add_marked(i, m);
-            }
-            g.index_terms(i, &w, &public);
+            g.index_runs(i, &w, public);
+            let marked: Vec<Vec<String>> =
+                s.marked.iter().filter_map(|m| g.add_marked(i, m)).collect();
+            g.index_terms(i, &w, public, &marked);
             g.secrets.push(Secret {
                 source: s.source.clone(),
                 entity: s.entity.clone(),
@@ -548,7 +577,7 @@ impl Guard {
     /// The secret's windows of `run` words; a secret shorter than that (but of
     /// [`SHORT_WORDS`] or more) as one window of its length, so a short secret said whole
     /// is a run too.
-    fn index_runs(&mut self, secret: usize, w: &Words, public: &Public) {
+    fn index_runs(&mut self, secret: usize, w: &Words, public: &PublicText) {
         let len = w.words.len();
         let n = if len < self.run && len >= SHORT_WORDS {
             let whole: Vec<&str> = w.words.iter().map(|x| base(&x.key)).collect();
@@ -562,11 +591,13 @@ impl Guard {
         } else {
             self.run
         };
+        let content: Vec<usize> = w
+            .words
+            .iter()
+            .map(|x| usize::from(!is_function_word(&x.key)))
+            .collect();
         for (i, h) in w.windows(n) {
-            let content = w.words[i..i + n]
-                .iter()
-                .filter(|x| !is_function_word(&x.key))
-                .count();
+            let content: usize = content[i..i + n].iter().sum();
             if content >= RUN_CONTENT_WORDS && (n < self.run || !public.runs.contains(&h)) {
                 let at = (secret as u32, i as u32, n as u32);
                 let list = self.runs.entry(h).or_default();
@@ -577,18 +608,37 @@ impl Guard {
         }
     }
 
-    /// The distinctive words and capitalised phrases of a secret.
-    fn index_terms(&mut self, secret: usize, w: &Words, public: &Public) {
+    /// The distinctive words and capitalised phrases of a secret, but those inside a
+    /// phrase the GM marked in it (`marked`, its keys): they are watched as that phrase.
+    fn index_terms(
+        &mut self,
+        secret: usize,
+        w: &Words,
+        public: &PublicText,
+        marked: &[Vec<String>],
+    ) {
+        let add = |g: &mut Guard, r: Range<usize>| {
+            let keys: Vec<String> = w.words[r.clone()]
+                .iter()
+                .map(|x| base(&x.key).to_string())
+                .collect();
+            if !marked
+                .iter()
+                .any(|m| m.windows(keys.len()).any(|k| k == keys))
+            {
+                g.add_term(secret, w, r, keys, None);
+            }
+        };
         for (i, x) in w.words.iter().enumerate() {
             let b = base(&x.key);
             if x.cap
                 && x.key.chars().count() >= TERM_MIN_CHARS
                 && !x.key.chars().any(|c| c.is_ascii_digit())
+                && !public.words.contains(b)
                 && !is_common(&x.key)
                 && !is_common(b)
-                && !public.words.contains(b)
             {
-                self.add_term(secret, w, i..i + 1, None);
+                add(self, i..i + 1);
             }
         }
         for r in capitalised_phrases(w) {
@@ -598,14 +648,15 @@ impl Guard {
                 .iter()
                 .any(|x| x.cap && !is_title(&x.key) && !public.capitals.contains(base(&x.key)));
             if !said && new_name {
-                self.add_term(secret, w, r, None);
+                add(self, r);
             }
         }
     }
 
     /// A phrase the GM marked, watched without its leading and trailing function words
-    /// (`the Black Lantern` is said as "a black lantern" too), as the GM wrote it.
-    fn add_marked(&mut self, secret: usize, phrase: &str) {
+    /// (`the Black Lantern` is said as "a black lantern" too), as the GM wrote it; its
+    /// keys, unless it has no word.
+    fn add_marked(&mut self, secret: usize, phrase: &str) -> Option<Vec<String>> {
         let w = Words::of(phrase);
         let content = |x: &&Word| !is_function_word(&x.key);
         let start = w.words.iter().position(|x| content(&x)).unwrap_or(0);
@@ -614,29 +665,38 @@ impl Guard {
             .iter()
             .rposition(|x| content(&x))
             .map_or(w.words.len(), |e| e + 1);
-        if start < end {
-            let display = phrase.trim().to_string();
-            self.add_term(secret, &w, start..end, Some(display));
+        if start >= end {
+            return None;
         }
-    }
-
-    /// Watches words `r` of `w` (a secret's or a marked phrase's) as one term; `marked`
-    /// holds the GM's phrase when it is a marked one.
-    fn add_term(&mut self, secret: usize, w: &Words, r: Range<usize>, marked: Option<String>) {
-        let keys: Vec<String> = w.words[r.clone()]
+        let keys: Vec<String> = w.words[start..end]
             .iter()
             .map(|x| base(&x.key).to_string())
             .collect();
-        // A term inside a phrase the GM marked is watched as that phrase.
-        let in_marked = self.terms.values().flatten().any(|t| {
-            t.secret == secret
-                && t.marked.is_some()
-                && t.keys.windows(keys.len()).any(|k| k == keys)
-        });
-        let list = self.terms.entry(keys[0].clone()).or_default();
-        if (in_marked && marked.is_none())
-            || list.iter().any(|t| t.secret == secret && t.keys == keys)
-        {
+        self.add_term(
+            secret,
+            &w,
+            start..end,
+            keys.clone(),
+            Some(phrase.trim().to_string()),
+        );
+        Some(keys)
+    }
+
+    /// Watches words `r` of `w` (a secret's or a marked phrase's), whose [`base`] forms are
+    /// `keys`, as one term; `marked` holds the GM's phrase when it is a marked one.
+    fn add_term(
+        &mut self,
+        secret: usize,
+        w: &Words,
+        r: Range<usize>,
+        keys: Vec<String>,
+        marked: Option<String>,
+    ) {
+        let Some(first) = keys.first() else {
+            return;
+        };
+        let list = self.terms.entry(first.clone()).or_default();
+        if list.iter().any(|t| t.secret == secret && t.keys == keys) {
             return;
         }
         let display = w.words[r].iter().map(|x| &w.nfc[x.span.clone()]);
@@ -661,12 +721,7 @@ impl Guard {
         hits.sort_by_key(|h| (h.words.start, std::cmp::Reverse(h.words.end)));
         let mut kept: Vec<Hit> = Vec::new();
         for h in hits {
-            let inside = kept.iter().any(|k| {
-                k.secret == h.secret
-                    && (k.words.start <= h.words.start && h.words.end <= k.words.end
-                        || (k.kind == h.kind && !matches!(k.kind, LeakKind::Verbatim { .. })))
-            });
-            if !inside {
+            if !kept.iter().any(|k| h.repeats(k)) {
                 kept.push(h);
             }
         }
