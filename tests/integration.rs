@@ -22,6 +22,7 @@ mod e2e_local_llm;
 mod e2e_open_webui;
 mod edit;
 mod faults;
+mod leak;
 mod live;
 mod llm_stream;
 mod memory;

@@ -10,6 +10,7 @@
 
 pub(crate) mod command;
 mod extract;
+pub mod leak;
 mod recall;
 pub(crate) mod relay;
 mod summary;
