@@ -1,6 +1,6 @@
 //! The leak guard (`src/play/leak.rs`) measured on the bundled campaign, Coldharrow.
 //!
-//! Fixtures in `tests/fixtures/secrets/` (see its README): 26 GM secrets written for the
+//! Fixtures in `tests/fixtures/leak/` (see its README): 26 GM secrets written for the
 //! campaign in the ways GMs write them, the campaign's public canon (what `vaultdm context`
 //! injects, then every note with its GM-only parts taken out), 200 ordinary exchanges of a
 //! generated session, and 30 replies of a DM that gives secrets away: 25 recite or name
@@ -32,7 +32,7 @@ struct Leaky {
 }
 
 fn read(name: &str) -> String {
-    let path = fixture("secrets").join(name);
+    let path = fixture("leak").join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

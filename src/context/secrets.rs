@@ -145,18 +145,20 @@ pub(super) fn settle(plan: &mut Plan<'_>, player: bool) {
         return;
     }
     // The secrets of what is shown, most important first: the scene, who is in it, the
-    // party, then the cards and the storylines.
+    // party, then the cards and the storylines. A light context stays lean: only what the
+    // message names (its cards) brings its secrets; the scene's came with the full context.
+    let full = plan.mode == Mode::Full;
     let mut shown: Vec<(String, String, u8)> = Vec::new();
-    for l in &plan.scene {
+    for l in plan.scene.iter().filter(|_| full) {
         if let Some(loc) = c.location(&l.id) {
             shown.push((format!("Place {}", loc.name), loc.source.path.clone(), 0));
         }
     }
-    for n in plan.npcs.iter().filter(|n| n.included) {
+    for n in plan.npcs.iter().filter(|n| full && n.included) {
         let npc = &c.npcs[n.idx];
         shown.push((format!("NPC {}", npc.name), npc.source.path.clone(), 0));
     }
-    for p in &plan.party {
+    for p in plan.party.iter().filter(|_| full) {
         shown.push((format!("PC {}", p.name), path_of(&p.source).to_string(), 1));
     }
     for card in &plan.cards {

@@ -44,7 +44,7 @@
 //! secrets written for it the ways GMs write them (callouts, `%%` notes, prep bullets, a
 //! frontmatter one-liner, a future timeline entry), its public canon as the public text,
 //! the 200 ordinary DM replies of a generated session, 25 replies that recite or name a
-//! secret and 5 that only paraphrase one (fixtures in `tests/fixtures/secrets/`).
+//! secret and 5 that only paraphrase one (fixtures in `tests/fixtures/leak/`).
 //!
 //! | run length | ordinary replies flagged (of 200) | recitations caught (of 14) |
 //! |-----------:|----------------------------------:|---------------------------:|
