@@ -208,6 +208,57 @@ async fn continue_carries_no_context_and_leaves_rolls_and_changes_for_the_next_m
 }
 
 #[tokio::test]
+async fn a_reply_that_recites_a_gm_secret_is_flagged_and_an_ordinary_one_is_not() {
+    let v = support::template_copy();
+    let fake = FakeLlm::start(vec![
+        ok(&["The stove crackles and Jonah plays a slow verse."]),
+        ok(&[
+            "Jonah leans in: \"I already sold the date of the strike to ",
+            "Superintendent Vane in exchange for a ticket east for my sister.\"",
+        ]),
+    ])
+    .await;
+    let mut t = table(v.path(), &fake, "s-leak");
+    let first = send(&mut t, "We sit by the stove.").await.expect("turn 1");
+    assert!(
+        first.prepared.block.contains("For the DM only")
+            && first
+                .prepared
+                .injected
+                .gm_only
+                .iter()
+                .any(|g| g.text.contains("sold the date of the strike")),
+        "the DM was given the secret: {}",
+        first.prepared.block
+    );
+    assert!(first.leaks.is_empty(), "{:?}", first.leaks);
+    assert!(!t.take_notices().iter().any(|n| n.contains("GM secret")));
+
+    let second = send(&mut t, "I ask Jonah what he is hiding.")
+        .await
+        .expect("turn 2");
+    assert!(
+        second
+            .leaks
+            .iter()
+            .any(|l| l.source.starts_with("canon/npcs/jonah-sallow.md")),
+        "{:?}",
+        second.leaks
+    );
+    let notices = t.take_notices();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("may give away a GM secret") && n.contains("jonah-sallow.md")),
+        "{notices:?}"
+    );
+    // The transcript the GM keeps in sessions/ never holds the context it was sent with.
+    let transcript =
+        std::fs::read_to_string(v.path().join("sessions/s-leak.md")).expect("transcript");
+    assert!(!transcript.contains("For the DM only"), "{transcript}");
+}
+
+#[tokio::test]
 async fn many_canon_changes_send_a_new_full_context() {
     let v = support::template_copy();
     let fake = FakeLlm::start(vec![ok(&["a"]), ok(&["b"])]).await;

@@ -889,6 +889,59 @@ fn capitalised_phrases(w: &Words) -> Vec<Range<usize>> {
     out
 }
 
+/// The campaign's public canon as one text: every name, alias, role, summary, description,
+/// thread line and event up to today of what is not the GM's alone. Secrets are kept apart
+/// in canon, so none is in it.
+pub fn public_canon(c: &crate::canon::Campaign) -> String {
+    let gm = |path: &str| c.secrets.get(path).is_some_and(|g| g.whole.is_some());
+    let mut out = String::new();
+    let mut add = |s: &str| {
+        out.push_str(s);
+        out.push('\n');
+    };
+    add(&c.name);
+    c.setting.as_deref().map(&mut add);
+    for p in &c.pcs {
+        add(&p.name);
+        p.aliases.iter().for_each(|a| add(a));
+        p.summary.as_deref().map(&mut add);
+        p.inventory.iter().for_each(|i| add(i));
+    }
+    for n in c.npcs.iter().filter(|n| !gm(&n.source.path)) {
+        add(&n.name);
+        n.aliases.iter().for_each(|a| add(a));
+        n.role.as_deref().map(&mut add);
+        n.summary.as_deref().map(&mut add);
+        n.voice.iter().for_each(|v| add(v));
+    }
+    for l in c.locations.iter().filter(|l| !gm(&l.source.path)) {
+        add(&l.name);
+        l.aliases.iter().for_each(|a| add(a));
+        l.description.as_deref().map(&mut add);
+    }
+    for t in c.threads.iter().filter(|t| !gm(&t.source.path)) {
+        add(&t.title);
+        t.summary.iter().for_each(|s| add(s));
+        t.next.as_deref().map(&mut add);
+    }
+    for e in c
+        .events
+        .iter()
+        .filter(|e| c.day.is_none_or(|d| !e.numbered || e.day <= d))
+    {
+        add(&e.text);
+    }
+    for l in c.lore.iter().filter(|l| !gm(&l.source.path)) {
+        add(&l.name);
+        l.aliases.iter().for_each(|a| add(a));
+        l.summary.as_deref().map(&mut add);
+    }
+    for s in &c.sessions {
+        s.summary.as_deref().map(&mut add);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

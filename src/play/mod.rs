@@ -123,6 +123,9 @@ pub struct Turn {
     pub reply: Reply,
     /// The canon changes the DM proposed with it.
     pub proposals: Proposals,
+    /// Where the reply seems to recite a GM secret it was given ([`leak`]); each is also a
+    /// notice for the GM.
+    pub leaks: Vec<leak::Leak>,
 }
 
 /// The memory of a campaign's session notes, indexed once and shared by every table that
@@ -169,6 +172,11 @@ pub struct Table {
     /// A reply that arrived but neither its record nor its whole journal could be written
     /// (a full disk): kept here and written before anything else goes to the log.
     unsaved: Option<UnsavedReply>,
+    /// The public text of the canon the leak guard last measured against.
+    public: Option<(
+        std::sync::Arc<crate::canon::Campaign>,
+        std::rc::Rc<leak::PublicText>,
+    )>,
 }
 
 /// The canon a table plays from.
@@ -281,6 +289,7 @@ impl Table {
             counts: CountCache::default(),
             notices,
             unsaved: None,
+            public: None,
         })
     }
 
@@ -695,13 +704,56 @@ impl Table {
         }
         self.after_sent(&prepared);
         let proposals = self.proposals_of(&reply);
+        let leaks = self.leaks_in(message, &prepared, &reply.text);
         self.extract_if_on(message, &reply.text).await;
         self.summarise_if_due().await;
         Ok(Turn {
             prepared,
             reply,
             proposals,
+            leaks,
         })
+    }
+
+    /// Where a reply recites a secret of the DM-only part it was sent with: one notice per
+    /// secret ("the DM's reply may give away a GM secret…"), the GM decides.
+    fn leaks_in(&mut self, message: &str, prepared: &Prepared, reply: &str) -> Vec<leak::Leak> {
+        let gm = &prepared.injected.gm_only;
+        if gm.is_empty() || reply.trim().is_empty() {
+            return Vec::new();
+        }
+        let secrets: Vec<leak::SecretText> = gm
+            .iter()
+            .map(|g| leak::SecretText::new(&g.text, &g.source, Some(&g.about)))
+            .collect();
+        let public = self.public_text();
+        let leaks = leak::Guard::with_public(&secrets, &public).check(reply, message);
+        let mut told = std::collections::HashSet::new();
+        for l in &leaks {
+            if told.insert(l.source.clone()) {
+                self.notices.push(format!(
+                    "the DM's reply may give away a GM secret ({}, {}): \"{}\"",
+                    l.entity.as_deref().unwrap_or("secret"),
+                    l.source,
+                    l.excerpt
+                ));
+            }
+        }
+        leaks
+    }
+
+    /// The campaign's public text (what the players may know), indexed once per canon: the
+    /// leak guard's measure of which words are ordinary.
+    fn public_text(&mut self) -> std::rc::Rc<leak::PublicText> {
+        let arc = self.canon.engine.campaign_arc().clone();
+        if let Some((c, p)) = &self.public {
+            if std::sync::Arc::ptr_eq(c, &arc) {
+                return p.clone();
+            }
+        }
+        let p = std::rc::Rc::new(leak::PublicText::new(&leak::public_canon(&arc)));
+        self.public = Some((arc, p.clone()));
+        p
     }
 
     /// A reply that failed: what arrived before the failure is logged, the error returned.
