@@ -33,7 +33,7 @@ fn check_on_the_template_is_clean_without_a_single_diagnostic() {
         .args(["check", "--vault", "vault-template"])
         .assert()
         .code(0)
-        .stdout("checked 32 notes: 4 PCs, 13 NPCs, 9 locations, 7 threads, 18 events; 0 errors, 0 warnings\n")
+        .stdout("checked 33 notes: 4 PCs, 13 NPCs, 9 locations, 7 threads, 20 events; 0 errors, 0 warnings\n")
         .stderr("");
 }
 

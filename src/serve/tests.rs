@@ -359,7 +359,7 @@ async fn the_canon_api_answers_for_a_fresh_campaign() {
     let c = &j["campaigns"][0];
     assert_eq!(c["id"], ID, "{j}");
     assert_eq!(c["name"], "Coldharrow");
-    assert_eq!(c["notes"], 32);
+    assert_eq!(c["notes"], 33);
     assert_eq!(c["errors"], 0);
     assert_eq!(c["provider"], "openai");
     assert_eq!(c["model"], "test-model");
@@ -367,7 +367,7 @@ async fn the_canon_api_answers_for_a_fresh_campaign() {
 
     let j = json_of(s.get("/campaigns/vault-template/check").await).await;
     assert_eq!(j["errors"], 0, "{j}");
-    assert_eq!(j["notes"], 32);
+    assert_eq!(j["notes"], 33);
 
     let r = s
         .get("/campaigns/vault-template/context?message=I+talk+to+Brannock&mode=light")
@@ -476,7 +476,7 @@ async fn a_campaign_without_an_upstream_answers_503_and_serves_its_canon() {
         .await;
     assert_eq!(r.status(), StatusCode::OK);
     let j = json_of(s.get("/campaigns/vault-template/check").await).await;
-    assert_eq!(j["notes"], 32);
+    assert_eq!(j["notes"], 33);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -399,7 +399,7 @@ impl SecretRules {
         }
         if self.comments {
             for c in &body.comments {
-                if c.text.split_whitespace().count() >= COMMENT_WORDS {
+                if c.text.split_whitespace().count() >= COMMENT_WORDS && !is_plumbing(&c.text) {
                     texts.push(SecretText {
                         text: c.text.trim().to_string(),
                         line: c.line as usize,
@@ -461,6 +461,24 @@ fn callout_body(text: &str, first: bool) -> Option<String> {
         (false, false) if title.ends_with(['.', ':', '!', '?']) => format!("{title} {body}"),
         (false, false) => format!("{title}: {body}"),
     })
+}
+
+/// A comment that is the vault's machinery, not a note to the GM: a Dataview or Templater
+/// query kept out of sight (`%% LIST FROM #npc WHERE location = this.file.link %%`).
+fn is_plumbing(text: &str) -> bool {
+    let t = text.trim();
+    let first = t
+        .trim_start_matches("Dataview:")
+        .split_whitespace()
+        .next()
+        .unwrap_or("");
+    matches!(
+        first,
+        "LIST" | "TABLE" | "TASK" | "CALENDAR" | "dataview" | "dataviewjs"
+    ) || t.contains("this.file")
+        || t.contains("<%")
+        || t.contains("dv.")
+        || t.starts_with('[') && t.ends_with(']') && !t.contains(' ')
 }
 
 fn is_true(v: &Value) -> bool {
