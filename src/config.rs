@@ -198,7 +198,8 @@ pub struct SecretsConfig {
     pub tags: Vec<String>,
     /// Folders whose notes are the GM's (`"Campaign Secrets"`).
     pub folders: Vec<String>,
-    /// Whether `%% comments %%` with words in them are secrets (default true).
+    /// Whether `%% comments %%` with words in them go to the DM as secrets (default false:
+    /// GMs keep undecided ideas there, "not canon yet"; hidden from everyone either way).
     pub comments: bool,
     /// The rules, built once.
     #[serde(skip)]
@@ -213,7 +214,7 @@ impl Default for SecretsConfig {
             fields: Vec::new(),
             tags: Vec::new(),
             folders: Vec::new(),
-            comments: true,
+            comments: false,
             rules: std::sync::OnceLock::new(),
         }
     }

@@ -8,7 +8,9 @@
 //!   subsections;
 //! - **a callout** `> [!secret]`, `> [!gm]`, `> [!dm]`, `> [!spoiler]`, `> [!hidden]`,
 //!   `> [!private]`, and the same as an Admonition (```` ```ad-secret ````);
-//! - **an Obsidian comment** `%% … %%` (hidden in reading view) with words in it;
+//! - **an Obsidian comment** `%% … %%` (hidden in reading view) with words in it, when the
+//!   vault says so (`[secrets] comments = true`): by default a comment is nobody's — GMs
+//!   keep undecided ideas there ("not canon yet") — and never reaches any context;
 //! - **a field** `secret:`, `secrets:`, `gm_notes:`, `dm_notes:`, `gm_only:` … in the
 //!   frontmatter or as a Dataview inline field (`secret:: …`);
 //! - **a whole note**: `secret: true` (or `gm_only: true`, `visibility: gm`), a tag such
@@ -171,7 +173,7 @@ impl Default for SecretRules {
             fields: own(FIELDS),
             tags: own(TAGS),
             folders: own(FOLDERS),
-            comments: true,
+            comments: false,
         }
     }
 }
