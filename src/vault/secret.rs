@@ -506,3 +506,123 @@ fn value_is(v: &Value, any: &[&str]) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn secrets(path: &str, text: &str, rules: &SecretRules) -> NoteSecrets {
+        rules.of(&Note::parse(path, text.as_bytes()))
+    }
+
+    fn with_comments() -> SecretRules {
+        SecretRules::with(&[], &[], &[], &[], &[], true)
+    }
+
+    #[rstest]
+    #[case::section(
+        "# Vane\nPublic.\n\n## Secrets\nHe sells the ore east.\n",
+        "He sells the ore east.",
+        Why::Section("Secrets".into())
+    )]
+    #[case::lazy_dm(
+        "# Prep\n\n## Secrets and Clues\n- The ledger is green.\n",
+        "The ledger is green.",
+        Why::Section("Secrets and Clues".into())
+    )]
+    #[case::subsection_of_gm_notes(
+        "# Mill\nA mill.\n\n# GM Notes\n## Traps\nThe third stair is rotten.\n",
+        "The third stair is rotten.",
+        Why::Section("GM Notes".into())
+    )]
+    #[case::callout_with_title(
+        "# Crake\nThe deputy.\n\n> [!secret] The lost report\n> Vane paid him.\n",
+        "The lost report: Vane paid him.",
+        Why::Callout("secret".into())
+    )]
+    #[case::gm_callout(
+        "# Crake\nThe deputy.\n\n> [!gm]\n> He drinks on duty.\n",
+        "He drinks on duty.",
+        Why::Callout("gm".into())
+    )]
+    #[case::comment(
+        "# Sump\nDark water.\n\n%% The cavern opens on Day 7. %%\n",
+        "The cavern opens on Day 7.",
+        Why::Comment
+    )]
+    #[case::field(
+        "---\nsecret: He sold the strike date.\n---\n# Jonah\nPlays piano.\n",
+        "He sold the strike date.",
+        Why::Field("secret".into())
+    )]
+    #[case::inline_field(
+        "# Jonah\nPlays piano.\n\ngm_notes:: Owes Vane money.\n",
+        "Owes Vane money.",
+        Why::Field("gm_notes".into())
+    )]
+    fn each_form_is_read_with_why(#[case] text: &str, #[case] want: &str, #[case] why: Why) {
+        let found = secrets("n.md", text, &with_comments());
+        assert!(
+            found.texts.iter().any(|t| t.text == want && t.why == why),
+            "{found:#?}"
+        );
+        assert!(found.whole.is_none());
+    }
+
+    #[rstest]
+    #[case::field("secret-folder/n.md", "---\ngm_only: true\n---\n# Wren\n", Why::NoteField("gm_only".into()))]
+    #[case::visibility("n.md", "---\nvisibility: GM\n---\n# Wren\n", Why::NoteField("visibility".into()))]
+    #[case::tag("n.md", "---\ntags: [lore, secret]\n---\n# Moon\n", Why::Tag("secret".into()))]
+    #[case::nested_tag("n.md", "# Moon\n#status/secret\n", Why::Tag("status/secret".into()))]
+    #[case::folder("DM Only/Masked Man.md", "# The Masked Man\n", Why::Folder("DM Only".into()))]
+    #[case::numbered_folder("99. GM/Plot.md", "# Plot\n", Why::Folder("99. GM".into()))]
+    fn whole_notes(#[case] path: &str, #[case] text: &str, #[case] why: Why) {
+        assert_eq!(
+            secrets(path, text, &SecretRules::default()).whole,
+            Some(why)
+        );
+    }
+
+    #[test]
+    fn ordinary_notes_and_plumbing_are_not_secrets() {
+        let text = "---\nsecret: false\n---\n# Inn\nA warm inn.\n\n## Personality\n- Loud.\n\n> [!note]\n> Open late.\n\n%% LIST FROM #npc WHERE location = this.file.link %%\n%% todo %%\n";
+        let found = secrets("Places/Inn.md", text, &with_comments());
+        assert_eq!(found, NoteSecrets::default());
+        // Comments reach the DM only when the vault says so.
+        let found = secrets(
+            "n.md",
+            "# A\n%% The well is dry, truly. %%\n",
+            &SecretRules::default(),
+        );
+        assert!(found.texts.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn a_vaults_own_markers_add_to_the_built_in_ones() {
+        let rules = SecretRules::with(
+            &["Behind the Curtain".into()],
+            &["[!twist]".into()],
+            &["True Name".into()],
+            &["#prep".into()],
+            &["Campaign Secrets/".into()],
+            false,
+        );
+        let text = "---\ntrue_name: Aldric Vesk\n---\n# Crane\nMayor.\n\n## Behind the Curtain\nA deserter.\n\n> [!twist]\n> He is the bandit's paymaster.\n\n## Secrets\nStill read.\n";
+        let found = secrets("n.md", text, &rules);
+        let texts: Vec<&str> = found.texts.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "Aldric Vesk",
+                "A deserter.",
+                "He is the bandit's paymaster.",
+                "Still read."
+            ]
+        );
+        assert!(rules
+            .whole(&Note::parse("Campaign Secrets/x.md", b"# X\n"))
+            .is_some());
+        assert!(rules.whole(&Note::parse("x.md", b"# X\n#prep\n")).is_some());
+    }
+}
