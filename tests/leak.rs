@@ -263,3 +263,31 @@ fn the_watched_terms() {
         assert!(names.contains(&secret), "{secret} is watched: {names:?}");
     }
 }
+
+/// The path a turn takes (`Table` after each reply): the bundled campaign's own DM-only part
+/// (its full context's secrets) against the campaign's public canon (`public_canon`), over
+/// the 200 ordinary replies: no false alarm.
+#[test]
+fn the_bundled_campaigns_own_secrets_raise_no_alarm_on_ordinary_replies() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template");
+    let loaded = vaultdm::canon::Loaded::load(&root).expect("load");
+    let engine = vaultdm::context::Engine::for_vault(&root, &loaded).expect("templates");
+    let injected = engine
+        .build(&vaultdm::context::Options::default())
+        .expect("context");
+    assert!(injected.gm_only.len() >= 5, "{:#?}", injected.gm_only);
+    let secrets: Vec<SecretText> = injected
+        .gm_only
+        .iter()
+        .map(|g| SecretText::new(&g.text, &g.source, Some(&g.about)))
+        .collect();
+    let public = PublicText::new(&vaultdm::play::leak::public_canon(engine.campaign()));
+    let guard = Guard::with_public(&secrets, &public);
+    let alarms: Vec<(usize, Vec<Leak>)> = ordinary()
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| (i, guard.check(&e.dm, &e.player)))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    assert!(alarms.is_empty(), "false alarms: {alarms:#?}");
+}
