@@ -8,7 +8,7 @@ use crate::support::{context, context_with, engine, load_fixture, options, tripl
 use rstest::rstest;
 use vaultdm::canon::{Loaded, Priority};
 use vaultdm::context::{
-    is_resume, ContextError, Injected, Item, Mode, ModeChoice, Options, Target, Templates,
+    is_resume, ContextError, GmOnly, Injected, Item, Mode, ModeChoice, Options, Target, Templates,
     RESUME_COMMANDS,
 };
 
@@ -1062,5 +1062,123 @@ fn a_name_typed_decomposed_is_the_same_name() {
     assert_eq!(
         mentions(&s.load(), "I wave to Zoe\u{0308} Marr."),
         ["npc:Zoë Marr"]
+    );
+}
+
+/// The bundled campaign, loaded from the repository.
+fn coldharrow() -> Loaded {
+    support::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vault-template"))
+}
+
+/// Under every budget, a secret about an NPC is in the DM-only part only while that NPC is
+/// in the context: the budget drops a present NPC with what the DM knew of them.
+#[test]
+fn an_npcs_secrets_never_outlive_their_row_under_the_budget() {
+    let loaded = coldharrow();
+    let unlimited = context(&loaded, None);
+    assert!(
+        unlimited
+            .gm_only
+            .iter()
+            .any(|g| g.about == "NPC Jonah Sallow"),
+        "{}",
+        unlimited.text
+    );
+    let mut dropped_some = false;
+    for budget in (300..=unlimited.tokens).rev().step_by(23) {
+        let inj = context_with(&loaded, None, ModeChoice::Auto, Some(budget));
+        let (public, dm) = inj
+            .text
+            .split_once("### For the DM only")
+            .unwrap_or((inj.text.as_str(), ""));
+        for g in &inj.gm_only {
+            let Some(name) = g.about.strip_prefix("NPC ") else {
+                continue;
+            };
+            assert!(
+                public.contains(name),
+                "budget {budget}: a secret of {name} without {name}:\n{}",
+                inj.text
+            );
+            assert!(dm.contains(&g.text), "{}", inj.text);
+        }
+        dropped_some |= !inj.text.contains("### NPCs present");
+    }
+    assert!(dropped_some, "some budget dropped the NPCs present");
+}
+
+/// What the GM plans for an NPC (a timeline entry after today that names them) comes with
+/// them in any context, for the DM only; the rest of the plan does not come with a light one.
+#[test]
+fn an_npcs_future_travels_with_them_for_the_dm_only() {
+    let loaded = coldharrow();
+    let message = "I go up Company Hill to confront Vane in his office.";
+    let inj = context_with(&loaded, Some(message), ModeChoice::Light, None);
+    let plan: Vec<&GmOnly> = inj
+        .gm_only
+        .iter()
+        .filter(|g| g.about == "The GM's plan for Superintendent Cornelius Vane")
+        .collect();
+    assert_eq!(plan.len(), 1, "{}", inj.text);
+    assert!(plan[0].text.starts_with("Day 7: The buyer from back east"));
+    assert!(
+        !inj.text.contains("At dawn the Company blasts"),
+        "{}",
+        inj.text
+    );
+    let opts = Options {
+        message: Some(message.into()),
+        mode: ModeChoice::Light,
+        player: true,
+        ..options(&loaded)
+    };
+    let player = engine(&loaded).build(&opts).expect("builds");
+    assert!(!player.text.contains("Ashgrove"), "{}", player.text);
+    assert!(player.gm_only.is_empty());
+    // In a full context the entry is the campaign's plan, said once.
+    let full = context(&loaded, Some(message));
+    assert_eq!(
+        full.text.matches("Mr. Ashgrove").count(),
+        1,
+        "{}",
+        full.text
+    );
+}
+
+/// A note the GM keeps whole reaches the DM as written (not cut to a card), and its name
+/// takes no words from a public name inside it: the players still get that card.
+#[test]
+fn a_gm_only_note_is_said_whole_and_hides_no_public_name() {
+    let loaded = coldharrow();
+    let message = "Oriel asks the mountain: what is the truth of the hum?";
+    let inj = context(&loaded, Some(message));
+    let said: Vec<&str> = inj
+        .gm_only
+        .iter()
+        .filter(|g| g.about == "Note The truth of the hum")
+        .map(|g| g.text.as_str())
+        .collect();
+    assert!(
+        said.iter()
+            .any(|t| t.contains("the hum changing key means the stone has noticed the town")),
+        "{said:?}"
+    );
+    assert!(inj.text.contains("- The Hum: A low note"), "{}", inj.text);
+    let opts = Options {
+        message: Some(message.into()),
+        player: true,
+        ..options(&loaded)
+    };
+    let player = engine(&loaded).build(&opts).expect("builds");
+    assert!(
+        player.text.contains("- The Hum: A low note"),
+        "{}",
+        player.text
+    );
+    assert!(!player.text.contains("singing stone"), "{}", player.text);
+    assert!(
+        !player.text.to_lowercase().contains("truth of the hum"),
+        "{}",
+        player.text
     );
 }

@@ -1612,7 +1612,13 @@ pub(crate) fn shed_unread(note: &mut Note, config: &Config) -> NoteKind {
         return kind;
     }
     // The GM's secrets stay: canon reads them for the DM-only part of the context.
-    let secret = config.secrets.rules().blocks(&note.body);
+    let rules = config.secrets.rules();
+    let mut secret = rules.blocks(&note.body);
+    if rules.whole(note).is_some() {
+        secret.extend(crate::vault::secret::SecretRules::whole_blocks(&note.body));
+        secret.sort_unstable();
+        secret.dedup();
+    }
     let body = &mut note.body;
     match kind {
         NoteKind::Lore => body.keep_title_and_summary(&secret),
@@ -1693,8 +1699,25 @@ fn note_gm(note: &Note, rules: &crate::vault::secret::SecretRules) -> Option<Not
     if found.whole.is_none() && found.texts.is_empty() {
         return None;
     }
+    // A note kept whole is said to the DM as it is written (up to its first paragraphs),
+    // not as the ~200-character card the players' notes get.
+    let body = match &found.whole {
+        Some(why) => crate::vault::secret::SecretRules::whole_blocks(&note.body)
+            .into_iter()
+            .map(|i| &note.body.blocks[i])
+            .filter(|b| !found.texts.iter().any(|t| t.line == b.line as usize))
+            .map(|b| Secret {
+                text: text::clean_owned(b.text.to_string(), text::PARAGRAPH),
+                why: why.clone(),
+                line: b.line as usize,
+            })
+            .filter(|s| !s.text.is_empty())
+            .collect(),
+        None => Vec::new(),
+    };
     Some(NoteGm {
         whole: found.whole,
+        body,
         secrets: found
             .texts
             .into_iter()

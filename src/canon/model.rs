@@ -408,6 +408,9 @@ pub use crate::vault::secret::Why as SecretWhy;
 pub struct NoteGm {
     /// The whole note is the GM's, and why.
     pub whole: Option<SecretWhy>,
+    /// When the whole note is the GM's: its first paragraphs as written
+    /// ([`crate::vault::secret::WHOLE_BLOCKS`]), beside its marked pieces.
+    pub body: Vec<Secret>,
     /// Its GM-only pieces, in file order.
     pub secrets: Vec<Secret>,
 }

@@ -138,6 +138,7 @@ fn apply(p: &mut Plan<'_>, d: DropStep) -> Option<usize> {
             Some(n.voice.take().map_or(0, |v| v.len() + 9))
         }
         DropStep::PresentNpcs => {
+            let c = p.c;
             let n = p
                 .npcs
                 .iter_mut()
@@ -145,15 +146,16 @@ fn apply(p: &mut Plan<'_>, d: DropStep) -> Option<usize> {
                 .find(|n| n.included && !n.mentioned)?;
             n.included = false;
             n.reason = Reason::Dropped(d, None);
-            Some(
-                n.name.len()
-                    + len(&n.status)
-                    + len(&n.role)
-                    + len(&n.disposition)
-                    + len(&n.voice)
-                    + len(&n.at)
-                    + 24,
-            )
+            let saved = n.name.len()
+                + len(&n.status)
+                + len(&n.role)
+                + len(&n.disposition)
+                + len(&n.voice)
+                + len(&n.at)
+                + 24;
+            // What the DM knew of them goes with them.
+            let path = &c.npcs[n.idx].source.path;
+            Some(saved + super::secrets::drop_with(p, path, d))
         }
         DropStep::SceneDetail => {
             let l = p

@@ -125,7 +125,11 @@ impl<'a> Plan<'a> {
         let mentions = opts
             .message
             .as_deref()
-            .map(|m| engine.matcher().find(m))
+            .map(|m| {
+                engine
+                    .matcher()
+                    .find_beside(m, &|t| super::secrets::is_gm_only_target(c, t))
+            })
             .unwrap_or_default();
         let mentioned: HashMap<Target, Via> =
             mentions.iter().map(|m| (m.target, Via::of(m))).collect();

@@ -39,6 +39,9 @@ pub(super) struct SecretRow {
     /// A timeline entry after today.
     #[serde(skip)]
     pub plan: bool,
+    /// The note of the NPC a plan entry travels with (empty: the campaign's plan).
+    #[serde(skip)]
+    pub with: String,
     #[serde(skip)]
     pub included: bool,
     #[serde(skip)]
@@ -47,6 +50,9 @@ pub(super) struct SecretRow {
 
 /// Most plan entries (timeline entries after today) a full context carries.
 const PLAN_ENTRIES: usize = 5;
+
+/// Most plan entries naming one NPC that come with them (beyond the campaign's plan).
+const PLAN_PER_NPC: usize = 3;
 
 /// The note path of a `file:line` source.
 pub(super) fn path_of(source: &str) -> &str {
@@ -121,14 +127,48 @@ pub(super) fn settle(plan: &mut Plan<'_>, player: bool) {
     }
     let cards = std::mem::take(&mut plan.cards);
     for card in cards {
-        match whole(c, path_of(&card.source)) {
+        let path = path_of(&card.source);
+        match whole(c, path) {
             Some(why) => {
-                if !player {
+                if player {
+                    continue;
+                }
+                let about = format!("{} {}", kind_word(card.kind), card.name);
+                let said = written(c, path);
+                // Who or what it is (a role, a status, a place) before what the note says.
+                let header: Vec<&str> = [
+                    card.role.as_deref(),
+                    card.status.as_deref(),
+                    card.location.as_deref(),
+                ]
+                .into_iter()
+                .flatten()
+                .filter(|s| !s.is_empty())
+                .collect();
+                if !said.is_empty() && !header.is_empty() {
                     rows.push(row(
-                        format!("{} {}", kind_word(card.kind), card.name),
+                        about.clone(),
+                        header.join("; "),
+                        why.clone(),
+                        card.source.clone(),
+                        (0, next_rank()),
+                    ));
+                }
+                if said.is_empty() {
+                    rows.push(row(
+                        about.clone(),
                         card_text(&card),
                         why,
                         card.source.clone(),
+                        (0, next_rank()),
+                    ));
+                }
+                for s in said {
+                    rows.push(row(
+                        about.clone(),
+                        s.text.clone(),
+                        s.why.clone(),
+                        format!("{path}:{}", s.line),
                         (0, next_rank()),
                     ));
                 }
@@ -154,14 +194,25 @@ pub(super) fn settle(plan: &mut Plan<'_>, player: bool) {
             shown.push((format!("Place {}", loc.name), loc.source.path.clone(), 0));
         }
     }
+    // The NPCs shown (at the scene, or named), for what the GM plans for them.
+    let mut npcs_shown: Vec<(usize, u8)> = Vec::new();
     for n in plan.npcs.iter().filter(|n| full && n.included) {
         let npc = &c.npcs[n.idx];
         shown.push((format!("NPC {}", npc.name), npc.source.path.clone(), 0));
+        npcs_shown.push((n.idx, 1));
     }
     for p in plan.party.iter().filter(|_| full) {
         shown.push((format!("PC {}", p.name), path_of(&p.source).to_string(), 1));
     }
     for card in &plan.cards {
+        if card.kind == "npc" {
+            let path = path_of(&card.source);
+            if let Some(i) = c.npcs.iter().position(|n| n.source.path == path) {
+                if !npcs_shown.iter().any(|(j, _)| *j == i) {
+                    npcs_shown.push((i, 1));
+                }
+            }
+        }
         shown.push((
             format!("{} {}", kind_word(card.kind), card.name),
             path_of(&card.source).to_string(),
@@ -201,28 +252,107 @@ pub(super) fn settle(plan: &mut Plan<'_>, player: bool) {
             ));
         }
     }
-    if plan.mode == Mode::Full {
-        if let Some(today) = c.day {
-            let mut ahead: Vec<&crate::canon::Event> = c
-                .events
-                .iter()
-                .filter(|e| e.numbered && e.day > today)
+    if let Some(today) = c.day {
+        let mut ahead: Vec<&crate::canon::Event> = c
+            .events
+            .iter()
+            .filter(|e| e.numbered && e.day > today)
+            .collect();
+        ahead.sort_by_key(|e| e.day);
+        let mut planned: std::collections::HashSet<String> = std::collections::HashSet::new();
+        // A full context: the next entries, whoever they are about.
+        for e in ahead.iter().filter(|_| full).take(PLAN_ENTRIES) {
+            planned.insert(e.source.to_string());
+            rows.push(plan_row(
+                "The GM's plan".into(),
+                e,
+                String::new(),
+                next_rank(),
+            ));
+        }
+        // Any context: what is planned for an NPC it shows (an NPC's future).
+        for (idx, tier) in npcs_shown {
+            let npc = &c.npcs[idx];
+            let names: Vec<String> = std::iter::once(&npc.name)
+                .chain(&npc.aliases)
+                .map(|n| n.to_lowercase())
+                .filter(|n| n.chars().count() >= 3)
                 .collect();
-            ahead.sort_by_key(|e| e.day);
-            for e in ahead.into_iter().take(PLAN_ENTRIES) {
-                let mut r = row(
-                    "The GM's plan".into(),
-                    format!("{}: {}", e.when, e.text),
-                    SecretWhy::AfterToday(e.day),
-                    e.source.to_string(),
-                    (2, next_rank()),
+            // "Vane" for Superintendent Cornelius Vane, when no other NPC is a Vane.
+            let surname = npc
+                .name
+                .rsplit(' ')
+                .next()
+                .filter(|w| w.len() >= 3 && *w != npc.name && w.starts_with(char::is_uppercase))
+                .filter(|w| {
+                    c.npcs
+                        .iter()
+                        .filter(|o| o.name.rsplit(' ').next() == Some(*w))
+                        .count()
+                        == 1
+                });
+            let theirs = ahead
+                .iter()
+                .filter(|e| {
+                    let lower = e.text.to_lowercase();
+                    names.iter().any(|n| names_word(&lower, n))
+                        || surname.is_some_and(|w| names_word(&e.text, w))
+                })
+                .filter(|e| planned.insert(e.source.to_string()))
+                .take(PLAN_PER_NPC);
+            for e in theirs {
+                let mut r = plan_row(
+                    format!("The GM's plan for {}", npc.name),
+                    e,
+                    npc.source.path.clone(),
+                    next_rank(),
                 );
-                r.plan = true;
+                r.rank.0 = tier.max(r.rank.0.saturating_sub(1));
                 rows.push(r);
             }
         }
     }
     plan.secrets = rows;
+}
+
+/// A timeline entry after today, for the DM only; `with` is the note of the NPC it travels
+/// with (it leaves when the budget drops them), empty for the campaign's plan.
+fn plan_row(about: String, e: &crate::canon::Event, with: String, rank: usize) -> SecretRow {
+    let mut r = row(
+        about,
+        format!("{}: {}", e.when, e.text),
+        SecretWhy::AfterToday(e.day),
+        e.source.to_string(),
+        (2, rank),
+    );
+    r.plan = true;
+    r.with = with;
+    r
+}
+
+/// Whether `text` has `name` as whole words (both lower case).
+fn names_word(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, m)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + m.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// Drops the secrets that travel with a note the budget dropped (an NPC no longer at the
+/// scene takes what the DM knew of them along); returns about how many characters it saved.
+pub(super) fn drop_with(plan: &mut Plan<'_>, path: &str, step: super::DropStep) -> usize {
+    let mut saved = 0;
+    for s in plan
+        .secrets
+        .iter_mut()
+        .filter(|s| s.included && (s.with == path || (!s.plan && path_of(&s.source) == path)))
+    {
+        s.included = false;
+        s.reason = Reason::Dropped(step, None);
+        saved += s.about.len() + s.text.len() + 6;
+    }
+    saved
 }
 
 fn row(
@@ -240,8 +370,27 @@ fn row(
         source,
         rank,
         plan: false,
+        with: String::new(),
         included: true,
     }
+}
+
+/// Whether a mention's target is a note the GM keeps whole (its name takes no words from
+/// public names, `mentions::Matcher::find_beside`).
+pub(super) fn is_gm_only_target(c: &Campaign, t: crate::mentions::Target) -> bool {
+    use crate::mentions::Target;
+    if c.secrets.is_empty() {
+        return false;
+    }
+    let path = match t {
+        Target::Pc(i) | Target::Item(i, _) => c.pcs.get(i as usize).map(|x| &x.source.path),
+        Target::Npc(i) => c.npcs.get(i as usize).map(|x| &x.source.path),
+        Target::Location(i) => c.locations.get(i as usize).map(|x| &x.source.path),
+        Target::Thread(i) => c.threads.get(i as usize).map(|x| &x.source.path),
+        Target::Lore(i) => c.lore.get(i as usize).map(|x| &x.source.path),
+        Target::Session(i) => c.sessions.get(i as usize).map(|x| &x.source.path),
+    };
+    path.is_some_and(|p| whole(c, p).is_some())
 }
 
 fn is_gm_only_npc(c: &Campaign, name: &str) -> bool {
@@ -260,6 +409,17 @@ fn kind_word(kind: &str) -> &'static str {
         "item" => "Item",
         _ => "Note",
     }
+}
+
+/// What a note the GM keeps whole says, as written: its paragraphs and its marked pieces,
+/// in file order.
+fn written<'c>(c: &'c Campaign, path: &str) -> Vec<&'c crate::canon::Secret> {
+    let Some(g) = gm_of(c, path) else {
+        return Vec::new();
+    };
+    let mut all: Vec<&crate::canon::Secret> = g.body.iter().chain(&g.secrets).collect();
+    all.sort_by_key(|s| s.line);
+    all
 }
 
 /// What a GM-only thing's card says, as one line.

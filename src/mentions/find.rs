@@ -34,7 +34,22 @@ impl Matcher {
         found
     }
 
+    /// As [`Matcher::find`], but a match whose every target is `quiet` takes no words from
+    /// the others: a GM-only note's name ("the truth of the hum") must not hide a public
+    /// name inside it ("the hum") from the players' view or the DM's.
+    pub fn find_beside(&self, message: &str, quiet: &dyn Fn(Target) -> bool) -> Vec<Mention> {
+        let found = self.find(message);
+        if !found.iter().any(|m| quiet(m.target)) {
+            return found;
+        }
+        self.find_with(message, Some(quiet))
+    }
+
     fn find_uncached(&self, message: &str) -> Vec<Mention> {
+        self.find_with(message, None)
+    }
+
+    fn find_with(&self, message: &str, quiet: Option<&dyn Fn(Target) -> bool>) -> Vec<Mention> {
         let mut out: Vec<(usize, Mention)> = Vec::new();
         let mut seen: HashSet<Target> = HashSet::default();
         let mut push = |pos: usize, m: Mention, out: &mut Vec<(usize, Mention)>| {
@@ -100,7 +115,9 @@ impl Matcher {
             if s < taken_until {
                 continue;
             }
-            taken_until = e;
+            if !quiet.is_some_and(|q| pat.targets.iter().all(|t| q(*t))) {
+                taken_until = e;
+            }
             let text = message[map[s]..map[e]].to_string();
             for t in &pat.targets {
                 push(
@@ -171,6 +188,32 @@ pub(super) mod tests {
                 other => format!("{other:?}"),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_quiet_name_takes_no_words_from_the_names_inside_it() {
+        let c = campaign();
+        let m = Matcher::new(&c);
+        let msg = "We ask about the Silent Circle Salon tonight.";
+        let salon = Target::Npc(5);
+        let circle = Target::Npc(4);
+        // Longest first: the salon hides the circle...
+        let plain: Vec<Target> = m.find(msg).into_iter().map(|x| x.target).collect();
+        assert_eq!(plain, vec![salon]);
+        // ...unless the salon is quiet (a note the GM keeps whole): both are named.
+        let beside: Vec<Target> = m
+            .find_beside(msg, &|t| t == salon)
+            .into_iter()
+            .map(|x| x.target)
+            .collect();
+        assert_eq!(beside, vec![salon, circle]);
+        // Nothing quiet named: the same as `find`.
+        let none: Vec<Target> = m
+            .find_beside(msg, &|t| t == Target::Npc(0))
+            .into_iter()
+            .map(|x| x.target)
+            .collect();
+        assert_eq!(none, plain);
     }
 
     #[test]

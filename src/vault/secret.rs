@@ -153,6 +153,10 @@ pub struct NoteSecrets {
     pub texts: Vec<SecretText>,
 }
 
+/// Most paragraphs of a note the GM keeps whole that the DM is given (a GM's campaign
+/// bible in `GM/` would otherwise fill the context; its first paragraphs say what it is).
+pub(crate) const WHOLE_BLOCKS: usize = 12;
+
 /// The markers a vault uses: the built-in ones plus its `[secrets]` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretRules {
@@ -323,6 +327,21 @@ impl SecretRules {
                 !matches!(b.kind, super::markdown::BlockKind::Heading(_))
                     && self.block(&sections, b).is_some()
             })
+            .collect()
+    }
+
+    /// The blocks a note the GM keeps whole gives the DM: its first [`WHOLE_BLOCKS`]
+    /// paragraphs and list items with words, in file order (headings and bare link lines
+    /// are not said).
+    pub fn whole_blocks(body: &Body) -> Vec<usize> {
+        (0..body.blocks.len())
+            .filter(|&i| {
+                let b = &body.blocks[i];
+                b.prose
+                    && !matches!(b.kind, super::markdown::BlockKind::Heading(_))
+                    && !b.text.trim().is_empty()
+            })
+            .take(WHOLE_BLOCKS)
             .collect()
     }
 
