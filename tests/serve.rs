@@ -717,12 +717,19 @@ async fn player_tokens_chat_and_nothing_else() {
         .await
         .expect("send");
     assert_eq!(r.status(), 200);
+    // A player plays under `player-`: never on top of the GM's own sessions.
+    assert_eq!(
+        r.headers()
+            .get("x-vaultdm-session")
+            .and_then(|h| h.to_str().ok()),
+        Some("player-bells")
+    );
     let (text, finish) = stream_text(&r.text().await.expect("body"));
     assert_eq!(text, "The strike bell rings out.");
     assert_eq!(finish.as_deref(), Some("stop"));
     // The proposal waits for the GM.
     let pending: Value = c
-        .get(s.url("/campaigns/vault-template/sessions/bells/pending"))
+        .get(s.url("/campaigns/vault-template/sessions/player-bells/pending"))
         .bearer_auth(&gm)
         .send()
         .await
@@ -2044,4 +2051,326 @@ async fn a_stopped_reply_keeps_its_conversation() {
     assert_eq!(next.as_deref(), Some(session.as_str()));
     let said = said(v.path(), &session);
     assert_eq!(said.len(), 4, "{said:?}");
+}
+
+/// Jonah Sallow's secret in the bundled campaign (his `secret:` field), as a careless DM
+/// would say it.
+const JONAH_RECITED: &str = "Jonah leans in. He has already sold the date of the strike to Superintendent Vane in exchange for a ticket east for his sister.";
+
+/// The events of a campaign's stream as (name, data), read until `until` is seen.
+async fn events_until(
+    r: &mut reqwest::Response,
+    seen: &mut String,
+    until: &str,
+    within: Duration,
+) -> Vec<(String, Value)> {
+    let deadline = tokio::time::Instant::now() + within;
+    while !seen.contains(until) {
+        match tokio::time::timeout_at(deadline, r.chunk()).await {
+            Ok(Ok(Some(b))) => seen.push_str(&String::from_utf8_lossy(&b)),
+            _ => break,
+        }
+    }
+    seen.split("\n\n")
+        .filter_map(|block| {
+            let name = block.lines().find_map(|l| l.strip_prefix("event: "))?;
+            let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((name.to_owned(), serde_json::from_str(data).ok()?))
+        })
+        .collect()
+}
+
+/// A reply that recites a GM secret is told to the GM: a `leak` event on the canon API's
+/// stream, an `x-vaultdm-leak` header on the GM's answer; a player's answer carries neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_reciting_a_secret_is_told_to_the_gm_and_not_the_player() {
+    let v = template();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(&[JONAH_RECITED], None, false, true)),
+        Scripted::sse(openai_sse(&[JONAH_RECITED], None, false, true)),
+        Scripted::sse(openai_sse(&["The fire pops."], None, false, true)),
+    ])
+    .await;
+    let s = start(
+        v.path(),
+        &fake,
+        &[
+            "--token",
+            "the-gms-own-token-0123",
+            "--player-token",
+            "a-players-token-0001",
+        ],
+    );
+    let gm = "the-gms-own-token-0123";
+    let c = http();
+    let mut events = c
+        .get(s.url("/campaigns/vault-template/events"))
+        .bearer_auth(gm)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(events.status(), 200);
+    let mut seen = String::new();
+    events_until(
+        &mut events,
+        &mut seen,
+        "event: ready",
+        Duration::from_secs(5),
+    )
+    .await;
+    // The GM, a whole answer: the header names where the secret is.
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .bearer_auth(gm)
+        .header("X-Vaultdm-Session", "gm-table")
+        .json(&json!({"messages": [{"role": "user", "content": "We find Jonah Sallow at the Canary."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let leak = r
+        .headers()
+        .get("x-vaultdm-leak")
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned);
+    assert_eq!(leak.as_deref(), Some("1; canon/npcs/jonah-sallow.md:8"));
+    let got = events_until(
+        &mut events,
+        &mut seen,
+        "event: leak",
+        Duration::from_secs(10),
+    )
+    .await;
+    let (_, data) = got
+        .iter()
+        .find(|(n, _)| n == "leak")
+        .unwrap_or_else(|| panic!("no leak event: {seen}"));
+    assert_eq!(data["session"], "gm-table");
+    assert_eq!(data["leaks"][0]["source"], "canon/npcs/jonah-sallow.md:8");
+    assert_eq!(data["leaks"][0]["kind"], "verbatim");
+    // A player, streamed: the reply goes out (no hold asked), with no header of it; the GM
+    // hears of it on the stream.
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .bearer_auth("a-players-token-0001")
+        .header("X-Vaultdm-Session", "table")
+        .json(&json!({"stream": true, "messages": [{"role": "user", "content": "We ask Jonah Sallow about the strike."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("x-vaultdm-leak").is_none());
+    let (text, _) = stream_text(&r.text().await.expect("body"));
+    assert_eq!(text, JONAH_RECITED);
+    let got = events_until(
+        &mut events,
+        &mut seen,
+        "\"session\":\"player-table\"",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(
+        got.iter()
+            .any(|(n, d)| n == "leak" && d["session"] == "player-table"),
+        "{seen}"
+    );
+    // An ordinary reply: nothing told.
+    let r = c
+        .post(s.url("/v1/chat/completions"))
+        .bearer_auth(gm)
+        .header("X-Vaultdm-Session", "gm-table")
+        .json(&json!({"messages": [{"role": "user", "content": "We sit by the fire."}]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("x-vaultdm-leak").is_none());
+    assert!(
+        s.stderr().contains("may give away a GM secret"),
+        "{}",
+        s.stderr()
+    );
+}
+
+/// `--hold-leaks`: a player's reply that recites a secret waits for the GM, who releases it
+/// (the player gets it whole) or drops it (the player is asked to send again, the exchange
+/// is taken back from the DM's history and kept marked in the log); an ordinary reply is
+/// not held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_reply_waits_for_the_gm() {
+    let v = template();
+    let fake = FakeLlm::start(vec![
+        Scripted::sse(openai_sse(&[JONAH_RECITED], None, false, true)),
+        Scripted::sse(openai_sse(&["Snow falls."], None, false, true)),
+        Scripted::sse(openai_sse(&[JONAH_RECITED], None, false, true)),
+    ])
+    .await;
+    let s = start(
+        v.path(),
+        &fake,
+        &[
+            "--token",
+            "the-gms-own-token-0123",
+            "--player-token",
+            "a-players-token-0001",
+            "--hold-leaks",
+            "--hold-for",
+            "30",
+        ],
+    );
+    let gm = "the-gms-own-token-0123";
+    let c = http();
+    let mut events = c
+        .get(s.url("/campaigns/vault-template/events"))
+        .bearer_auth(gm)
+        .send()
+        .await
+        .expect("send");
+    let mut seen = String::new();
+    events_until(
+        &mut events,
+        &mut seen,
+        "event: ready",
+        Duration::from_secs(5),
+    )
+    .await;
+    let ask = |message: &'static str| {
+        let c = c.clone();
+        let url = s.url("/v1/chat/completions");
+        tokio::spawn(async move {
+            let r = c
+                .post(url)
+                .bearer_auth("a-players-token-0001")
+                .header("X-Vaultdm-Session", "table")
+                .json(&json!({"stream": true, "messages": [{"role": "user", "content": message}]}))
+                .send()
+                .await
+                .expect("send");
+            let status = r.status().as_u16();
+            (status, r.text().await.expect("body"))
+        })
+    };
+    // Held, then released.
+    let asked = ask("We ask Jonah Sallow about the strike.");
+    let got = events_until(
+        &mut events,
+        &mut seen,
+        "event: held\n",
+        Duration::from_secs(10),
+    )
+    .await;
+    let held = got
+        .iter()
+        .find(|(n, _)| n == "held")
+        .map(|(_, d)| d.clone())
+        .unwrap_or_else(|| panic!("no held event: {seen}"));
+    assert_eq!(held["reply"], JONAH_RECITED);
+    assert_eq!(held["session"], "player-table");
+    assert!(!asked.is_finished(), "the player waits for the GM");
+    let list = get_json_auth(&c, s.url("/campaigns/vault-template/held"), gm).await;
+    assert_eq!(list["held"][0]["id"], held["id"]);
+    // A player may not decide.
+    let r = c
+        .post(s.url(&format!(
+            "/campaigns/vault-template/held/{}/release",
+            held["id"]
+        )))
+        .bearer_auth("a-players-token-0001")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 403);
+    let r = c
+        .post(s.url(&format!(
+            "/campaigns/vault-template/held/{}/release",
+            held["id"]
+        )))
+        .bearer_auth(gm)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let (status, body) = asked.await.expect("join");
+    assert_eq!(status, 200);
+    assert_eq!(stream_text(&body).0, JONAH_RECITED);
+    // An ordinary reply is not held.
+    let (status, body) = ask("We sit by the fire.").await.expect("join");
+    assert_eq!(status, 200);
+    assert_eq!(stream_text(&body).0, "Snow falls.");
+    // Held, then dropped: the player is asked again; the DM does not remember saying it.
+    seen.clear();
+    let asked = ask("Jonah Sallow, what do you know?");
+    let got = events_until(
+        &mut events,
+        &mut seen,
+        "event: held\n",
+        Duration::from_secs(10),
+    )
+    .await;
+    let id = got
+        .iter()
+        .find(|(n, _)| n == "held")
+        .map(|(_, d)| d["id"].clone())
+        .unwrap_or_else(|| panic!("no held event: {seen}"));
+    // Its decision comes after the drop below.
+    seen.clear();
+    let r = c
+        .post(s.url(&format!("/campaigns/vault-template/held/{id}/drop")))
+        .bearer_auth(gm)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let (status, body) = asked.await.expect("join");
+    assert_eq!(status, 409, "{body}");
+    let j: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(j["error"]["code"], "reply_held");
+    assert!(!body.contains("sold the date"), "{body}");
+    let got = events_until(
+        &mut events,
+        &mut seen,
+        "event: held_decided",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(
+        got.iter()
+            .any(|(n, d)| n == "held_decided" && d["verdict"] == "dropped" && d["by"] == "gm"),
+        "{seen}"
+    );
+    // Decided once.
+    let r = c
+        .post(s.url(&format!("/campaigns/vault-template/held/{id}/release")))
+        .bearer_auth(gm)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 404);
+    drop(s);
+    // The log keeps every word, the dropped exchange marked taken back.
+    let log = log_of(v.path(), "player-table");
+    let text = serde_json::to_string(&log).expect("json");
+    let recited = log
+        .iter()
+        .filter(|r| r["role"] == "dm" && r["text"] == JONAH_RECITED)
+        .count();
+    assert_eq!(
+        recited, 2,
+        "the released and the dropped reply are both kept: {text}"
+    );
+    assert!(
+        log.iter().any(|r| r.to_string().contains("undo")),
+        "the dropped exchange is marked: {text}"
+    );
+}
+
+async fn get_json_auth(c: &reqwest::Client, url: String, token: &str) -> Value {
+    c.get(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json")
 }

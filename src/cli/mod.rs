@@ -60,7 +60,7 @@ pub(crate) enum Command {
     Prompt(prompt::Args),
     /// Serve the vault's canon over HTTP: an OpenAI-compatible endpoint that injects it into
     /// every request of any chat front end, a canon API and an inspector page.
-    Serve(serve::Args),
+    Serve(Box<serve::Args>),
     /// Manage sessions: import exchanges from JSON Lines or a SillyTavern export.
     Session(session::Args),
 }
@@ -122,7 +122,7 @@ fn execute(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Watch(args) => watch::execute(&find_vault(cli.vault)?, args),
         Command::Review(args) => review::execute(&find_vault(cli.vault)?, args),
         Command::Prompt(args) => prompt::execute(&find_vault(cli.vault)?, args),
-        Command::Serve(args) => serve::execute(cli.vault, args),
+        Command::Serve(args) => serve::execute(cli.vault, *args),
         Command::Session(args) => session::execute(&find_vault(cli.vault)?, args),
     }
 }

@@ -73,6 +73,19 @@ pub(crate) struct Args {
     /// (default: the model each request asks for).
     #[arg(long, value_name = "MODEL")]
     pub task_model: Option<String>,
+    /// Hold a reply to a player that may give away a GM secret until the GM releases it
+    /// (`POST /campaigns/ID/held/N/release`) or drops it; nothing of a player's reply is
+    /// streamed before it is checked (docs/secrets.md).
+    #[arg(long)]
+    pub hold_leaks: bool,
+    /// Seconds a held reply waits for the GM before it is dropped.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 120,
+        requires = "hold_leaks"
+    )]
+    pub hold_for: u64,
     /// Poll the folders instead of using native file events.
     #[arg(long)]
     pub poll: bool,
@@ -161,6 +174,9 @@ fn options(vaults: Vec<PathBuf>, args: &Args, token: Option<String>) -> ServeOpt
         close_idle_after: Duration::from_secs(args.close_idle_after.max(1)),
         max_conversations: args.max_conversations.max(1),
         task_model: args.task_model.clone().filter(|m| !m.trim().is_empty()),
+        hold_leaks: args
+            .hold_leaks
+            .then(|| Duration::from_secs(args.hold_for.max(1))),
         watch: WatchOptions {
             poll: args.poll,
             debounce: Duration::from_millis(150),

@@ -145,7 +145,7 @@ pub fn marked_phrases(text: &str) -> Vec<String> {
 }
 
 /// A reply that recites or names a secret.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Leak {
     /// Where the secret is (`canon/npcs/mayor.md:14`).
     pub source: String,
@@ -154,11 +154,13 @@ pub struct Leak {
     /// The reply's words that match, as the reply wrote them (in Unicode NFC).
     pub excerpt: String,
     /// What matched.
+    #[serde(flatten)]
     pub kind: LeakKind,
 }
 
 /// How a reply matched a secret.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LeakKind {
     /// A run of this many consecutive words of the secret (at least [`RUN_WORDS`]).
     Verbatim {

@@ -25,7 +25,7 @@ pub(crate) async fn inspector() -> Html<&'static str> {
     Html(INSPECTOR)
 }
 
-fn campaign(app: &App, id: &str) -> Result<Arc<Campaign>, ApiError> {
+pub(super) fn campaign(app: &App, id: &str) -> Result<Arc<Campaign>, ApiError> {
     app.campaigns
         .iter()
         .find(|c| c.id.eq_ignore_ascii_case(id))
@@ -203,8 +203,10 @@ pub(crate) async fn check(
     Ok(Json(&*report).into_response())
 }
 
-/// `GET /campaigns/{id}/events`: server-sent events, one `reload` event per reload with the
-/// same JSON as `vaultdm watch --format json`; a `ready` event first.
+/// `GET /campaigns/{id}/events`: server-sent events, a `ready` event first; then one `reload`
+/// event per reload with the same JSON as `vaultdm watch --format json`, a `leak` event per
+/// reply that may give a GM secret away, a `held` event per reply held back from a player
+/// and a `held_decided` event when the GM (or the wait) decides it (docs/serve.md).
 pub(crate) async fn events(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
@@ -224,7 +226,7 @@ pub(crate) async fn events(
             }
             let ev = tokio::select! {
                 r = rx.recv() => match r {
-                    Ok(json) => Event::default().event("reload").data(json),
+                    Ok(p) => Event::default().event(p.kind).data(p.json),
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => Event::default()
                         .event("lagged")
                         .data(json!({"missed": n}).to_string()),

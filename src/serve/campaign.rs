@@ -99,6 +99,26 @@ pub(crate) enum Upstream {
     Missing(String),
 }
 
+/// One event of a campaign's stream (`GET /campaigns/{id}/events`): its name and its JSON.
+#[derive(Debug, Clone)]
+pub(crate) struct Published {
+    /// The event's name: `reload`, `leak`, `held`, `held_decided`.
+    pub kind: &'static str,
+    /// Its data.
+    pub json: String,
+}
+
+/// Where a campaign's events are sent (the watcher, the conversations, the proxy).
+pub(crate) type Publisher = broadcast::Sender<Published>;
+
+/// Sends an event (no subscriber is not an error).
+pub(crate) fn publish(events: &Publisher, kind: &'static str, data: &serde_json::Value) {
+    let _ = events.send(Published {
+        kind,
+        json: data.to_string(),
+    });
+}
+
 /// One served vault.
 pub(crate) struct Campaign {
     /// Its id in URLs and model names: the vault folder's name as a slug.
@@ -106,7 +126,9 @@ pub(crate) struct Campaign {
     /// The vault folder.
     pub root: PathBuf,
     pub(super) state: Arc<RwLock<Snapshot>>,
-    events: broadcast::Sender<String>,
+    events: Publisher,
+    /// Replies held back from a player until the GM decides (`serve --hold-leaks`).
+    pub held: super::held::Holds,
     /// The upstream provider.
     pub upstream: Upstream,
     /// Open conversations by session name.
@@ -202,7 +224,7 @@ impl Campaign {
             None => lw.watcher().backend().to_string(),
         };
         let state = Arc::new(RwLock::new(snapshot));
-        let (events, _) = broadcast::channel(256);
+        let (events, _) = broadcast::channel::<Published>(256);
         let stop = Arc::new(AtomicBool::new(false));
         let watcher = std::thread::Builder::new()
             .name(format!("vaultdm-watch-{id}"))
@@ -217,6 +239,7 @@ impl Campaign {
             root: root.to_owned(),
             state,
             events,
+            held: super::held::Holds::default(),
             upstream,
             conversations: Mutex::new(HashMap::new()),
             max_conversations: super::DEFAULT_MAX_CONVERSATIONS,
@@ -237,9 +260,15 @@ impl Campaign {
             .clone()
     }
 
-    /// Canon-change events (one JSON object per reload, as `watch --format json` prints).
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<String> {
+    /// The campaign's events: one per reload (as `watch --format json` prints), per reply
+    /// that may give a secret away, per reply held for the GM and per decision on one.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Published> {
         self.events.subscribe()
+    }
+
+    /// Tells the campaign's event stream (no subscriber is not an error).
+    pub(crate) fn publish(&self, kind: &'static str, data: &serde_json::Value) {
+        publish(&self.events, kind, data);
     }
 
     /// The conversation of session `name`, opened on first use.
@@ -276,6 +305,8 @@ impl Campaign {
             note_memory: self.note_memory.clone(),
             recall: self.recall.clone(),
             shutdown: shutdown.clone(),
+            campaign: self.id.clone(),
+            events: self.events.clone(),
         };
         self.make_room().await.map_err(OpenError::Full)?;
         let c = Arc::new(
@@ -381,7 +412,7 @@ fn watch_loop(
     mut lw: LiveWatch,
     root: &Path,
     state: &RwLock<Snapshot>,
-    events: &broadcast::Sender<String>,
+    events: &Publisher,
     stop: &AtomicBool,
 ) {
     while !stop.load(Ordering::SeqCst) {
@@ -408,7 +439,10 @@ fn watch_loop(
         }
         if let Ok(json) = serde_json::to_string(&reload) {
             // No subscriber is not an error.
-            let _ = events.send(json);
+            let _ = events.send(Published {
+                kind: "reload",
+                json,
+            });
         }
     }
 }

@@ -70,6 +70,8 @@ pub(crate) enum Decision {
 
 enum Job {
     Relay(Box<Relay>),
+    /// Takes back the last exchange if the log still ends with it (it holds this many).
+    Withdraw(usize, oneshot::Sender<Result<bool, String>>),
     Pending(oneshot::Sender<Vec<PendingView>>),
     Decide(Decision, oneshot::Sender<Result<Vec<String>, String>>),
 }
@@ -125,6 +127,10 @@ pub(crate) struct Setup {
     pub recall: crate::play::SharedRecall,
     /// Becomes true when the server stops.
     pub shutdown: watch::Receiver<bool>,
+    /// The campaign's id, for its events.
+    pub campaign: String,
+    /// The campaign's event stream: a reply that may give a secret away is told there.
+    pub events: super::campaign::Publisher,
 }
 
 impl Conversation {
@@ -201,6 +207,18 @@ impl Conversation {
     pub(crate) async fn decide(&self, d: Decision) -> Option<Result<Vec<String>, String>> {
         let (tx, rx) = oneshot::channel();
         if !self.send(Job::Decide(d, tx)) {
+            return None;
+        }
+        rx.await.ok()
+    }
+
+    /// Takes back the session's last exchange (a reply the GM held back from a player and
+    /// dropped: the DM must not remember saying it), if the log still holds `exchanges`
+    /// exchanges — one played since is never taken. True when it was taken; `None` when the
+    /// conversation is closed.
+    pub(crate) async fn withdraw(&self, exchanges: usize) -> Option<Result<bool, String>> {
+        let (tx, rx) = oneshot::channel();
+        if !self.send(Job::Withdraw(exchanges, tx)) {
             return None;
         }
         rx.await.ok()
@@ -310,7 +328,10 @@ fn run(
             snap = now;
         }
         match job {
-            Job::Relay(r) => relay(&rt, &mut table, client.as_ref(), *r, setup.shutdown.clone()),
+            Job::Relay(r) => relay(&rt, &mut table, client.as_ref(), *r, &setup),
+            Job::Withdraw(exchanges, tx) => {
+                let _ = tx.send(withdraw(&mut table, exchanges));
+            }
             Job::Pending(tx) => {
                 let _ = tx.send(table.pending());
             }
@@ -351,13 +372,23 @@ fn run(
     }
 }
 
+/// The last exchange superseded (kept in the log, marked, out of the DM's history and the
+/// memory) if the log holds `exchanges` live exchanges.
+fn withdraw(table: &mut Table, exchanges: usize) -> Result<bool, String> {
+    if table.store().history().len() != exchanges {
+        return Ok(false);
+    }
+    table.supersede(1).map(|n| n > 0).map_err(|e| e.to_string())
+}
+
 fn relay(
     rt: &tokio::runtime::Runtime,
     table: &mut Table,
     client: Option<&LlmClient>,
     r: Relay,
-    shutdown: watch::Receiver<bool>,
+    setup: &Setup,
 ) {
+    let shutdown = setup.shutdown.clone();
     let Relay {
         message,
         earlier,
@@ -431,5 +462,16 @@ fn relay(
         turn,
         exchanges: table.store().history().len(),
     });
+    if let Ok(f) = &done {
+        if !f.turn.leaks.is_empty() {
+            let data = super::held::leak_event(
+                &setup.campaign,
+                table.store().name(),
+                f.exchanges,
+                &f.turn.leaks,
+            );
+            super::campaign::publish(&setup.events, "leak", &data);
+        }
+    }
     let _ = events.send(Event::Done(Box::new(done)));
 }

@@ -17,6 +17,7 @@ pub(crate) mod api;
 pub(crate) mod campaign;
 pub(crate) mod conversation;
 pub(crate) mod guard;
+pub(crate) mod held;
 pub(crate) mod openai;
 pub(crate) mod proxy;
 pub(crate) mod role;
@@ -99,6 +100,9 @@ pub(crate) struct ServeOptions {
     pub max_conversations: usize,
     /// The upstream model for front ends' background tasks (`None`: the one each asks for).
     pub task_model: Option<String>,
+    /// Hold a player's reply that may give a GM secret away until the GM releases it, at
+    /// most this long ([`held`]); `None`: replies go out as they arrive.
+    pub hold_leaks: Option<std::time::Duration>,
 }
 
 /// Conversations open at once per campaign unless `--max-conversations` says otherwise.
@@ -118,6 +122,9 @@ pub(crate) struct App {
     threads: Mutex<HashMap<String, threads::Threads>>,
     /// The upstream model background tasks go to (`None`: the one the request asked for).
     task_model: Option<String>,
+    /// How long a player's reply that may give a secret away waits for the GM (`None`: no
+    /// reply is held).
+    hold_leaks: Option<std::time::Duration>,
 }
 
 impl App {
@@ -165,6 +172,7 @@ impl App {
             ids: AtomicU64::new(1),
             threads: Mutex::new(HashMap::new()),
             task_model: opts.task_model.clone(),
+            hold_leaks: opts.hold_leaks,
         });
         Ok((app, stop))
     }
@@ -303,6 +311,17 @@ fn routes() -> Vec<Route> {
             Method::POST,
             "/campaigns/{id}/sessions/{session}/reject",
             post(api::reject),
+        ),
+        Route::new(Method::GET, "/campaigns/{id}/held", get(held::list)),
+        Route::new(
+            Method::POST,
+            "/campaigns/{id}/held/{n}/release",
+            post(held::release),
+        ),
+        Route::new(
+            Method::POST,
+            "/campaigns/{id}/held/{n}/drop",
+            post(held::drop_held),
         ),
     ]
 }

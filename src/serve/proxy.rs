@@ -178,6 +178,7 @@ struct Routed {
 fn session_of(
     app: &App,
     campaign: &Campaign,
+    role: Role,
     headers: &HeaderMap,
     body: &Value,
     req: &openai::Request,
@@ -197,12 +198,15 @@ fn session_of(
                     format!("the session header `{name}` holds a placeholder the front end did not fill in; use the ones it documents (Open WebUI: {{{{CHAT_ID}}}}), or a plain name"),
                 ));
             }
-            crate::session::validate_name(&name)
-                .map_err(|e| ApiError::invalid("invalid_session", e.to_string()))?;
             Some(name)
         }
         None => conversation_id(headers, body),
     };
+    let named = named.map(|n| role.session_name(n));
+    if let Some(name) = &named {
+        crate::session::validate_name(name)
+            .map_err(|e| ApiError::invalid("invalid_session", e.to_string()))?;
+    }
     let session = match named {
         Some(name) => name,
         None => match app.threads(campaign, |t| {
@@ -211,10 +215,8 @@ fn session_of(
                 (found, _) => found,
             }
         }) {
-            Found::One(s) => s,
-            Found::Nothing | Found::Ambiguous(_) => {
-                crate::session::one_shot_name(&campaign.root, "serve")
-            }
+            Found::One(s) if role.may_play(&s) => s,
+            _ => crate::session::one_shot_name(&campaign.root, &role.session_name("serve".into())),
         },
     };
     let (supersede, log_had) = app.threads(campaign, |t| {
@@ -691,7 +693,7 @@ async fn complete(
         asked,
         supersede,
         log_had,
-    } = session_of(&app, &campaign, &headers, &value, &req)?;
+    } = session_of(&app, &campaign, role, &headers, &value, &req)?;
     let (tx, rx) = mpsc::unbounded_channel();
     let relay = Relay {
         message,
@@ -823,6 +825,14 @@ impl Answer {
                 ))
             }
         };
+        // A player's reply that may give a secret away waits for the GM (`--hold-leaks`).
+        let (rx, first) = match self.app.hold_leaks {
+            Some(wait) if self.role == Role::Player => {
+                super::held::checked(&self.app, &self.campaign, &self.session, rx, first, wait)
+                    .await?
+            }
+            _ => (rx, first),
+        };
         if stream {
             return Ok(self.streamed(rx, first, include_usage));
         }
@@ -950,6 +960,13 @@ impl Answer {
             "x-vaultdm-context",
             if f.full() { "full" } else { "light" },
         ));
+        // The GM's; a player's answer never carries it (`role::PLAYER_HEADERS`).
+        if !f.turn.leaks.is_empty() {
+            self.headers.push(header(
+                "x-vaultdm-leak",
+                &super::held::leak_header(&f.turn.leaks),
+            ));
+        }
         let usage = openai::usage_counted(reply.usage, &f.turn.prepared.request, &reply.text);
         (openai::finish_reason(reply), usage)
     }

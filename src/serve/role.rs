@@ -15,7 +15,10 @@
 //!   text may quote the prompt, and with it the canon), a session, context or write failure
 //!   (which name files, lock holders and notes), a code added later — gets a fixed line
 //!   ([`Role::error`]), and the GM reads the whole message on the server's stderr;
-//! * **the DM's proposals**: never (the appendix after a reply, `proxy.rs`).
+//! * **the DM's proposals**: never (the appendix after a reply, `proxy.rs`);
+//! * **another's session**: a player plays only sessions named `player-…`
+//!   ([`PLAYER_SESSION_PREFIX`]): the name a player's front end gives is put under it, so a
+//!   player never chats on top of the GM's own conversations with the DM.
 
 use super::openai::{ApiError, SAVED_NOTE};
 use axum::http::HeaderMap;
@@ -67,6 +70,7 @@ pub(crate) const PLAYER_READABLE: &[&str] = &[
     "session_stopped",
     "task_stopped",
     "shutting_down",
+    "reply_held",
 ];
 
 /// A player's line for an error whose message is the GM's: what happened, in fixed words.
@@ -95,7 +99,28 @@ fn player_line(code: &str) -> &'static str {
     }
 }
 
+/// The start of every session a player's token plays: a player's front end may name any
+/// session, and the GM's own (a prep conversation asking the DM about the twist) must not
+/// become the history of a player's chat. The GM plays any session, these included.
+pub(crate) const PLAYER_SESSION_PREFIX: &str = "player-";
+
 impl Role {
+    /// The session a request naming `name` plays: the name itself for the GM; for a
+    /// player, the name under [`PLAYER_SESSION_PREFIX`] (once).
+    pub(crate) fn session_name(self, name: String) -> String {
+        match self {
+            Role::Player if !name.starts_with(PLAYER_SESSION_PREFIX) => {
+                format!("{PLAYER_SESSION_PREFIX}{name}")
+            }
+            _ => name,
+        }
+    }
+
+    /// Whether this role may play session `name`.
+    pub(crate) fn may_play(self, name: &str) -> bool {
+        self == Role::Gm || name.starts_with(PLAYER_SESSION_PREFIX)
+    }
+
     /// The error as this role may read it: whole for the GM; for a player, whole when its
     /// code is [`PLAYER_READABLE`], else the code with a fixed line (and whether the message
     /// was saved), the whole message said on stderr for the GM.
@@ -209,5 +234,23 @@ mod tests {
         want.push("content-type");
         want.sort_unstable();
         assert_eq!(left, want);
+    }
+}
+
+#[cfg(test)]
+mod session_tests {
+    use super::{Role, PLAYER_SESSION_PREFIX};
+
+    #[test]
+    fn a_player_plays_only_player_sessions_and_the_gm_plays_any() {
+        assert_eq!(
+            Role::Player.session_name("gm-prep".into()),
+            "player-gm-prep"
+        );
+        assert_eq!(Role::Player.session_name("player-x".into()), "player-x");
+        assert_eq!(Role::Gm.session_name("gm-prep".into()), "gm-prep");
+        assert!(!Role::Player.may_play("gm-prep"));
+        assert!(Role::Player.may_play(&format!("{PLAYER_SESSION_PREFIX}table")));
+        assert!(Role::Gm.may_play("player-table") && Role::Gm.may_play("gm-prep"));
     }
 }

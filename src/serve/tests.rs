@@ -71,6 +71,7 @@ fn options(vault: &Path) -> ServeOptions {
         close_idle_after: std::time::Duration::from_secs(1800),
         max_conversations: DEFAULT_MAX_CONVERSATIONS,
         task_model: None,
+        hold_leaks: None,
     }
 }
 
@@ -182,7 +183,9 @@ async fn error_of(r: Response<Body>) -> (StatusCode, Value) {
 
 /// A route's path with its parameters filled in: this campaign, session `lamp`.
 fn sample(path: &str) -> String {
-    path.replace("{id}", ID).replace("{session}", "lamp")
+    path.replace("{id}", ID)
+        .replace("{session}", "lamp")
+        .replace("{n}", "1")
 }
 
 /// The body sent to every `POST` route in the walks: a JSON object each route reads as
@@ -341,7 +344,10 @@ async fn unknown_campaigns_are_404_on_every_campaign_route() {
         if !path.contains("{id}") {
             continue;
         }
-        let path = path.replace("{id}", "nowhere").replace("{session}", "lamp");
+        let path = path
+            .replace("{id}", "nowhere")
+            .replace("{session}", "lamp")
+            .replace("{n}", "1");
         let r = s.call(route_request(&method, &path, &[])).await;
         let (status, code) = error_of(r).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}");
@@ -1308,9 +1314,9 @@ async fn no_error_a_player_can_cause_carries_canon() {
             "no_user_message",
         ),
         (
-            "a session name Windows cannot hold",
+            "a session name Windows cannot hold (under `player-` too)",
             ask(
-                vec![("x-vaultdm-session", "CON".into())],
+                vec![("x-vaultdm-session", "abc.".into())],
                 json_body(asking("play", false)),
             ),
             StatusCode::BAD_REQUEST,
