@@ -2053,6 +2053,60 @@ async fn a_stopped_reply_keeps_its_conversation() {
     assert_eq!(said.len(), 4, "{said:?}");
 }
 
+/// The GM's token of the leak-guard tests.
+const GM: &str = "the-gms-own-token-0123";
+/// A player's token of the leak-guard tests.
+const PLAYER: &str = "a-players-token-0001";
+
+/// The campaign's event stream, read up to its `ready` event.
+async fn subscribed(c: &reqwest::Client, s: &Served) -> (reqwest::Response, String) {
+    let mut events = c
+        .get(s.url("/campaigns/vault-template/events"))
+        .bearer_auth(GM)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(events.status(), 200);
+    let mut seen = String::new();
+    events_until(
+        &mut events,
+        &mut seen,
+        "event: ready",
+        Duration::from_secs(5),
+    )
+    .await;
+    (events, seen)
+}
+
+/// One message to the chat with `token`, in session `session`.
+async fn chat_as(
+    c: &reqwest::Client,
+    s: &Served,
+    token: &str,
+    session: &str,
+    message: &str,
+    stream: bool,
+) -> reqwest::Response {
+    c.post(s.url("/v1/chat/completions"))
+        .bearer_auth(token)
+        .header("X-Vaultdm-Session", session)
+        .json(&json!({"stream": stream, "messages": [{"role": "user", "content": message}]}))
+        .send()
+        .await
+        .expect("send")
+}
+
+/// A POST with the GM's token (or `token`) and no body: its status.
+async fn post_as(c: &reqwest::Client, s: &Served, token: &str, path: &str) -> u16 {
+    c.post(s.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("send")
+        .status()
+        .as_u16()
+}
+
 /// Jonah Sallow's secret in the bundled campaign (his `secret:` field), as a careless DM
 /// would say it.
 const JONAH_RECITED: &str = "Jonah leans in. He has already sold the date of the strike to Superintendent Vane in exchange for a ticket east for his sister.";
@@ -2091,42 +2145,19 @@ async fn a_reply_reciting_a_secret_is_told_to_the_gm_and_not_the_player() {
         Scripted::sse(openai_sse(&["The fire pops."], None, false, true)),
     ])
     .await;
-    let s = start(
-        v.path(),
-        &fake,
-        &[
-            "--token",
-            "the-gms-own-token-0123",
-            "--player-token",
-            "a-players-token-0001",
-        ],
-    );
-    let gm = "the-gms-own-token-0123";
+    let s = start(v.path(), &fake, &["--token", GM, "--player-token", PLAYER]);
     let c = http();
-    let mut events = c
-        .get(s.url("/campaigns/vault-template/events"))
-        .bearer_auth(gm)
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(events.status(), 200);
-    let mut seen = String::new();
-    events_until(
-        &mut events,
-        &mut seen,
-        "event: ready",
-        Duration::from_secs(5),
+    let (mut events, mut seen) = subscribed(&c, &s).await;
+    // The GM, a whole answer: the header names where the secret is.
+    let r = chat_as(
+        &c,
+        &s,
+        GM,
+        "gm-table",
+        "We find Jonah Sallow at the Canary.",
+        false,
     )
     .await;
-    // The GM, a whole answer: the header names where the secret is.
-    let r = c
-        .post(s.url("/v1/chat/completions"))
-        .bearer_auth(gm)
-        .header("X-Vaultdm-Session", "gm-table")
-        .json(&json!({"messages": [{"role": "user", "content": "We find Jonah Sallow at the Canary."}]}))
-        .send()
-        .await
-        .expect("send");
     assert_eq!(r.status(), 200);
     let leak = r
         .headers()
@@ -2150,14 +2181,15 @@ async fn a_reply_reciting_a_secret_is_told_to_the_gm_and_not_the_player() {
     assert_eq!(data["leaks"][0]["kind"], "verbatim");
     // A player, streamed: the reply goes out (no hold asked), with no header of it; the GM
     // hears of it on the stream.
-    let r = c
-        .post(s.url("/v1/chat/completions"))
-        .bearer_auth("a-players-token-0001")
-        .header("X-Vaultdm-Session", "table")
-        .json(&json!({"stream": true, "messages": [{"role": "user", "content": "We ask Jonah Sallow about the strike."}]}))
-        .send()
-        .await
-        .expect("send");
+    let r = chat_as(
+        &c,
+        &s,
+        PLAYER,
+        "table",
+        "We ask Jonah Sallow about the strike.",
+        true,
+    )
+    .await;
     assert_eq!(r.status(), 200);
     assert!(r.headers().get("x-vaultdm-leak").is_none());
     let (text, _) = stream_text(&r.text().await.expect("body"));
@@ -2175,14 +2207,7 @@ async fn a_reply_reciting_a_secret_is_told_to_the_gm_and_not_the_player() {
         "{seen}"
     );
     // An ordinary reply: nothing told.
-    let r = c
-        .post(s.url("/v1/chat/completions"))
-        .bearer_auth(gm)
-        .header("X-Vaultdm-Session", "gm-table")
-        .json(&json!({"messages": [{"role": "user", "content": "We sit by the fire."}]}))
-        .send()
-        .await
-        .expect("send");
+    let r = chat_as(&c, &s, GM, "gm-table", "We sit by the fire.", false).await;
     assert_eq!(r.status(), 200);
     assert!(r.headers().get("x-vaultdm-leak").is_none());
     assert!(
@@ -2210,42 +2235,21 @@ async fn a_held_reply_waits_for_the_gm() {
         &fake,
         &[
             "--token",
-            "the-gms-own-token-0123",
+            GM,
             "--player-token",
-            "a-players-token-0001",
+            PLAYER,
             "--hold-leaks",
             "--hold-for",
             "30",
         ],
     );
-    let gm = "the-gms-own-token-0123";
     let c = http();
-    let mut events = c
-        .get(s.url("/campaigns/vault-template/events"))
-        .bearer_auth(gm)
-        .send()
-        .await
-        .expect("send");
-    let mut seen = String::new();
-    events_until(
-        &mut events,
-        &mut seen,
-        "event: ready",
-        Duration::from_secs(5),
-    )
-    .await;
+    let (mut events, mut seen) = subscribed(&c, &s).await;
+    let s = std::sync::Arc::new(s);
     let ask = |message: &'static str| {
-        let c = c.clone();
-        let url = s.url("/v1/chat/completions");
+        let (c, s) = (c.clone(), s.clone());
         tokio::spawn(async move {
-            let r = c
-                .post(url)
-                .bearer_auth("a-players-token-0001")
-                .header("X-Vaultdm-Session", "table")
-                .json(&json!({"stream": true, "messages": [{"role": "user", "content": message}]}))
-                .send()
-                .await
-                .expect("send");
+            let r = chat_as(&c, &s, PLAYER, "table", message, true).await;
             let status = r.status().as_u16();
             (status, r.text().await.expect("body"))
         })
@@ -2267,29 +2271,12 @@ async fn a_held_reply_waits_for_the_gm() {
     assert_eq!(held["reply"], JONAH_RECITED);
     assert_eq!(held["session"], "player-table");
     assert!(!asked.is_finished(), "the player waits for the GM");
-    let list = get_json_auth(&c, s.url("/campaigns/vault-template/held"), gm).await;
+    let list = get_json_auth(&c, s.url("/campaigns/vault-template/held"), GM).await;
     assert_eq!(list["held"][0]["id"], held["id"]);
     // A player may not decide.
-    let r = c
-        .post(s.url(&format!(
-            "/campaigns/vault-template/held/{}/release",
-            held["id"]
-        )))
-        .bearer_auth("a-players-token-0001")
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 403);
-    let r = c
-        .post(s.url(&format!(
-            "/campaigns/vault-template/held/{}/release",
-            held["id"]
-        )))
-        .bearer_auth(gm)
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 200);
+    let release = format!("/campaigns/vault-template/held/{}/release", held["id"]);
+    assert_eq!(post_as(&c, &s, PLAYER, &release).await, 403);
+    assert_eq!(post_as(&c, &s, GM, &release).await, 200);
     let (status, body) = asked.await.expect("join");
     assert_eq!(status, 200);
     assert_eq!(stream_text(&body).0, JONAH_RECITED);
@@ -2314,13 +2301,8 @@ async fn a_held_reply_waits_for_the_gm() {
         .unwrap_or_else(|| panic!("no held event: {seen}"));
     // Its decision comes after the drop below.
     seen.clear();
-    let r = c
-        .post(s.url(&format!("/campaigns/vault-template/held/{id}/drop")))
-        .bearer_auth(gm)
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 200);
+    let drop_it = format!("/campaigns/vault-template/held/{id}/drop");
+    assert_eq!(post_as(&c, &s, GM, &drop_it).await, 200);
     let (status, body) = asked.await.expect("join");
     assert_eq!(status, 409, "{body}");
     let j: Value = serde_json::from_str(&body).expect("json");
@@ -2339,14 +2321,13 @@ async fn a_held_reply_waits_for_the_gm() {
         "{seen}"
     );
     // Decided once.
-    let r = c
-        .post(s.url(&format!("/campaigns/vault-template/held/{id}/release")))
-        .bearer_auth(gm)
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 404);
-    drop(s);
+    let again = format!("/campaigns/vault-template/held/{id}/release");
+    assert_eq!(post_as(&c, &s, GM, &again).await, 404);
+    // The server stops (every session flushed) before its log is read.
+    match std::sync::Arc::try_unwrap(s) {
+        Ok(s) => drop(s),
+        Err(_) => panic!("a request still holds the server"),
+    }
     // The log keeps every word, the dropped exchange marked taken back.
     let log = log_of(v.path(), "player-table");
     let text = serde_json::to_string(&log).expect("json");
