@@ -157,6 +157,10 @@ pub struct NoteSecrets {
 /// bible in `GM/` would otherwise fill the context; its first paragraphs say what it is).
 pub(crate) const WHOLE_BLOCKS: usize = 12;
 
+/// About how many characters of a note the GM keeps whole the DM is given (some 400
+/// tokens): the block that crosses it is the last.
+pub(crate) const WHOLE_CHARS: usize = 1_600;
+
 /// The markers a vault uses: the built-in ones plus its `[secrets]` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretRules {
@@ -330,10 +334,11 @@ impl SecretRules {
             .collect()
     }
 
-    /// The blocks a note the GM keeps whole gives the DM: its first [`WHOLE_BLOCKS`]
-    /// paragraphs and list items with words, in file order (headings and bare link lines
-    /// are not said).
+    /// The blocks a note the GM keeps whole gives the DM: its first paragraphs and list
+    /// items with words, in file order, up to [`WHOLE_BLOCKS`] of them and about
+    /// [`WHOLE_CHARS`] characters (headings and bare link lines are not said).
     pub fn whole_blocks(body: &Body) -> Vec<usize> {
+        let mut chars = 0;
         (0..body.blocks.len())
             .filter(|&i| {
                 let b = &body.blocks[i];
@@ -342,6 +347,11 @@ impl SecretRules {
                     && !b.text.trim().is_empty()
             })
             .take(WHOLE_BLOCKS)
+            .take_while(|&i| {
+                let before = chars;
+                chars += body.blocks[i].text.len();
+                before < WHOLE_CHARS
+            })
             .collect()
     }
 
@@ -533,6 +543,20 @@ mod tests {
 
     fn secrets(path: &str, text: &str, rules: &SecretRules) -> NoteSecrets {
         rules.of(&Note::parse(path, text.as_bytes()))
+    }
+
+    #[test]
+    fn a_whole_notes_blocks_stop_at_the_count_or_the_characters() {
+        let short: String = (1..=20).map(|i| format!("Paragraph {i} says a little.\n\n")).collect();
+        let note = Note::parse("GM/bible.md", format!("# Bible\n\n{short}").as_bytes());
+        let blocks = SecretRules::whole_blocks(&note.body);
+        assert_eq!(blocks.len(), WHOLE_BLOCKS);
+        assert!(note.body.blocks[blocks[0]].text.starts_with("Paragraph 1 "));
+        let long: String = (1..=6).map(|i| format!("{i} {}\n\n", "word ".repeat(100))).collect();
+        let note = Note::parse("GM/bible.md", format!("# Bible\n\n{long}").as_bytes());
+        let blocks = SecretRules::whole_blocks(&note.body);
+        // 500 characters a paragraph: the fourth crosses 1,600 and is the last.
+        assert_eq!(blocks.len(), 4);
     }
 
     fn with_comments() -> SecretRules {
