@@ -195,11 +195,11 @@ pub(super) fn settle(plan: &mut Plan<'_>, player: bool) {
         }
     }
     // The NPCs shown (at the scene, or named), for what the GM plans for them.
-    let mut npcs_shown: Vec<(usize, u8)> = Vec::new();
+    let mut npcs_shown: Vec<usize> = Vec::new();
     for n in plan.npcs.iter().filter(|n| full && n.included) {
         let npc = &c.npcs[n.idx];
         shown.push((format!("NPC {}", npc.name), npc.source.path.clone(), 0));
-        npcs_shown.push((n.idx, 1));
+        npcs_shown.push(n.idx);
     }
     for p in plan.party.iter().filter(|_| full) {
         shown.push((format!("PC {}", p.name), path_of(&p.source).to_string(), 1));
@@ -208,8 +208,8 @@ pub(super) fn settle(plan: &mut Plan<'_>, player: bool) {
         if card.kind == "npc" {
             let path = path_of(&card.source);
             if let Some(i) = c.npcs.iter().position(|n| n.source.path == path) {
-                if !npcs_shown.iter().any(|(j, _)| *j == i) {
-                    npcs_shown.push((i, 1));
+                if !npcs_shown.contains(&i) {
+                    npcs_shown.push(i);
                 }
             }
         }
@@ -271,7 +271,7 @@ pub(super) fn settle(plan: &mut Plan<'_>, player: bool) {
             ));
         }
         // Any context: what is planned for an NPC it shows (an NPC's future).
-        for (idx, tier) in npcs_shown {
+        for idx in npcs_shown.into_iter().filter(|_| !ahead.is_empty()) {
             let npc = &c.npcs[idx];
             let names: Vec<String> = std::iter::once(&npc.name)
                 .chain(&npc.aliases)
@@ -307,7 +307,8 @@ pub(super) fn settle(plan: &mut Plan<'_>, player: bool) {
                     npc.source.path.clone(),
                     next_rank(),
                 );
-                r.rank.0 = tier.max(r.rank.0.saturating_sub(1));
+                // With the party's and the storylines' secrets, before the campaign's plan.
+                r.rank.0 = 1;
                 rows.push(r);
             }
         }

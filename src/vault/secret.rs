@@ -547,12 +547,16 @@ mod tests {
 
     #[test]
     fn a_whole_notes_blocks_stop_at_the_count_or_the_characters() {
-        let short: String = (1..=20).map(|i| format!("Paragraph {i} says a little.\n\n")).collect();
+        let short: String = (1..=20)
+            .map(|i| format!("Paragraph {i} says a little.\n\n"))
+            .collect();
         let note = Note::parse("GM/bible.md", format!("# Bible\n\n{short}").as_bytes());
         let blocks = SecretRules::whole_blocks(&note.body);
         assert_eq!(blocks.len(), WHOLE_BLOCKS);
         assert!(note.body.blocks[blocks[0]].text.starts_with("Paragraph 1 "));
-        let long: String = (1..=6).map(|i| format!("{i} {}\n\n", "word ".repeat(100))).collect();
+        let long: String = (1..=6)
+            .map(|i| format!("{i} {}\n\n", "word ".repeat(100)))
+            .collect();
         let note = Note::parse("GM/bible.md", format!("# Bible\n\n{long}").as_bytes());
         let blocks = SecretRules::whole_blocks(&note.body);
         // 500 characters a paragraph: the fourth crosses 1,600 and is the last.
