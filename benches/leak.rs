@@ -14,101 +14,29 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use vaultdm::play::leak::{Guard, PublicText, SecretText};
 use vaultdm_gen::Rng;
 
-const WORDS: &[&str] = &[
-    "the",
-    "a",
-    "of",
-    "and",
-    "to",
-    "in",
-    "is",
-    "was",
-    "he",
-    "she",
-    "they",
-    "it",
-    "with",
-    "at",
-    "on",
-    "from",
-    "by",
-    "that",
-    "her",
-    "his",
-    "lamp",
-    "shaft",
-    "snow",
-    "silver",
-    "scrip",
-    "strike",
-    "bell",
-    "ore",
-    "mule",
-    "rope",
-    "powder",
-    "ledger",
-    "whisky",
-    "stove",
-    "boots",
-    "telegraph",
-    "rail",
-    "furnace",
-    "piano",
-    "chapel",
-    "rifle",
-    "coat",
-    "ribbon",
-    "map",
-    "key",
-    "safe",
-    "hymn",
-    "crate",
-    "ladder",
-    "dust",
-    "keeps",
-    "hides",
-    "knows",
-    "sold",
-    "buried",
-    "found",
-    "stole",
-    "paid",
-    "owes",
-    "fears",
-    "loves",
-    "watches",
-    "cellar",
-    "roof",
-    "mountain",
-    "water",
-    "night",
-    "winter",
-    "miner",
-    "deputy",
-    "doctor",
-    "widow",
-    "clerk",
-    "child",
-    "brother",
-    "sister",
-    "letter",
-    "coin",
-    "debt",
-    "secret",
-    "truth",
-    "lie",
-    "old",
-    "cold",
-    "dark",
-    "deep",
-    "quiet",
-    "broken",
-    "sealed",
-    "hidden",
-    "real",
-    "false",
-    "last",
+/// Words a reply or a secret says: function words, the town's nouns, what people do.
+const FUNCTION_WORDS: &[&str] = &[
+    "the", "a", "of", "and", "to", "in", "is", "was", "he", "she", "they", "it", "with", "at",
+    "on", "from", "by", "that", "her", "his",
 ];
+
+const DEEDS_AND_THINGS: &[&str] = &[
+    "keeps", "hides", "knows", "sold", "buried", "found", "stole", "paid", "owes", "fears",
+    "loves", "watches", "cellar", "roof", "mountain", "water", "night", "winter", "miner",
+    "deputy", "doctor", "widow", "clerk", "child", "brother", "sister", "letter", "coin", "debt",
+    "secret", "truth", "lie", "old", "cold", "dark", "deep", "quiet", "broken", "sealed", "hidden",
+    "real", "false", "last",
+];
+
+fn words() -> &'static [&'static str] {
+    static WORDS: std::sync::OnceLock<Vec<&str>> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| {
+        vaultdm_gen::joined(
+            FUNCTION_WORDS,
+            &[vaultdm_gen::MINING_WORDS, DEEDS_AND_THINGS],
+        )
+    })
+}
 
 const NAMES: &[&str] = &[
     "Odessa", "Jonah", "Ida", "Ezra", "Crake", "Tamsin", "Gideon", "Mags", "Vane", "Lottie",
@@ -128,7 +56,7 @@ fn sentence(rng: &mut Rng, out: &mut String, names: &[String]) {
                 out.push_str(rng.pick(NAMES));
             }
         } else {
-            out.push_str(rng.pick(WORDS));
+            out.push_str(rng.pick(words()));
         }
     }
     out.push_str(". ");

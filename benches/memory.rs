@@ -22,38 +22,7 @@ use vaultdm::play::Table;
 use vaultdm::session::import::Imported;
 use vaultdm::session::Store;
 
-const WORDS: &[&str] = &[
-    "lamp",
-    "shaft",
-    "snow",
-    "silver",
-    "scrip",
-    "strike",
-    "bell",
-    "ore",
-    "mule",
-    "rope",
-    "powder",
-    "ledger",
-    "whisky",
-    "stove",
-    "boots",
-    "telegraph",
-    "rail",
-    "furnace",
-    "piano",
-    "chapel",
-    "rifle",
-    "coat",
-    "ribbon",
-    "map",
-    "key",
-    "safe",
-    "hymn",
-    "crate",
-    "ladder",
-    "dust",
-];
+const WORDS: &[&str] = vaultdm_gen::MINING_WORDS;
 const NAMES: &[&str] = &[
     "Odessa",
     "Jonah Sallow",

@@ -6,57 +6,18 @@
 use std::io::Write;
 use std::path::Path;
 
-const WORDS: &[&str] = &[
-    "lamp",
-    "shaft",
-    "snow",
-    "silver",
-    "scrip",
-    "strike",
-    "bell",
-    "ore",
-    "mule",
-    "rope",
-    "powder",
-    "ledger",
-    "whisky",
-    "stove",
-    "boots",
-    "telegraph",
-    "rail",
-    "furnace",
-    "piano",
-    "chapel",
-    "rifle",
-    "coat",
-    "ribbon",
-    "map",
-    "key",
-    "adit",
-    "claim",
-    "assay",
-    "wagon",
-    "pass",
-    "ridge",
-    "creek",
-    "saloon",
-    "sheriff",
-    "deputy",
-    "doctor",
-    "letter",
-    "wire",
-    "vein",
-    "smelter",
-    "candle",
-    "hymn",
-    "cellar",
-    "ledge",
-    "lantern",
-    "ticket",
-    "depot",
-    "bridge",
-    "trestle",
+/// Words past the bundled campaign's first 25 nouns ([`crate::MINING_WORDS`]).
+const MORE_WORDS: &[&str] = &[
+    "adit", "claim", "assay", "wagon", "pass", "ridge", "creek", "saloon", "sheriff", "deputy",
+    "doctor", "letter", "wire", "vein", "smelter", "candle", "hymn", "cellar", "ledge", "lantern",
+    "ticket", "depot", "bridge", "trestle",
 ];
+
+/// The words a long campaign's exchanges are made of.
+fn words() -> &'static [&'static str] {
+    static WORDS: std::sync::OnceLock<Vec<&str>> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| crate::joined(&crate::MINING_WORDS[..25], &[MORE_WORDS]))
+}
 
 const NAMES: &[&str] = &[
     "Odessa", "Hesper", "Brannock", "Silas", "Mae", "Tamsin", "Fitch", "Pell", "Corwin", "Ada",
@@ -84,7 +45,7 @@ impl Rng {
         let mut s = String::from(self.pick(NAMES));
         for _ in 0..n {
             s.push(' ');
-            s.push_str(self.pick(WORDS));
+            s.push_str(self.pick(words()));
         }
         s.push('.');
         s
@@ -153,7 +114,7 @@ pub fn campaign(
         let f = std::fs::File::create(dir.join(format!("session-{:03}.jsonl", s + 1)))?;
         let mut w = std::io::BufWriter::new(f);
         for i in 0..n {
-            let player = format!("{} {}?", rng.sentence(), rng.pick(WORDS));
+            let player = format!("{} {}?", rng.sentence(), rng.pick(words()));
             let len = 300 + (rng.next() % 600) as usize;
             let dm = rng.text(len);
             record(&mut w, s, i * 2, "player", &player)?;

@@ -29,6 +29,51 @@ pub const DEFAULT_SEED: u64 = 0x5e_ed0f_7a11;
 /// A hidden file (skipped by the walk) that marks a folder as generated, so it may be replaced.
 pub const MARKER: &str = ".vaultdm-bench-vault";
 
+/// The bundled campaign's everyday nouns (a snowbound mining town), for the benches' text:
+/// the memory and leak benches pick from all of them, the long campaign from the first 25.
+pub const MINING_WORDS: &[&str] = &[
+    "lamp",
+    "shaft",
+    "snow",
+    "silver",
+    "scrip",
+    "strike",
+    "bell",
+    "ore",
+    "mule",
+    "rope",
+    "powder",
+    "ledger",
+    "whisky",
+    "stove",
+    "boots",
+    "telegraph",
+    "rail",
+    "furnace",
+    "piano",
+    "chapel",
+    "rifle",
+    "coat",
+    "ribbon",
+    "map",
+    "key",
+    "safe",
+    "hymn",
+    "crate",
+    "ladder",
+    "dust",
+];
+
+/// `from` followed by `then`, once per list (the benches' word lists built from shared
+/// parts, in the order they were written).
+pub fn joined(from: &[&'static str], then: &[&[&'static str]]) -> Vec<&'static str> {
+    let mut out = from.to_vec();
+    for part in then {
+        out.extend_from_slice(part);
+    }
+    out
+}
+
 /// splitmix64: tiny, fast and good enough to pick words.
 pub struct Rng(u64);
 
