@@ -188,13 +188,20 @@ pub(crate) async fn checked(
         match event {
             Some(Event::Token(t)) => text.push_str(&t),
             Some(Event::Done(d)) => break d,
-            // The turn ended without a word: as the stream would have said.
-            None => return Ok(replay(String::new(), None)),
+            // The session stopped before the turn ended (the server stops).
+            None => {
+                return Err(ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "server_error",
+                    "session_stopped",
+                    "the session stopped before the reply ended",
+                ))
+            }
         }
     };
     let (leaks, exchanges) = match &*done {
         Ok(f) if !f.turn.leaks.is_empty() => (f.turn.leaks.clone(), f.exchanges),
-        _ => return Ok(replay(text, Some(done))),
+        _ => return Ok(replay(text, done)),
     };
     let (id, verdict) = campaign.held.hold(session, &text, &leaks);
     let timeout = wait.as_secs();
@@ -227,7 +234,7 @@ pub(crate) async fn checked(
         &json!({"id": id, "campaign": campaign.id, "session": session, "verdict": verdict.word(), "by": by}),
     );
     if verdict == Verdict::Release {
-        return Ok(replay(text, Some(done)));
+        return Ok(replay(text, done));
     }
     withdraw(campaign, session, exchanges).await;
     Err(dropped())
@@ -256,21 +263,14 @@ async fn withdraw(campaign: &Campaign, session: &str, exchanges: usize) {
 /// A checked turn given back as the events the answer reads.
 fn replay(
     text: String,
-    done: Option<Box<Result<super::conversation::Finished, crate::play::SendError>>>,
+    done: Box<Result<super::conversation::Finished, crate::play::SendError>>,
 ) -> (mpsc::UnboundedReceiver<Event>, Event) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let first = if text.is_empty() {
-        match done {
-            Some(d) => Event::Done(d),
-            None => return (rx, Event::Token(String::new())),
-        }
-    } else {
-        if let Some(d) = done {
-            let _ = tx.send(Event::Done(d));
-        }
-        Event::Token(text)
-    };
-    (rx, first)
+    if text.is_empty() {
+        return (rx, Event::Done(done));
+    }
+    let _ = tx.send(Event::Done(done));
+    (rx, Event::Token(text))
 }
 
 /// `GET /campaigns/{id}/held`: the replies held back from players now, with what matched.
