@@ -2355,3 +2355,68 @@ async fn get_json_auth(c: &reqwest::Client, url: String, token: &str) -> Value {
         .await
         .expect("json")
 }
+
+/// The server stops (SIGTERM) while a player's reply is held: the player is told the reply
+/// was held back, none of it reaches them, the server exits cleanly, and the log keeps the
+/// reply with the exchange taken back from the DM's history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_held_when_the_server_stops_is_dropped_and_kept_in_the_log() {
+    let v = template();
+    let fake = FakeLlm::start(vec![Scripted::sse(openai_sse(
+        &[JONAH_RECITED],
+        None,
+        false,
+        true,
+    ))])
+    .await;
+    let mut s = start(
+        v.path(),
+        &fake,
+        &["--token", GM, "--player-token", PLAYER, "--hold-leaks"],
+    );
+    let c = http();
+    let (mut events, mut seen) = subscribed(&c, &s).await;
+    let asked = {
+        let (c, url) = (c.clone(), s.url("/v1/chat/completions"));
+        tokio::spawn(async move {
+            let r = c
+                .post(url)
+                .bearer_auth(PLAYER)
+                .header("X-Vaultdm-Session", "table")
+                .json(&json!({"stream": true, "messages": [{"role": "user", "content": "We ask Jonah Sallow about the strike."}]}))
+                .send()
+                .await;
+            match r {
+                Ok(r) => (r.status().as_u16(), r.text().await.unwrap_or_default()),
+                Err(e) => (0, e.to_string()),
+            }
+        })
+    };
+    events_until(
+        &mut events,
+        &mut seen,
+        "event: held\n",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(seen.contains("event: held\n"), "{seen}");
+    let status = tokio::task::block_in_place(|| s.terminate(Duration::from_secs(20)))
+        .expect("the server exits");
+    assert!(status.success(), "{status:?}: {}", s.stderr());
+    let (code, body) = asked.await.expect("join");
+    assert!(!body.contains("sold the date"), "{code}: {body}");
+    assert_eq!(code, 409, "{body}");
+    assert!(body.contains("reply_held"), "{body}");
+    let log = log_of(v.path(), "player-table");
+    let text = serde_json::to_string(&log).expect("json");
+    assert!(
+        log.iter()
+            .any(|r| r["role"] == "dm" && r["text"] == JONAH_RECITED),
+        "the reply is kept: {text}"
+    );
+    assert!(
+        log.iter().any(|r| r["event"] == "undo"),
+        "the exchange is taken back: {text}\n{}",
+        s.stderr()
+    );
+}
